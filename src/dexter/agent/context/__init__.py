@@ -1,0 +1,1 @@
+"""Keeping a run inside the model's context window."""

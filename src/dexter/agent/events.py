@@ -1,0 +1,182 @@
+"""The events an agent run streams: the one contract the CLI, gateway, cron and evals consume.
+
+Every event is a frozen dataclass with a `type` tag and `to_dict()` for `--json` output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
+
+from dexter.models.types import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"type": self.type, **data}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted(Event):
+    type: ClassVar[str] = "run_started"
+    run_id: str
+    query: str
+    model: str
+    tools: list[str]
+    scratchpad: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning(Event):
+    """Reasoning/thinking text streamed by the model (DeepSeek reasoning, Claude thinking)."""
+
+    type: ClassVar[str] = "reasoning"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking(Event):
+    """Text the model wrote alongside tool calls: a plan or interim note, not the answer."""
+
+    type: ClassVar[str] = "thinking"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying(Event):
+    """A transient model failure; the stream restarts, so consumers drop partial text."""
+
+    type: ClassVar[str] = "retrying"
+    attempt: int
+    max_attempts: int
+    delay: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart(Event):
+    type: ClassVar[str] = "tool_start"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress(Event):
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    tool: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd(Event):
+    type: ClassVar[str] = "tool_end"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    result: str
+    duration_ms: float
+    warning: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError(Event):
+    type: ClassVar[str] = "tool_error"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    error: str
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the gate asks a person: run this tool with these arguments?"""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolApproval(Event):
+    type: ClassVar[str] = "tool_approval"
+    call_id: str
+    tool: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDenied(Event):
+    type: ClassVar[str] = "tool_denied"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    by: Literal["rule", "user"]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEvent(Event):
+    """Context management happened (e.g. old rounds dropped to recover from an overflow)."""
+
+    type: ClassVar[str] = "context"
+    action: str
+    detail: str
+    removed_messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDrained(Event):
+    type: ClassVar[str] = "queue_drained"
+    count: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    tool: str
+    args: dict[str, Any]
+    result: str
+    is_error: bool = False
+
+
+DoneStatus = Literal["answered", "error", "denied"]
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Event):
+    """Always the last event of a run (except when the run is cancelled, which raises)."""
+
+    type: ClassVar[str] = "done"
+    answer: str
+    status: DoneStatus
+    iterations: int
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    duration_ms: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "answer": self.answer,
+            "status": self.status,
+            "iterations": self.iterations,
+            "tool_calls": [asdict(record) for record in self.tool_calls],
+            "usage": self.usage.to_dict(),
+            "duration_ms": round(self.duration_ms, 1),
+            "error": self.error,
+        }

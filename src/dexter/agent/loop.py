@@ -1,0 +1,322 @@
+"""The agent loop: prepare context, call the model, run tools, repeat, answer.
+
+The loop orchestrates and nothing more. Tool execution, permissions, the scratchpad, prompts and
+context recovery each live in their own module and hand plain data back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from dexter.agent.context.overflow import drop_for_overflow
+from dexter.agent.events import (
+    ContextEvent,
+    Done,
+    DoneStatus,
+    Event,
+    QueueDrained,
+    Reasoning,
+    Retrying,
+    RunStarted,
+    TextDelta,
+    Thinking,
+    ToolCallRecord,
+)
+from dexter.agent.executor import DEFAULT_MAX_CONCURRENCY, Approver, ExecutionResult, ToolExecutor
+from dexter.agent.prompts import build_system_prompt, load_rules, load_soul
+from dexter.agent.queue import MessageQueue
+from dexter.agent.scratchpad import Scratchpad
+from dexter.models.base import Model
+from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.retry import DEFAULT_ATTEMPTS, RetryNotice, Sleep, stream_with_retry
+from dexter.models.types import (
+    REASONING_STATE_KEYS,
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ReasoningChunk,
+    SystemMessage,
+    TextChunk,
+    ToolCall,
+    Usage,
+    UserMessage,
+)
+from dexter.permissions.gate import PermissionPolicy, SimplePolicy
+from dexter.tools.registry import ToolRegistry
+
+DEFAULT_MAX_ITERATIONS = 10
+MAX_OVERFLOW_RECOVERIES = 2
+# Rounds kept on the first and second overflow recovery.
+OVERFLOW_KEEP_ROUNDS = (3, 1)
+REASONING_KEPT_TURNS = 2
+
+FINAL_ROUND_NOTE = (
+    "You have reached the step limit for this question. Do not call tools. Answer now from the "
+    "data gathered so far, and say briefly what you could not verify."
+)
+
+
+@dataclass
+class AgentConfig:
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    channel: str = "cli"
+    home: Path = field(default_factory=lambda: Path(".dexter"))
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    retry_attempts: int = DEFAULT_ATTEMPTS
+    retry_base_delay: float = 0.5
+    # Used verbatim instead of the assembled prompt (sub-agents, evals).
+    system_prompt: str | None = None
+
+
+class Agent:
+    """One research agent. `run(query)` streams events and always ends with `Done`.
+
+    The conversation (questions and final answers) carries across runs of the same Agent, so an
+    interactive session keeps context between turns. Cancelling the consuming task cancels the
+    run: in-flight tools are cancelled and nothing is retried.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolRegistry,
+        *,
+        config: AgentConfig | None = None,
+        policy: PermissionPolicy | None = None,
+        approver: Approver | None = None,
+        queue: MessageQueue | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.config = config or AgentConfig()
+        self.policy = policy or SimplePolicy()
+        self.approver = approver
+        self.queue = queue if queue is not None else MessageQueue()
+        self.history: list[Message] = []
+        self.session_approvals: set[str] = set()
+        self._sleep = sleep
+
+    def system_prompt(self) -> str:
+        if self.config.system_prompt is not None:
+            return self.config.system_prompt
+        home = self.config.home
+        return build_system_prompt(
+            list(self.tools),
+            channel=self.config.channel,
+            soul=load_soul(home),
+            rules=load_rules(home),
+        )
+
+    def clear(self) -> None:
+        self.history.clear()
+
+    async def run(self, query: str) -> AsyncIterator[Event]:
+        run = _Run(self, query)
+        async for event in run.events():
+            yield event
+        if run.answered:
+            self.history += [UserMessage(query), AssistantMessage(content=run.answer)]
+
+
+class _Run:
+    """The state of one run; kept out of Agent so runs never share mutable state by accident."""
+
+    def __init__(self, agent: Agent, query: str) -> None:
+        self.agent = agent
+        self.query = query
+        self.config = agent.config
+        self.started = time.perf_counter()
+        self.scratchpad = Scratchpad.create(self.config.home / "scratchpad", query)
+        self.usage = Usage()
+        self.iteration = 0
+        self.answer = ""
+        self.answered = False
+        self.messages: list[Message] = [
+            SystemMessage(agent.system_prompt()),
+            *agent.history,
+            UserMessage(query),
+        ]
+        self.query_index = len(self.messages) - 1
+        self.specs = agent.tools.specs()
+        self.executor = ToolExecutor(
+            registry=agent.tools,
+            scratchpad=self.scratchpad,
+            policy=agent.policy,
+            approver=agent.approver,
+            session_approvals=agent.session_approvals,
+            home=self.config.home,
+            max_concurrency=self.config.max_concurrency,
+        )
+
+    async def events(self) -> AsyncIterator[Event]:
+        yield RunStarted(
+            run_id=self.scratchpad.run_id,
+            query=self.query,
+            model=self.agent.model.name,
+            tools=self.agent.tools.names(),
+            scratchpad=str(self.scratchpad.path),
+        )
+        try:
+            async for event in self._iterate():
+                yield event
+        except asyncio.CancelledError:
+            self.scratchpad.add_note("cancelled", f"cancelled at iteration {self.iteration}")
+            raise
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        max_iterations = max(1, self.config.max_iterations)
+        while self.iteration < max_iterations:
+            self.iteration += 1
+            final_round = self.iteration == max_iterations
+            if final_round and self.iteration > 1:
+                self.messages.append(UserMessage(FINAL_ROUND_NOTE))
+            response: ModelResponse | None = None
+            async for item in self._call_model(final_round):
+                if isinstance(item, ModelResponse):
+                    response = item
+                else:
+                    yield item
+            if response is None:  # the model call failed; _call_model already yielded Done
+                return
+
+            message = _with_call_ids(response.message, self.iteration)
+            if message.reasoning:
+                self.scratchpad.add_reasoning(message.reasoning)
+            if not message.tool_calls or final_round:
+                yield self._done(message.content, "answered")
+                return
+
+            if message.content.strip():
+                self.scratchpad.add_thinking(message.content.strip())
+                yield Thinking(message.content.strip())
+            self.messages.append(message)
+
+            result: ExecutionResult | None = None
+            async for outcome in self.executor.execute(message.tool_calls):
+                if isinstance(outcome, ExecutionResult):
+                    result = outcome
+                else:
+                    yield outcome
+            assert result is not None
+            self.messages.extend(result.messages)
+            if result.stopped_by_user:
+                yield self._done("", "denied")
+                return
+
+            drained = self.agent.queue.drain()
+            if drained:
+                text = "\n\n".join(item.text for item in drained)
+                self.messages.append(UserMessage(text))
+                self.scratchpad.add_note("queued_message", text)
+                yield QueueDrained(count=len(drained), text=text)
+
+    async def _call_model(self, final_round: bool) -> AsyncIterator[Event | ModelResponse]:
+        recoveries = 0
+        while True:
+            request = ModelRequest(
+                messages=_strip_old_reasoning(self.messages),
+                tools=self.specs,
+                tool_choice="none" if final_round and self.specs else "auto",
+            )
+            try:
+                async for chunk in stream_with_retry(
+                    self.agent.model,
+                    request,
+                    attempts=self.config.retry_attempts,
+                    base_delay=self.config.retry_base_delay,
+                    sleep=self.agent._sleep,
+                ):
+                    if isinstance(chunk, TextChunk):
+                        yield TextDelta(chunk.text)
+                    elif isinstance(chunk, ReasoningChunk):
+                        yield Reasoning(chunk.text)
+                    elif isinstance(chunk, RetryNotice):
+                        yield Retrying(
+                            attempt=chunk.attempt,
+                            max_attempts=chunk.max_attempts,
+                            delay=chunk.delay,
+                            error=chunk.error.user_message(),
+                        )
+                    elif isinstance(chunk, ModelResponse):
+                        self.usage = self.usage + chunk.usage
+                        yield chunk
+                return
+            except ModelError as error:
+                if (
+                    error.kind is ErrorKind.CONTEXT_OVERFLOW
+                    and recoveries < MAX_OVERFLOW_RECOVERIES
+                ):
+                    keep = OVERFLOW_KEEP_ROUNDS[recoveries]
+                    recoveries += 1
+                    trimmed, removed, self.query_index = drop_for_overflow(
+                        self.messages, query_index=self.query_index, keep_rounds=keep
+                    )
+                    if removed:
+                        self.messages = trimmed
+                        detail = f"context overflow: dropped {removed} older messages"
+                        self.scratchpad.add_note("context", detail)
+                        yield ContextEvent("overflow_recovery", detail, removed)
+                        continue
+                yield self._done("", "error", error=error.user_message())
+                return
+            except Exception as error:  # an adapter bug must still end the run with Done
+                message = f"model call failed unexpectedly ({type(error).__name__}: {error})"
+                yield self._done("", "error", error=message)
+                return
+
+    def _done(self, answer: str, status: DoneStatus, *, error: str | None = None) -> Done:
+        self.answer = answer
+        self.answered = status == "answered"
+        self.scratchpad.add_answer(answer if error is None else error, status)
+        records = [
+            ToolCallRecord(r.tool, r.args, r.result, r.is_error) for r in self.scratchpad.records
+        ]
+        return Done(
+            answer=answer,
+            status=status,
+            iterations=self.iteration,
+            tool_calls=records,
+            usage=self.usage,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            error=error,
+        )
+
+
+def _with_call_ids(message: AssistantMessage, iteration: int) -> AssistantMessage:
+    """Give id-less tool calls (some local servers omit ids) unique synthetic ids."""
+    if all(call.id for call in message.tool_calls):
+        return message
+    calls = tuple(
+        call
+        if call.id
+        else ToolCall(f"call_{iteration}_{i}_{uuid.uuid4().hex[:6]}", call.name, call.arguments)
+        for i, call in enumerate(message.tool_calls)
+    )
+    return replace(message, tool_calls=calls)
+
+
+def _strip_old_reasoning(messages: Sequence[Message]) -> list[Message]:
+    """Keep reasoning (and the state providers need to continue it) on the last two turns only."""
+    assistant_positions = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+    old = set(assistant_positions[:-REASONING_KEPT_TURNS])
+    stripped: list[Message] = []
+    for index, message in enumerate(messages):
+        if (
+            index in old
+            and isinstance(message, AssistantMessage)
+            and (
+                message.reasoning
+                or any(key in message.provider_data for key in REASONING_STATE_KEYS)
+            )
+        ):
+            data = {k: v for k, v in message.provider_data.items() if k not in REASONING_STATE_KEYS}
+            message = replace(message, reasoning="", provider_data=data)
+        stripped.append(message)
+    return stripped

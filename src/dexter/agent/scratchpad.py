@@ -1,0 +1,151 @@
+"""The scratchpad: an append-only JSONL record of one run, plus an in-memory index.
+
+The file is for people and for later tooling (resume, audits); the run itself never rereads it.
+The index drives the soft limits: repeated or near-duplicate tool calls get a short warning that
+is attached to the tool's result, where the model actually reads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MAX_CALLS_PER_TOOL = 3
+SIMILARITY_THRESHOLD = 0.7
+QUERY_ARG_KEYS = ("query", "search", "question", "q", "text", "input")
+
+_NON_WORD = re.compile(r"[^\w\s]", re.ASCII)
+
+
+def _iso_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def query_of(args: dict[str, Any]) -> str | None:
+    """The free-text query of a call, if it has one: what near-duplicate detection compares."""
+    for key in QUERY_ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in _NON_WORD.sub(" ", text.lower()).split() if len(word) > 2}
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard similarity of the two queries' words of three letters or more."""
+    left, right = _words(a), _words(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+@dataclass
+class ToolRecord:
+    tool: str
+    args: dict[str, Any]
+    result: str
+    is_error: bool
+
+
+@dataclass
+class Scratchpad:
+    path: Path
+    query: str
+    records: list[ToolRecord] = field(default_factory=list)
+    _counts: dict[str, int] = field(default_factory=dict)
+    _queries: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, directory: Path, query: str) -> Scratchpad:
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H%M%S")
+        digest = hashlib.md5(query.encode(), usedforsecurity=False).hexdigest()[:12]
+        # The random part keeps identical queries started in the same second (parallel
+        # sub-agents, scripted runs) from sharing one file.
+        name = f"{stamp}_{digest}_{uuid.uuid4().hex[:8]}.jsonl"
+        pad = cls(path=directory / name, query=query)
+        pad._append({"type": "init", "content": query})
+        return pad
+
+    @property
+    def run_id(self) -> str:
+        return self.path.stem
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = json.dumps({**record, "timestamp": _iso_now()}, ensure_ascii=False, default=str)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def add_thinking(self, text: str) -> None:
+        self._append({"type": "thinking", "content": text})
+
+    def add_reasoning(self, text: str) -> None:
+        self._append({"type": "reasoning", "content": text})
+
+    def add_answer(self, text: str, status: str) -> None:
+        self._append({"type": "answer", "content": text, "status": status})
+
+    def add_note(self, kind: str, detail: str) -> None:
+        self._append({"type": kind, "content": detail})
+
+    def add_tool_call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        result: str,
+        *,
+        duration_ms: float,
+        error: str | None = None,
+    ) -> None:
+        self.records.append(ToolRecord(tool, args, result, is_error=error is not None))
+        self._counts[tool] = self._counts.get(tool, 0) + 1
+        query = query_of(args)
+        if query is not None:
+            self._queries.setdefault(tool, []).append(query)
+        self._append(
+            {
+                "type": "tool_call",
+                "tool": tool,
+                "args": args,
+                "result": result,
+                "duration_ms": round(duration_ms, 1),
+                "error": error,
+            }
+        )
+
+    def call_count(self, tool: str) -> int:
+        return self._counts.get(tool, 0)
+
+    def limit_warning(self, tool: str, args: dict[str, Any]) -> str | None:
+        """A soft-limit warning for a call about to run, or None. Nothing is ever blocked."""
+        count = self._counts.get(tool, 0)
+        if count >= MAX_CALLS_PER_TOOL:
+            return (
+                f"Note: `{tool}` has now been called {count + 1} times in this run (suggested "
+                f"limit {MAX_CALLS_PER_TOOL}). If it is not giving you what you need, try another "
+                "tool or different terms, or answer with what you have and say what is missing."
+            )
+        query = query_of(args)
+        if query is not None:
+            for previous in self._queries.get(tool, []):
+                if similarity(query, previous) >= SIMILARITY_THRESHOLD:
+                    return (
+                        f"Note: this `{tool}` query is very similar to an earlier one in this run "
+                        f"({previous!r}). Repeating it is unlikely to help: change the terms, try "
+                        "another tool, or work with the data already retrieved."
+                    )
+        if count == MAX_CALLS_PER_TOOL - 1:
+            return (
+                f"Note: `{tool}` has been called {count + 1} of {MAX_CALLS_PER_TOOL} suggested "
+                "times in this run. If this call does not help, change approach."
+            )
+        return None

@@ -1,0 +1,147 @@
+"""Our own message and stream types: what every wire protocol maps to and from.
+
+The agent loop, context management and the UIs only ever see these types, never an SDK's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call as the model asked for it. `arguments` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    content: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    content: str
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model turn.
+
+    `reasoning` is the visible reasoning text (DeepSeek `reasoning_content`, Anthropic thinking).
+    `provider_data` is opaque, protocol-specific state that must be echoed back on the next request
+    (Anthropic thinking blocks with their signatures, the OpenAI-compatible reasoning field name);
+    only the wire module that wrote it reads it.
+    """
+
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str = ""
+    provider_data: Mapping[str, Any] = field(default_factory=dict)
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    role: Literal["tool"] = "tool"
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a model sees it: name, description and a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    # "none" keeps the tool definitions (some APIs reject tool history without them) but forbids
+    # new calls; the loop uses it on its last iteration to force a written answer.
+    tool_choice: Literal["auto", "none"] = "auto"
+    max_output_tokens: int | None = None
+
+
+# ---- stream chunks -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChunk:
+    """A fragment of a tool call: name and id arrive first, argument JSON arrives in pieces."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The finished turn: always the last chunk of a successful stream."""
+
+    message: AssistantMessage
+    usage: Usage = Usage()
+    stop_reason: str = "stop"
+
+
+StreamChunk = TextChunk | ReasoningChunk | ToolCallChunk | ModelResponse
+
+
+# provider_data keys that carry reasoning state; the loop drops them from old turns.
+REASONING_STATE_KEYS = frozenset({"anthropic_thinking"})

@@ -1,0 +1,72 @@
+"""The Tool definition: a pydantic input model, flags the loop reads, and an async run."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from dexter.models.types import ToolSpec
+from dexter.tools.schema import provider_safe_schema
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+def _ignore_progress(_message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may use. Cancellation arrives as `asyncio.CancelledError`."""
+
+    call_id: str = ""
+    home: Path = field(default_factory=lambda: Path(".dexter"))
+    progress: Callable[[str], None] = _ignore_progress
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns: `content` is what the model reads; `data` is the structured value."""
+
+    content: str
+    is_error: bool = False
+    data: Any = None
+
+
+class ToolFailure(Exception):
+    """Raised by a tool for an expected failure; the message goes back to the model verbatim."""
+
+
+class Tool(ABC, Generic[ArgsT]):
+    """Subclass with `name`, `description`, `Args` and `run`.
+
+    `concurrency_safe` tools may run alongside adjacent safe calls; `needs_approval` tools pass
+    through the permission gate's "ask" path before they run.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    concurrency_safe: ClassVar[bool] = False
+    needs_approval: ClassVar[bool] = False
+
+    @abstractmethod
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=provider_safe_schema(self.Args),
+        )
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of the description: the one-line form used in prompts and lists."""
+        first = self.description.strip().split("\n", 1)[0]
+        return first.split(". ", 1)[0].rstrip(".") + "."

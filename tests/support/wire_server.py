@@ -1,0 +1,145 @@
+"""A real HTTP server on 127.0.0.1 that replays scripted responses, including SSE streams.
+
+Provider adapters are tested against it: the SDKs speak real HTTP to it, exactly as they would to
+the provider, and every request they sent is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    # Each item is sent and flushed separately, so clients see a real incremental stream.
+    chunks: Sequence[bytes] = ()
+    chunk_delay: float = 0.0
+
+
+def sse(
+    events: Sequence[Any], *, event_names: Sequence[str | None] | None = None, done: bool = True
+) -> Reply:
+    """An SSE reply: each event is JSON-encoded unless it is already a string."""
+    chunks: list[bytes] = []
+    for i, event in enumerate(events):
+        data = event if isinstance(event, str) else json.dumps(event)
+        name = event_names[i] if event_names else None
+        prefix = f"event: {name}\n" if name else ""
+        chunks.append(f"{prefix}data: {data}\n\n".encode())
+    if done:
+        chunks.append(b"data: [DONE]\n\n")
+    return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks)
+
+
+def json_reply(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(
+        status=status,
+        headers={"content-type": "application/json", **(headers or {})},
+        body=json.dumps(payload).encode(),
+    )
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+
+class WireServer:
+    def __init__(self) -> None:
+        self._replies: list[Reply] = []
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                self._serve()
+
+            def do_POST(self) -> None:
+                self._serve()
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                with server._lock:
+                    server.requests.append(
+                        Recorded(
+                            self.command,
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                        )
+                    )
+                    reply = (
+                        server._replies.pop(0)
+                        if server._replies
+                        else json_reply(
+                            {"error": {"message": "wire server: no scripted reply left"}},
+                            status=599,
+                        )
+                    )
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                if reply.chunks:
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    for chunk in reply.chunks:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                    self.close_connection = True
+                else:
+                    self.send_header("content-length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    def start(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def running_server() -> Iterator[WireServer]:
+    server = WireServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
