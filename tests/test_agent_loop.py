@@ -61,7 +61,12 @@ def make_agent(
         return None
 
     return Agent(
-        model, registry, config=config, approver=approver, policy=policy, queue=queue,
+        model,
+        registry,
+        config=config,
+        approver=approver,
+        policy=policy,
+        queue=queue,
         sleep=no_sleep,
     )
 
@@ -80,7 +85,9 @@ def tool_messages(request: ModelRequest) -> list[ToolMessage]:
 
 
 async def test_answer_without_tools_streams_text_and_reports_usage(tmp_path: Path) -> None:
-    model = ScriptedModel([text("Apple's FY2025 revenue was $416.2B.", usage=Usage(120, 30, 100, 5))])
+    model = ScriptedModel(
+        [text("Apple's FY2025 revenue was $416.2B.", usage=Usage(120, 30, 100, 5))]
+    )
     events = await collect(make_agent(model, tmp_path), "What was Apple's FY2025 revenue?")
 
     assert isinstance(events[0], RunStarted)
@@ -123,7 +130,9 @@ async def test_parallel_tools_run_together_and_results_keep_call_order(tmp_path:
     assert any(isinstance(e, ToolProgress) and e.message == "looking up mid" for e in events)
     assert done_of(events).answer == "done"
     assert [r.result for r in done_of(events).tool_calls] == [
-        "result for fast", "result for mid", "result for slow",
+        "result for fast",
+        "result for mid",
+        "result for slow",
     ]
 
 
@@ -181,7 +190,10 @@ async def test_iteration_cap_ends_with_a_synthesised_answer(tmp_path: Path) -> N
 
 async def test_rule_denial_goes_back_to_the_model_and_the_run_continues(tmp_path: Path) -> None:
     model = ScriptedModel(
-        [calls(("write_note", {"path": "x"}), ("lookup", {"label": "a"})), text("Used lookup only.")]
+        [
+            calls(("write_note", {"path": "x"}), ("lookup", {"label": "a"})),
+            text("Used lookup only."),
+        ]
     )
     writer = WriteTool()
     agent = make_agent(
@@ -206,7 +218,13 @@ async def test_user_denial_stops_remaining_calls_and_ends_cleanly(tmp_path: Path
 
     writer = WriteTool()
     model = ScriptedModel(
-        [calls(("write_note", {"path": "x"}), ("write_note", {"path": "y"}), ("lookup", {"label": "z"}))]
+        [
+            calls(
+                ("write_note", {"path": "x"}),
+                ("write_note", {"path": "y"}),
+                ("lookup", {"label": "z"}),
+            )
+        ]
     )
     agent = make_agent(model, tmp_path, tools=[SleepTool(), writer], approver=deny)
     events = await collect(agent, "q")
@@ -228,7 +246,12 @@ async def test_allow_for_session_is_remembered_across_runs(tmp_path: Path) -> No
 
     writer = WriteTool()
     model = ScriptedModel(
-        [calls(("write_note", {"path": "a"})), text("1"), calls(("write_note", {"path": "b"})), text("2")]
+        [
+            calls(("write_note", {"path": "a"})),
+            text("1"),
+            calls(("write_note", {"path": "b"})),
+            text("2"),
+        ]
     )
     agent = make_agent(model, tmp_path, tools=[writer], approver=allow_session)
     await collect(agent, "first")
@@ -242,14 +265,16 @@ async def test_cancellation_stops_tools_and_makes_no_more_model_calls(tmp_path: 
     model = ScriptedModel([calls(("lookup", {"label": "long", "seconds": 30})), text("never")])
     agent = make_agent(model, tmp_path, tools=[tool])
     seen: list[Event] = []
+    tool_started = asyncio.Event()
 
     async def consume() -> None:
         async for event in agent.run("q"):
             seen.append(event)
+            if isinstance(event, ToolStart):
+                tool_started.set()
 
     task = asyncio.create_task(consume())
-    while not any(isinstance(e, ToolStart) for e in seen):
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(tool_started.wait(), timeout=5)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -413,8 +438,10 @@ async def test_reasoning_is_streamed_and_kept_only_on_the_last_two_turns(tmp_pat
 async def test_tool_calls_without_ids_get_unique_ids(tmp_path: Path) -> None:
     model = ScriptedModel(
         [
-            Reply(tool_calls=[("lookup", {"label": "a"}), ("lookup", {"label": "b"})],
-                  call_ids=[None, None]),
+            Reply(
+                tool_calls=[("lookup", {"label": "a"}), ("lookup", {"label": "b"})],
+                call_ids=[None, None],
+            ),
             text("ok"),
         ]
     )

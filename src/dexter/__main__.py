@@ -1,0 +1,5 @@
+import sys
+
+from dexter.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,71 @@
+"""`dexter ask`: one question, one streamed answer, a meaningful exit status."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+
+from dexter.agent.events import ApprovalRequest, Done
+from dexter.agent.executor import Approver
+from dexter.cli.render import JsonRenderer, PlainRenderer, compact_args
+from dexter.permissions.gate import ApprovalAnswer
+
+EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
+
+
+def _terminal_approver(console: Console) -> Approver:
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        console.print(
+            f"[bold yellow]Allow[/bold yellow] {escape(request.tool)}"
+            f"({escape(compact_args(request.args, 200))})?"
+        )
+        prompt = "  [y] once  [a] for this session  [N] deny: "
+        answer = (await asyncio.to_thread(console.input, prompt)).strip().lower()
+        if answer in {"y", "yes"}:
+            return ApprovalAnswer.ALLOW_ONCE
+        if answer in {"a", "always", "s", "session"}:
+            return ApprovalAnswer.ALLOW_SESSION
+        return ApprovalAnswer.DENY
+
+    return approve
+
+
+def run_ask(question: str, *, model: str | None, as_json: bool, max_iterations: int | None) -> int:
+    from dexter.cli.session import build_agent
+    from dexter.config import ConfigError, load_settings
+
+    if not question.strip():
+        raise ConfigError('the question is empty. Usage: dexter ask "your question"')
+    if max_iterations is not None and max_iterations < 1:
+        raise ConfigError("--max-iterations must be at least 1")
+    settings = load_settings()
+    err = Console(stderr=True, highlight=False)
+    interactive = sys.stdin.isatty() and not as_json
+    approver = _terminal_approver(err) if interactive else None
+    agent = build_agent(settings, model, approver=approver, max_iterations=max_iterations)
+    renderer = (
+        JsonRenderer(sys.stdout)
+        if as_json
+        else PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+    )
+
+    async def consume() -> Done | None:
+        done: Done | None = None
+        async for event in agent.run(question):
+            renderer.handle(event)
+            if isinstance(event, Done):
+                done = event
+        return done
+
+    try:
+        done = asyncio.run(consume())
+    except KeyboardInterrupt:
+        if as_json:
+            print('{"type": "cancelled"}', flush=True)
+        raise
+    if done is None:
+        return 1
+    return EXIT_BY_STATUS.get(done.status, 1)

@@ -1,0 +1,145 @@
+"""`dexter doctor`: which providers are usable, which model would run, and where settings live.
+
+Everything shown is safe to paste into a bug report: keys are reported as set or missing, never
+printed, even masked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dexter.config import ConfigError, Settings, get_secret
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Keys used outside the model layer, shown so users can see at a glance what is configured.
+_SERVICE_KEYS = (
+    ("FINANCIAL_DATASETS_API_KEY", "Financial Datasets"),
+    ("EXASEARCH_API_KEY", "Exa search"),
+    ("PERPLEXITY_API_KEY", "Perplexity search"),
+    ("TAVILY_API_KEY", "Tavily search"),
+)
+
+_PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messages"}
+
+
+def run_doctor(settings: Settings, console: Console, model_spec: str | None = None) -> int:
+    """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
+    import platform
+
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from dexter import __version__
+    from dexter.providers import (
+        MODEL_SOURCE_LABELS,
+        list_providers,
+        missing_key_message,
+        resolve_model,
+        selected_model_spec,
+    )
+
+    ok = True
+    console.print(Text(f"Dexter {__version__} doctor", style="bold"))
+    console.print(Text(f"Python {platform.python_version()} ({platform.python_implementation()})"))
+
+    home_state = "exists" if settings.home.is_dir() else "not created yet"
+    console.print(Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})"))
+    path = settings.settings_path
+    settings_line = Text.assemble("Settings     ", (str(path), "cyan"), "  ")
+    if settings.settings_error:
+        ok = False
+        settings_line.append("✗ does not parse", style="red")
+    elif path.is_file():
+        settings_line.append("✓ parses", style="green")
+    else:
+        settings_line.append("not present (defaults in use)", style="dim")
+    console.print(settings_line)
+    if settings.settings_error:
+        console.print(Text(f"  {settings.settings_error}", style="red"))
+    dotenv = str(settings.dotenv_path) if settings.dotenv_path else "none in working directory"
+    console.print(Text.assemble(".env         ", (dotenv, "cyan")))
+    console.print()
+
+    problems: list[str] = []
+    try:
+        statuses = list_providers(settings)
+    except ConfigError as exc:
+        console.print(Text(f"✗ Provider settings: {exc}", style="red"))
+        return 1
+
+    table = Table(title="Model providers", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("Provider", no_wrap=True)
+    table.add_column("Base URL", overflow="fold", ratio=1)
+    table.add_column("API key", no_wrap=True)
+    table.add_column("Window", justify="right", no_wrap=True)
+    table.add_column("Use with --model", no_wrap=True)
+    for status in statuses:
+        name = Text(status.display_name, style="bold")
+        if status.custom:
+            name.append(" (custom)", style="dim")
+        name.append("\n" + _PROTOCOL_LABELS[status.protocol], style="dim")
+        url = Text(status.base_url or "—")
+        if status.error:
+            url = Text("✗ unset (see below)", style="red")
+            problems.append(status.error)
+        elif status.base_url_overridden:
+            url.append(f"\nfrom {status.base_url_source}", style="dim")
+        if not status.key_required and not status.key_present:
+            key = Text("no key needed", style="dim")
+        elif status.key_present:
+            via = "settings file" if status.key_source == "settings" else status.api_key_env
+            key = Text(f"✓ {via}", style="green")
+        else:
+            key = Text(f"✗ {status.api_key_env or 'no apiKeyEnv'}", style="red")
+        example = f"{status.id}:{status.default_model or '<model>'}"
+        table.add_row(name, url, key, f"{status.context_window:,}", example)
+    console.print(table)
+    for problem in problems:
+        console.print(Text(f"✗ {problem}", style="red"))
+    console.print()
+
+    spec, source = selected_model_spec(model_spec, settings)
+    label = MODEL_SOURCE_LABELS.get(source, source)
+    if source == "settings":
+        label = f"settings file ({settings.settings_path})"
+    try:
+        resolved = resolve_model(spec, settings)
+    except ConfigError as exc:
+        console.print(Text.assemble("Model  ", (spec, "bold"), f"  (from {label})"))
+        console.print(Text(f"✗ {exc}", style="red"))
+        return 1
+    console.print(Text.assemble("Model  ", (resolved.spec, "bold"), f"  (from {label})"))
+    provider = resolved.provider
+    if resolved.key_usable:
+        console.print(
+            Text(
+                f"✓ ready: {provider.display_name} at {resolved.base_url}, context window "
+                f"{resolved.context_window:,} tokens",
+                style="green",
+            )
+        )
+    else:
+        ok = False
+        console.print(Text(f"✗ {missing_key_message(provider, settings)}", style="red"))
+    if provider.id == "ollama" and resolved.context_window == provider.context_window:
+        console.print(
+            Text(
+                "  Ollama truncates silently past the model's num_ctx; if this model's window is "
+                f"smaller than {provider.context_window:,}, set providers.ollama.contextWindows "
+                "in the settings file.",
+                style="yellow",
+            )
+        )
+
+    console.print()
+    services = Text("Other services: ")
+    for index, (env_name, title) in enumerate(_SERVICE_KEYS):
+        if index:
+            services.append(", ")
+        present = get_secret(settings, env_name) is not None
+        services.append(f"{title} {'✓' if present else '✗'}", style="green" if present else "dim")
+    console.print(services)
+    return 0 if ok else 1

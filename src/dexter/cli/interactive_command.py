@@ -1,0 +1,20 @@
+"""`dexter` with no command: the interactive session."""
+
+from __future__ import annotations
+
+from dexter.cli.session import build_agent
+from dexter.config import load_settings
+from dexter.models.base import Model
+from dexter.providers import build_model
+
+
+def run_interactive_command(model_spec: str | None) -> int:
+    from dexter.cli.interactive import run_interactive
+
+    settings = load_settings()
+    agent = build_agent(settings, model_spec)
+
+    def switch_model(spec: str) -> Model:
+        return build_model(spec, settings)
+
+    return run_interactive(agent, switch_model=switch_model, model_label=agent.model.name)

@@ -1,0 +1,115 @@
+"""`dexter`: argument parsing and dispatch.
+
+Only the standard library is imported at module level so that `dexter --help` starts fast; each
+command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from dexter import __version__
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CANCELLED = 130
+
+DESCRIPTION = """\
+Dexter: an autonomous financial-research agent for the terminal.
+
+Run `dexter` with no command for an interactive session, or `dexter ask "question"` for one
+answer. Choose any model with --model provider:model (see `dexter doctor`)."""
+
+EPILOG = """\
+examples:
+  dexter ask "How did Apple's gross margin change from FY2023 to FY2025?"
+  dexter ask --model anthropic:claude-sonnet-4-6 --json "NVDA revenue CAGR over 3 years"
+  dexter tools run calculate --args '{"operation": "cagr", "start": 100, "end": 150, "years": 3}'
+  dexter doctor
+
+exit status: 0 answered, 1 failed, 2 usage or configuration error, 130 cancelled."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dexter",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"dexter {__version__}")
+    model_help = (
+        "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
+    )
+    parser.add_argument("-m", "--model", help=model_help)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = commands.add_parser(
+        "ask",
+        help="ask one question and stream the answer",
+        description="Ask one question; the answer streams to stdout, tool activity to stderr.",
+    )
+    ask.add_argument("question", nargs="+", help="the question (quote it, or pass several words)")
+    ask.add_argument("-m", "--model", dest="ask_model", help=model_help)
+    ask.add_argument("--json", action="store_true", help="print one JSON event per line")
+    ask.add_argument(
+        "--max-iterations", type=int, metavar="N", help="model rounds before answering (default 10)"
+    )
+
+    tools = commands.add_parser("tools", help="list or run tools directly, without a model")
+    tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
+    tools_list = tool_commands.add_parser("list", help="list the registered tools")
+    tools_list.add_argument("--json", action="store_true", help="print names, flags and schemas")
+    tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
+    tools_run.add_argument("name", help="tool name (see `dexter tools list`)")
+    tools_run.add_argument("--args", default="{}", metavar="JSON", help="arguments as JSON object")
+    tools_run.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
+    doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print("\nCancelled.", file=sys.stderr)
+        return EXIT_CANCELLED
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from dexter.config import ConfigError
+
+    try:
+        if args.command == "ask":
+            from dexter.cli.ask import run_ask
+
+            return run_ask(
+                " ".join(args.question),
+                model=args.ask_model or args.model,
+                as_json=args.json,
+                max_iterations=args.max_iterations,
+            )
+        if args.command == "tools":
+            from dexter.cli.tools_command import run_tools_command
+
+            return run_tools_command(args)
+        if args.command == "doctor":
+            from dexter.cli.doctor_command import run_doctor_command
+
+            return run_doctor_command(args.doctor_model or args.model)
+        from dexter.cli.interactive_command import run_interactive_command
+
+        return run_interactive_command(args.model)
+    except ConfigError as error:
+        print(f"dexter: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

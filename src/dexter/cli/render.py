@@ -1,0 +1,129 @@
+"""Plain (non-interactive) rendering of an agent run: answer on stdout, activity on stderr."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from rich.console import Console
+
+from dexter.agent.events import (
+    ContextEvent,
+    Done,
+    Event,
+    QueueDrained,
+    Retrying,
+    TextDelta,
+    Thinking,
+    ToolDenied,
+    ToolEnd,
+    ToolError,
+    ToolProgress,
+    ToolStart,
+)
+
+ARG_PREVIEW = 60
+
+
+def compact_args(args: dict[str, Any], limit: int = ARG_PREVIEW) -> str:
+    parts = []
+    for key, value in args.items():
+        shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+        parts.append(f"{key}={shown}")
+    text = ", ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_duration(ms: float) -> str:
+    return f"{ms:.0f}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
+
+
+class PlainRenderer:
+    """Streams answer text as it arrives when stdout is a terminal; otherwise prints it once."""
+
+    def __init__(self, out: TextIO, err: Console, *, live: bool) -> None:
+        self.out = out
+        self.err = err
+        self.live = live
+        self._line_open = False
+
+    def _end_text_line(self) -> None:
+        if self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if self.live:
+                self.out.write(event.text)
+                self.out.flush()
+                self._line_open = True
+            return
+        if isinstance(event, Thinking):
+            # The streamed text was a note alongside tool calls, not the answer.
+            self._end_text_line()
+            if not self.live:
+                self.err.print(f"[dim]{event.text}[/dim]", highlight=False)
+            return
+        if isinstance(event, Done):
+            self._finish(event)
+            return
+        self._end_text_line()
+        if isinstance(event, ToolStart):
+            self.err.print(
+                f"[cyan]→ {event.tool}[/cyan]([dim]{compact_args(event.args)}[/dim])",
+                highlight=False,
+            )
+        elif isinstance(event, ToolProgress):
+            self.err.print(f"  [dim]{event.tool}: {event.message}[/dim]", highlight=False)
+        elif isinstance(event, ToolEnd):
+            note = " [yellow](repeat warning)[/yellow]" if event.warning else ""
+            took = format_duration(event.duration_ms)
+            self.err.print(
+                f"[green]✓ {event.tool}[/green] [dim]{took}[/dim]{note}", highlight=False
+            )
+        elif isinstance(event, ToolError):
+            self.err.print(f"[red]✗ {event.tool}: {event.error}[/red]", highlight=False)
+        elif isinstance(event, ToolDenied):
+            who = "you" if event.by == "user" else "a permission rule"
+            self.err.print(f"[yellow]⊘ {event.tool} denied by {who}[/yellow]", highlight=False)
+        elif isinstance(event, Retrying):
+            self.err.print(
+                f"[yellow]↻ retrying in {event.delay:.1f}s "
+                f"({event.attempt}/{event.max_attempts - 1}): {event.error}[/yellow]",
+                highlight=False,
+            )
+        elif isinstance(event, ContextEvent):
+            self.err.print(f"[yellow]… {event.detail}[/yellow]", highlight=False)
+        elif isinstance(event, QueueDrained):
+            self.err.print(f"[dim]+ follow-up added: {event.text}[/dim]", highlight=False)
+
+    def _finish(self, done: Done) -> None:
+        if done.status == "answered":
+            if not self.live:
+                self.out.write(done.answer)
+                self._line_open = bool(done.answer)
+            self._end_text_line()
+        else:
+            self._end_text_line()
+            if done.status == "denied":
+                self.err.print("[yellow]Stopped: you denied a tool call.[/yellow]")
+            else:
+                self.err.print(f"[red]Error: {done.error}[/red]", highlight=False)
+        usage = done.usage
+        self.err.print(
+            f"[dim]{done.iterations} rounds · {len(done.tool_calls)} tool calls · "
+            f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens · "
+            f"{format_duration(done.duration_ms)}[/dim]",
+            highlight=False,
+        )
+
+
+class JsonRenderer:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def handle(self, event: Event) -> None:
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()

@@ -1,0 +1,95 @@
+"""`dexter tools list|run`: use any registered tool directly, without a model."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from dexter.config import ConfigError, load_settings
+from dexter.tools.base import ToolContext, ToolFailure, ToolResult
+from dexter.tools.default import default_registry
+from dexter.tools.registry import ToolRegistry
+
+
+def run_tools_command(args: argparse.Namespace) -> int:
+    registry = default_registry(load_settings())
+    if args.tools_command == "list":
+        return _list(registry, as_json=args.json)
+    return _run(registry, args.name, args.args, as_json=args.json)
+
+
+def _list(registry: ToolRegistry, *, as_json: bool) -> int:
+    if as_json:
+        rows = [
+            {
+                "name": tool.name,
+                "summary": tool.summary,
+                "concurrency_safe": tool.concurrency_safe,
+                "needs_approval": tool.needs_approval,
+                "parameters": tool.spec().parameters,
+            }
+            for tool in registry
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title="Dexter tools", show_lines=False)
+    table.add_column("name", style="cyan", no_wrap=True)
+    table.add_column("what it does")
+    table.add_column("parallel", justify="center")
+    table.add_column("asks first", justify="center")
+    for tool in registry:
+        table.add_row(
+            tool.name,
+            tool.summary,
+            "yes" if tool.concurrency_safe else "no",
+            "yes" if tool.needs_approval else "no",
+        )
+    Console().print(table)
+    return 0
+
+
+def _run(registry: ToolRegistry, name: str, raw_args: str, *, as_json: bool) -> int:
+    tool = registry.get(name)
+    if tool is None:
+        raise ConfigError(f"unknown tool {name!r}. Available: {', '.join(registry.names())}.")
+    try:
+        arguments: Any = json.loads(raw_args)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(arguments, dict):
+        raise ConfigError('--args must be a JSON object, e.g. \'{"expression": "1+1"}\'')
+    try:
+        validated = tool.Args.model_validate(arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"invalid arguments for {name}: {problems}") from None
+
+    err = Console(stderr=True, highlight=False)
+    ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
+    try:
+        outcome = asyncio.run(tool.run(validated, ctx))
+        result = outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
+    except ToolFailure as exc:
+        result = ToolResult(str(exc), is_error=True)
+    if as_json:
+        payload = {
+            "tool": name,
+            "content": result.content,
+            "is_error": result.is_error,
+            "data": result.data,
+        }
+        print(json.dumps(payload, indent=2, default=str))
+    elif result.is_error:
+        err.print(f"[red]Error: {result.content}[/red]")
+    else:
+        sys.stdout.write(result.content + ("\n" if not result.content.endswith("\n") else ""))
+    return 1 if result.is_error else 0

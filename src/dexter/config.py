@@ -1,0 +1,315 @@
+"""Settings: CLI overrides > environment > `.env` > `$DEXTER_HOME/settings.json` > defaults.
+
+This module is imported on every CLI start, so it uses only the standard library at import time;
+python-dotenv is imported when settings are actually loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+DEXTER_DIR_NAME = ".dexter"
+SETTINGS_FILE_NAME = "settings.json"
+DEFAULT_MAX_ITERATIONS = 10
+
+# Where the selected model came from, for `dexter doctor` and error messages.
+ModelSource = Literal["flag", "env", "dotenv", "settings", "default"]
+
+# The original rewrote these retired ids in settings.json on load; we upgrade them in memory only,
+# so reading settings never writes the file behind the user's back.
+_RETIRED_MODEL_IDS = {"gpt-5.5": "gpt-5.6-sol", "gpt-5.4": "gpt-5.6-sol", "gpt-5.2": "gpt-5.6-sol"}
+
+
+class ConfigError(Exception):
+    """A usage or configuration problem: the CLI prints the message without a traceback, exit 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Effective configuration for one process. Build it with `load_settings`.
+
+    `env` is the merged view of `.env` and the process environment (environment wins); code that
+    needs keys or base URLs reads it instead of `os.environ`, so `.env` works without mutating the
+    process and tests can inject everything.
+    """
+
+    home: Path
+    cwd: Path = field(default_factory=Path.cwd)
+    model: str | None = None
+    model_source: ModelSource = "default"
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    # Secrets live in these, so keep them out of reprs that might end up in logs or tracebacks.
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    file_data: dict[str, Any] = field(default_factory=dict, repr=False)
+    providers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    dotenv_path: Path | None = None
+    # Only set when loaded with tolerate_corrupt=True (for `dexter doctor`).
+    settings_error: str | None = None
+
+    @property
+    def settings_path(self) -> Path:
+        return self.home / SETTINGS_FILE_NAME
+
+
+def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
+    """`DEXTER_HOME`, relative to `cwd` when relative; `.dexter` in `cwd` by default."""
+    raw = env.get("DEXTER_HOME", "").strip()
+    if not raw:
+        return cwd / DEXTER_DIR_NAME
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """Parse a settings file. Missing or blank means `{}`; anything unreadable is a ConfigError.
+
+    Never returning `{}` for a broken file is the point: the original did, and its next save then
+    replaced the user's permissions and other keys with a near-empty file.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"Settings file {path} is not valid UTF-8 (byte {exc.start}). Fix it or move it aside; "
+            "Dexter will not overwrite it."
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read settings file {path}: {exc.strerror or exc}.") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"Settings file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, column "
+            f"{exc.colno}. Fix it or move it aside (Dexter will not overwrite it); run "
+            "`dexter doctor` to check."
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"Settings file {path} must hold a JSON object ({{...}}), not {_json_type(data)}. "
+            "Fix it or move it aside."
+        )
+    return data
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}.") from exc
+    # A bare `KEY` line with no `=` parses as None: it sets nothing.
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _model_from_file(data: Mapping[str, Any], path: Path) -> str | None:
+    model = data.get("model")
+    if model is not None:
+        if not isinstance(model, str):
+            raise ConfigError(f'"model" in {path} must be a string like "anthropic:claude-...".')
+        return model.strip() or None
+    # Settings written by the original TypeScript Dexter: {"provider": ..., "modelId": ...}.
+    provider = data.get("provider")
+    model_id = data.get("modelId")
+    provider = provider.strip() if isinstance(provider, str) else ""
+    model_id = model_id.strip() if isinstance(model_id, str) else ""
+    model_id = _RETIRED_MODEL_IDS.get(model_id, model_id)
+    if model_id:
+        # Its Ollama and OpenRouter ids already carry their "provider:" prefix.
+        if ":" in model_id or not provider:
+            return model_id
+        return f"{provider}:{model_id}"
+    return provider or None
+
+
+def _parse_iterations(raw: object, where: str) -> int:
+    if isinstance(raw, bool):
+        value = None
+    elif isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, str):
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            value = None
+    else:
+        value = None
+    if value is None or value < 1:
+        raise ConfigError(f"{where} must be a whole number of at least 1, got {raw!r}.")
+    return value
+
+
+def _providers_from_file(data: Mapping[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    raw = data.get("providers")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f'"providers" in {path} must be an object keyed by provider id, e.g. '
+            '{"ollama": {"baseUrl": "http://localhost:11434"}}.'
+        )
+    result: dict[str, dict[str, Any]] = {}
+    for key, value in raw.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f'"providers.{key}" in {path} must be an object.')
+        # Provider ids are matched case-insensitively everywhere ("OpenAI:gpt-x" works too).
+        result[str(key).strip().lower()] = dict(value)
+    return result
+
+
+def load_settings(
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    model: str | None = None,
+    max_iterations: int | None = None,
+    tolerate_corrupt: bool = False,
+) -> Settings:
+    """Load settings for `cwd` (default: the current directory).
+
+    `environ` defaults to `os.environ` and is never modified; `.env` in `cwd` fills in what it
+    lacks. `model` and `max_iterations` are CLI overrides. With `tolerate_corrupt`, a broken
+    settings file is reported in `settings_error` instead of raising (for `dexter doctor`).
+    """
+    base = (cwd if cwd is not None else Path.cwd()).absolute()
+    process_env = dict(os.environ if environ is None else environ)
+    dotenv_file = base / ".env"
+    dotenv = _read_dotenv(dotenv_file)
+    merged = {**dotenv, **process_env}
+
+    home = default_home(base, merged)
+    path = home / SETTINGS_FILE_NAME
+    settings_error: str | None = None
+    try:
+        file_data = read_settings_file(path)
+    except ConfigError as exc:
+        if not tolerate_corrupt:
+            raise
+        settings_error = str(exc)
+        file_data = {}
+
+    selected: str | None
+    source: ModelSource
+    if model is not None and model.strip():
+        selected, source = model.strip(), "flag"
+    elif process_env.get("DEXTER_MODEL", "").strip():
+        selected, source = process_env["DEXTER_MODEL"].strip(), "env"
+    elif dotenv.get("DEXTER_MODEL", "").strip():
+        selected, source = dotenv["DEXTER_MODEL"].strip(), "dotenv"
+    else:
+        selected = _model_from_file(file_data, path)
+        source = "settings" if selected else "default"
+
+    if max_iterations is not None:
+        iterations = _parse_iterations(max_iterations, "--max-iterations")
+    elif merged.get("DEXTER_MAX_ITERATIONS", "").strip():
+        iterations = _parse_iterations(merged["DEXTER_MAX_ITERATIONS"], "DEXTER_MAX_ITERATIONS")
+    elif "maxIterations" in file_data:
+        iterations = _parse_iterations(file_data["maxIterations"], f'"maxIterations" in {path}')
+    else:
+        iterations = DEFAULT_MAX_ITERATIONS
+
+    return Settings(
+        home=home,
+        cwd=base,
+        model=selected,
+        model_source=source,
+        max_iterations=iterations,
+        env=MappingProxyType(merged),
+        file_data=file_data,
+        providers=_providers_from_file(file_data, path),
+        dotenv_path=dotenv_file if dotenv_file.is_file() else None,
+        settings_error=settings_error,
+    )
+
+
+_PLACEHOLDERS = frozenset({"changeme", "change-me", "change_me", "none", "null", "todo", "xxx"})
+
+
+def is_placeholder(value: str | None) -> bool:
+    """True for values copied from templates rather than real secrets (`your-key-here`, `<KEY>`).
+
+    Ellipses count too: real keys never contain them, while doc examples (`sk-...`) and masked
+    output copied back from `dexter doctor` (`sk-…abcd`) do.
+    """
+    if value is None:
+        return True
+    text = value.strip().strip("'\"").strip()
+    lowered = text.lower()
+    return (
+        not text
+        or lowered.startswith("your")
+        or lowered in _PLACEHOLDERS
+        or (text.startswith("<") and text.endswith(">"))
+        or "..." in text
+        or "…" in text
+    )
+
+
+def get_secret(settings: Settings, name: str) -> str | None:
+    """The value of env var `name` (environment or `.env`), or None if unset or a placeholder."""
+    value = settings.env.get(name)
+    if value is None or is_placeholder(value):
+        return None
+    return value.strip()
+
+
+def save_setting(settings_path: Path, key: str, value: Any) -> None:
+    """Set one top-level key in the settings file (None removes it), atomically.
+
+    Refuses (ConfigError) when the existing file doesn't parse, so a typo never costs the user the
+    rest of their settings.
+    """
+    import tempfile
+
+    # Write through a symlinked settings file rather than replacing the link with a plain file.
+    target = Path(os.path.realpath(settings_path))
+    data = read_settings_file(target)
+    if value is None:
+        data.pop(key, None)
+    else:
+        data[key] = value
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        # mkstemp creates 0600, which suits a file that may hold API keys.
+        mode = None
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise

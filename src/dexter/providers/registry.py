@@ -1,0 +1,436 @@
+"""Provider specs: where a model is reached, how it authenticates, and its quirks, as data.
+
+A provider is not a wire protocol: Google, xAI, DeepSeek, Moonshot, OpenRouter, Ollama and any
+user-declared server all speak the OpenAI chat-completions protocol at different base URLs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from dexter.config import ConfigError, Settings
+
+WireProtocol = Literal["openai", "anthropic"]
+PROTOCOLS: tuple[WireProtocol, ...] = ("openai", "anthropic")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogModel:
+    """A model offered in pickers and listed by `dexter doctor`."""
+
+    id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    id: str
+    display_name: str
+    protocol: WireProtocol
+    default_base_url: str
+    base_url_env: str | None
+    api_key_env: str | None
+    key_required: bool
+    # Bare model names starting with this go to this provider (`claude-sonnet-4-6` -> anthropic),
+    # as in the original. Prefixes ending in ":" are just the `provider:` form and kept for docs.
+    legacy_prefix: str | None
+    context_window: int
+    # Name of the non-standard assistant-message field that carries reasoning text.
+    reasoning_field: str | None = None
+    default_model: str | None = None
+    fast_model: str | None = None
+    models: tuple[CatalogModel, ...] = ()
+    # Per-model windows where they differ from the provider-wide `context_window`.
+    model_context_windows: Mapping[str, int] = field(default_factory=dict)
+    # Extra JSON merged into every chat request for these models (provider quirks).
+    model_extra_body: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout: float = 600.0
+    max_output_tokens: int | None = None
+    thinking_budget: int | None = None
+    # An explicit key from settings.json (discouraged, but supported); env vars win over it.
+    settings_api_key: str | None = field(default=None, repr=False)
+    custom: bool = False
+
+    def context_window_for(self, model_name: str) -> int:
+        return self.model_context_windows.get(model_name, self.context_window)
+
+    def extra_body_for(self, model_name: str) -> dict[str, Any] | None:
+        body = {**self.model_extra_body.get(model_name, {}), **self.extra_body}
+        return body or None
+
+
+# DeepSeek V4 models only reason (and return reasoning_content) when thinking is switched on.
+_DEEPSEEK_THINKING: Mapping[str, Any] = {
+    "thinking": {"type": "enabled"},
+    "reasoning_effort": "high",
+}
+
+BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
+    ProviderSpec(
+        id="openai",
+        display_name="OpenAI",
+        protocol="openai",
+        default_base_url="https://api.openai.com/v1",
+        base_url_env="OPENAI_BASE_URL",
+        api_key_env="OPENAI_API_KEY",
+        key_required=True,
+        legacy_prefix=None,
+        context_window=1_047_576,
+        default_model="gpt-5.6-sol",
+        fast_model="gpt-5.6-luna",
+        models=(
+            CatalogModel("gpt-5.6-sol", "GPT 5.6 Sol"),
+            CatalogModel("gpt-5.6-terra", "GPT 5.6 Terra"),
+            CatalogModel("gpt-5.6-luna", "GPT 5.6 Luna"),
+        ),
+    ),
+    ProviderSpec(
+        id="anthropic",
+        display_name="Anthropic",
+        protocol="anthropic",
+        default_base_url="https://api.anthropic.com",
+        base_url_env="ANTHROPIC_BASE_URL",
+        api_key_env="ANTHROPIC_API_KEY",
+        key_required=True,
+        legacy_prefix="claude-",
+        context_window=200_000,
+        default_model="claude-sonnet-4-6",
+        fast_model="claude-haiku-4-5",
+        models=(
+            CatalogModel("claude-sonnet-4-6", "Sonnet 4.6"),
+            CatalogModel("claude-opus-4-8", "Opus 4.8"),
+            CatalogModel("claude-fable-5", "Fable 5"),
+        ),
+    ),
+    ProviderSpec(
+        id="google",
+        display_name="Google",
+        protocol="openai",
+        default_base_url="https://generativelanguage.googleapis.com/v1beta/openai",
+        base_url_env="GOOGLE_BASE_URL",
+        api_key_env="GOOGLE_API_KEY",
+        key_required=True,
+        legacy_prefix="gemini-",
+        context_window=1_000_000,
+        default_model="gemini-3-flash-preview",
+        fast_model="gemini-3-flash-preview",
+        models=(
+            CatalogModel("gemini-3-flash-preview", "Gemini 3 Flash"),
+            CatalogModel("gemini-3.1-pro-preview", "Gemini 3.1 Pro"),
+        ),
+    ),
+    ProviderSpec(
+        id="xai",
+        display_name="xAI",
+        protocol="openai",
+        default_base_url="https://api.x.ai/v1",
+        base_url_env="XAI_BASE_URL",
+        api_key_env="XAI_API_KEY",
+        key_required=True,
+        legacy_prefix="grok-",
+        context_window=131_072,
+        default_model="grok-4-0709",
+        fast_model="grok-4-1-fast-reasoning",
+        models=(
+            CatalogModel("grok-4-0709", "Grok 4"),
+            CatalogModel("grok-4-1-fast-reasoning", "Grok 4.1 Fast Reasoning"),
+        ),
+    ),
+    ProviderSpec(
+        id="moonshot",
+        display_name="Moonshot",
+        protocol="openai",
+        default_base_url="https://api.moonshot.ai/v1",
+        base_url_env="MOONSHOT_BASE_URL",
+        api_key_env="MOONSHOT_API_KEY",
+        key_required=True,
+        legacy_prefix="kimi-",
+        context_window=131_072,
+        reasoning_field="reasoning_content",
+        default_model="kimi-k2-5",
+        fast_model="kimi-k2-5",
+        models=(CatalogModel("kimi-k2-5", "Kimi K2.5"),),
+    ),
+    ProviderSpec(
+        id="deepseek",
+        display_name="DeepSeek",
+        protocol="openai",
+        default_base_url="https://api.deepseek.com",
+        base_url_env="DEEPSEEK_BASE_URL",
+        api_key_env="DEEPSEEK_API_KEY",
+        key_required=True,
+        legacy_prefix="deepseek-",
+        context_window=1_000_000,
+        reasoning_field="reasoning_content",
+        default_model="deepseek-v4-pro",
+        fast_model="deepseek-v4-flash",
+        models=(
+            CatalogModel("deepseek-v4-pro", "DeepSeek V4 Pro"),
+            CatalogModel("deepseek-v4-flash", "DeepSeek V4 Flash"),
+        ),
+        model_extra_body={
+            "deepseek-v4-pro": _DEEPSEEK_THINKING,
+            "deepseek-v4-flash": _DEEPSEEK_THINKING,
+        },
+    ),
+    ProviderSpec(
+        id="openrouter",
+        display_name="OpenRouter",
+        protocol="openai",
+        default_base_url="https://openrouter.ai/api/v1",
+        base_url_env="OPENROUTER_BASE_URL",
+        api_key_env="OPENROUTER_API_KEY",
+        key_required=True,
+        legacy_prefix="openrouter:",
+        # One figure for every routed model; override per model with contextWindows in settings.
+        context_window=128_000,
+        reasoning_field="reasoning",
+        fast_model="openai/gpt-4o-mini",
+    ),
+    ProviderSpec(
+        id="ollama",
+        display_name="Ollama",
+        protocol="openai",
+        default_base_url="http://localhost:11434/v1",
+        base_url_env="OLLAMA_BASE_URL",
+        api_key_env=None,
+        key_required=False,
+        legacy_prefix="ollama:",
+        # Ollama truncates silently at the model's num_ctx instead of erroring, so for small local
+        # models set providers.ollama.contextWindows in settings.json to the real figure.
+        context_window=128_000,
+        reasoning_field="reasoning",
+    ),
+    ProviderSpec(
+        id="ollama-cloud",
+        display_name="Ollama Cloud",
+        protocol="openai",
+        default_base_url="https://ollama.com/v1",
+        base_url_env="OLLAMA_CLOUD_BASE_URL",
+        api_key_env="OLLAMA_CLOUD_API_KEY",
+        key_required=True,
+        legacy_prefix="ollama-cloud:",
+        context_window=128_000,
+        reasoning_field="reasoning",
+    ),
+)
+
+BUILTIN_IDS = frozenset(spec.id for spec in BUILTIN_PROVIDERS)
+DEFAULT_PROVIDER_ID = "openai"
+
+# Per-provider keys accepted under settings.json "providers".<id>.
+_OVERRIDE_KEYS = frozenset(
+    {
+        "apiKey",
+        "apiKeyEnv",
+        "baseUrl",
+        "baseUrlEnv",
+        "contextWindow",
+        "contextWindows",
+        "defaultModel",
+        "displayName",
+        "extraBody",
+        "fastModel",
+        "headers",
+        "keyRequired",
+        "maxOutputTokens",
+        "models",
+        "protocol",
+        "reasoningField",
+        "thinkingBudget",
+        "timeout",
+    }
+)
+_PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Reader:
+    """Typed access to one provider's settings block, with errors that name the exact key."""
+
+    def __init__(self, provider_id: str, data: Mapping[str, Any], settings: Settings) -> None:
+        self.id = provider_id
+        self.data = data
+        self.where = f"providers.{provider_id}"
+        self.path = settings.settings_path
+        unknown = sorted(set(data) - _OVERRIDE_KEYS)
+        if unknown:
+            import difflib
+
+            hints = []
+            for key in unknown:
+                close = difflib.get_close_matches(key, _OVERRIDE_KEYS, n=1)
+                hints.append(f'"{key}"' + (f' (did you mean "{close[0]}"?)' if close else ""))
+            raise self.error(
+                f"unknown key {', '.join(hints)}; allowed: {', '.join(sorted(_OVERRIDE_KEYS))}"
+            )
+
+    def error(self, problem: str) -> ConfigError:
+        return ConfigError(f"{self.where} in {self.path}: {problem}.")
+
+    def string(self, key: str) -> str | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f'"{key}" must be a non-empty string')
+        return value.strip()
+
+    def env_name(self, key: str) -> str | None:
+        value = self.string(key)
+        if value is not None and not _ENV_NAME.match(value):
+            raise self.error(f'"{key}" must be an environment variable name, got {value!r}')
+        return value
+
+    def positive_int(self, key: str) -> int | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(f'"{key}" must be a positive whole number, got {value!r}')
+        return value
+
+    def number(self, key: str) -> float | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.error(f'"{key}" must be a positive number of seconds, got {value!r}')
+        return float(value)
+
+    def boolean(self, key: str) -> bool | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            raise self.error(f'"{key}" must be true or false')
+        return value
+
+    def object(self, key: str) -> dict[str, Any] | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.error(f'"{key}" must be an object')
+        return value
+
+    def int_map(self, key: str) -> dict[str, int] | None:
+        value = self.object(key)
+        if value is None:
+            return None
+        for model, window in value.items():
+            if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+                raise self.error(f'"{key}.{model}" must be a positive whole number')
+        return value
+
+    def str_map(self, key: str) -> dict[str, str] | None:
+        value = self.object(key)
+        if value is None:
+            return None
+        if not all(isinstance(v, str) for v in value.values()):
+            raise self.error(f'"{key}" values must be strings')
+        return value
+
+    def str_list(self, key: str) -> tuple[str, ...] | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.error(f'"{key}" must be a list of model names')
+        return tuple(value)
+
+    def protocol(self) -> WireProtocol | None:
+        value = self.string("protocol")
+        if value is None:
+            return None
+        lowered = value.lower()
+        if lowered == "openai":
+            return "openai"
+        if lowered == "anthropic":
+            return "anthropic"
+        raise self.error(f'"protocol" must be "openai" or "anthropic", got {value!r}')
+
+
+def _apply_overrides(base: ProviderSpec, r: _Reader) -> ProviderSpec:
+    changes: dict[str, Any] = {}
+    protocol = r.protocol()
+    if protocol is not None and protocol != base.protocol:
+        if not base.custom:
+            raise r.error(f'{base.display_name} speaks "{base.protocol}"; "protocol" cannot change')
+        changes["protocol"] = protocol
+    simple: list[tuple[str, str, Any]] = [
+        ("displayName", "display_name", r.string("displayName")),
+        ("baseUrl", "default_base_url", r.string("baseUrl")),
+        ("baseUrlEnv", "base_url_env", r.env_name("baseUrlEnv")),
+        ("apiKeyEnv", "api_key_env", r.env_name("apiKeyEnv")),
+        ("apiKey", "settings_api_key", r.string("apiKey")),
+        ("keyRequired", "key_required", r.boolean("keyRequired")),
+        ("contextWindow", "context_window", r.positive_int("contextWindow")),
+        ("defaultModel", "default_model", r.string("defaultModel")),
+        ("fastModel", "fast_model", r.string("fastModel")),
+        ("timeout", "timeout", r.number("timeout")),
+        ("maxOutputTokens", "max_output_tokens", r.positive_int("maxOutputTokens")),
+        ("thinkingBudget", "thinking_budget", r.positive_int("thinkingBudget")),
+    ]
+    for _key, attr, value in simple:
+        if value is not None:
+            changes[attr] = value
+    if "reasoningField" in r.data:
+        # null is meaningful here: it switches off reading a reasoning field.
+        changes["reasoning_field"] = r.string("reasoningField")
+    windows = r.int_map("contextWindows")
+    if windows is not None:
+        changes["model_context_windows"] = {**base.model_context_windows, **windows}
+    extra = r.object("extraBody")
+    if extra is not None:
+        changes["extra_body"] = {**base.extra_body, **extra}
+    headers = r.str_map("headers")
+    if headers is not None:
+        changes["headers"] = {**base.headers, **headers}
+    models = r.str_list("models")
+    if models is not None:
+        changes["models"] = tuple(CatalogModel(m, m) for m in models)
+    return replace(base, **changes)
+
+
+def _custom_base(provider_id: str, r: _Reader) -> ProviderSpec:
+    if not _PROVIDER_ID.match(provider_id) or ":" in provider_id:
+        raise r.error(
+            "provider ids may use only lowercase letters, digits, '.', '_' and '-' "
+            "(they are written before the ':' in --model id:model)"
+        )
+    if r.string("baseUrl") is None and r.env_name("baseUrlEnv") is None:
+        raise r.error(
+            'a custom provider needs "baseUrl" (e.g. "http://localhost:8000/v1") or "baseUrlEnv"'
+        )
+    api_key_env = r.env_name("apiKeyEnv")
+    has_key = api_key_env is not None or r.string("apiKey") is not None
+    return ProviderSpec(
+        id=provider_id,
+        display_name=provider_id,
+        protocol=r.protocol() or "openai",
+        default_base_url="",
+        base_url_env=None,
+        api_key_env=api_key_env,
+        # Local servers (vLLM, LM Studio, llama.cpp) usually need no key; if the user named one,
+        # a missing value is almost certainly a mistake worth stopping for.
+        key_required=has_key,
+        legacy_prefix=None,
+        context_window=128_000,
+        custom=True,
+    )
+
+
+def provider_table(settings: Settings) -> dict[str, ProviderSpec]:
+    """Built-in providers with the user's settings applied, then user-declared ones, by id."""
+    table = {spec.id: spec for spec in BUILTIN_PROVIDERS}
+    for provider_id, data in settings.providers.items():
+        reader = _Reader(provider_id, data, settings)
+        base = table.get(provider_id) or _custom_base(provider_id, reader)
+        table[provider_id] = _apply_overrides(base, reader)
+    return table

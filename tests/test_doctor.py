@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from dexter.cli.doctor import run_doctor
+from dexter.config import Settings, load_settings
+
+SECRET = "sk-proj-doctor-secret-abcd1234"
+
+
+def render(settings: Settings, model_spec: str | None = None) -> tuple[int, str]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, color_system=None)
+    code = run_doctor(settings, console, model_spec)
+    return code, buffer.getvalue()
+
+
+def test_doctor_lists_providers_and_hides_secrets(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}-ant\n")
+    settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
+    code, output = render(settings)
+    assert code == 0
+    for name in ("OpenAI", "Anthropic", "Google", "xAI", "DeepSeek", "Moonshot", "OpenRouter"):
+        assert name in output
+    assert "Ollama" in output
+    assert "no key needed" in output
+    assert "✗ GOOGLE_API_KEY" in output
+    assert "✓ OPENAI_API_KEY" in output
+    assert "openai:gpt-5.6-sol" in output
+    assert "built-in default" in output
+    assert str(settings.home) in output
+    assert SECRET not in output
+    assert "abcd1234" not in output
+
+
+def test_doctor_fails_when_selected_provider_has_no_key(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
+    code, output = render(settings, "claude-sonnet-4-6")
+    assert code == 1
+    assert "anthropic:claude-sonnet-4-6" in output
+    assert "--model flag" in output
+    assert "ANTHROPIC_API_KEY is not set" in output
+
+
+def test_doctor_reports_model_source(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_MODEL": "ollama:llama3.1:8b"})
+    code, output = render(settings)
+    assert code == 0
+    assert "ollama:llama3.1:8b" in output
+    assert "DEXTER_MODEL environment variable" in output
+    assert "contextWindows" in output  # the Ollama window warning
+
+
+def test_doctor_shows_custom_provider_and_settings_file(tmp_path: Path) -> None:
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps(
+            {
+                "model": "mylab:qwen3",
+                "providers": {
+                    "mylab": {"baseUrl": "http://127.0.0.1:8000/v1", "apiKey": SECRET},
+                },
+            }
+        )
+    )
+    settings = load_settings(cwd=tmp_path, environ={})
+    code, output = render(settings)
+    assert code == 0
+    assert "mylab" in output
+    assert "http://127.0.0.1:8000/v1" in output
+    assert "parses" in output
+    assert "settings file" in output
+    assert SECRET not in output
+
+
+def test_doctor_reports_corrupt_settings(tmp_path: Path) -> None:
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    (home / "settings.json").write_text('{"model": ')
+    settings = load_settings(
+        cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET}, tolerate_corrupt=True
+    )
+    code, output = render(settings)
+    assert code == 1
+    assert "does not parse" in output
+    assert "not valid JSON" in output
+
+
+def test_doctor_reports_unknown_provider(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={})
+    code, output = render(settings, "opnai:gpt-5.6-sol")
+    assert code == 1
+    assert "Unknown provider" in output
