@@ -188,6 +188,13 @@ async def test_iteration_cap_ends_with_a_synthesised_answer(tmp_path: Path) -> N
     assert model.requests[0].tool_choice == "auto"
 
 
+async def test_iteration_cap_without_any_text_is_a_clear_failure(tmp_path: Path) -> None:
+    model = ScriptedModel([calls(("lookup", {"label": "1"})), calls(("lookup", {"label": "2"}))])
+    done = done_of(await collect(make_agent(model, tmp_path, max_iterations=2), "q"))
+    assert done.status == "error"
+    assert done.error is not None and "after 2 rounds" in done.error
+
+
 async def test_rule_denial_goes_back_to_the_model_and_the_run_continues(tmp_path: Path) -> None:
     model = ScriptedModel(
         [

@@ -104,11 +104,14 @@ class WireServer:
                 if reply.chunks:
                     self.send_header("connection", "close")
                     self.end_headers()
-                    for chunk in reply.chunks:
-                        self.wfile.write(chunk)
-                        self.wfile.flush()
-                        if reply.chunk_delay:
-                            time.sleep(reply.chunk_delay)
+                    try:
+                        for chunk in reply.chunks:
+                            self.wfile.write(chunk)
+                            self.wfile.flush()
+                            if reply.chunk_delay:
+                                time.sleep(reply.chunk_delay)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client hung up mid-stream, as cancellation tests make it do
                     self.close_connection = True
                 else:
                     self.send_header("content-length", str(len(reply.body)))

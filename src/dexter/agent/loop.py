@@ -56,6 +56,10 @@ MAX_OVERFLOW_RECOVERIES = 2
 OVERFLOW_KEEP_ROUNDS = (3, 1)
 REASONING_KEPT_TURNS = 2
 
+NO_ANSWER_AT_CAP = (
+    "The model was still asking for tools after {n} rounds and wrote no answer. Try a higher "
+    "--max-iterations or a narrower question."
+)
 FINAL_ROUND_NOTE = (
     "You have reached the step limit for this question. Do not call tools. Answer now from the "
     "data gathered so far, and say briefly what you could not verify."
@@ -189,6 +193,10 @@ class _Run:
             message = _with_call_ids(response.message, self.iteration)
             if message.reasoning:
                 self.scratchpad.add_reasoning(message.reasoning)
+            if final_round and message.tool_calls and not message.content.strip():
+                # Some OpenAI-compatible servers ignore tool_choice="none".
+                yield self._done("", "error", error=NO_ANSWER_AT_CAP.format(n=self.iteration))
+                return
             if not message.tool_calls or final_round:
                 yield self._done(message.content, "answered")
                 return

@@ -70,23 +70,26 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
         console.print(Text(f"✗ Provider settings: {exc}", style="red"))
         return 1
 
+    # Narrow terminals drop the window column so URLs and model names stay readable.
+    wide = console.width >= 100
     table = Table(title="Model providers", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("Provider", no_wrap=True)
-    table.add_column("Base URL", overflow="fold", ratio=1)
+    table.add_column("Provider / --model", no_wrap=True)
+    table.add_column("Endpoint", overflow="fold", ratio=1, min_width=16)
     table.add_column("API key", no_wrap=True)
-    table.add_column("Window", justify="right", no_wrap=True)
-    table.add_column("Use with --model", no_wrap=True)
+    if wide:
+        table.add_column("Window", justify="right", no_wrap=True)
     for status in statuses:
         name = Text(status.display_name, style="bold")
         if status.custom:
             name.append(" (custom)", style="dim")
-        name.append("\n" + _PROTOCOL_LABELS[status.protocol], style="dim")
+        name.append(f"\n{status.id}:{status.default_model or '<model>'}", style="cyan")
         url = Text(status.base_url or "—")
         if status.error:
             url = Text("✗ unset (see below)", style="red")
             problems.append(status.error)
         elif status.base_url_overridden:
-            url.append(f"\nfrom {status.base_url_source}", style="dim")
+            url.append(f" (from {status.base_url_source})", style="dim")
+        url.append("\n" + _PROTOCOL_LABELS[status.protocol], style="dim")
         if not status.key_required and not status.key_present:
             key = Text("no key needed", style="dim")
         elif status.key_present:
@@ -94,8 +97,10 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
             key = Text(f"✓ {via}", style="green")
         else:
             key = Text(f"✗ {status.api_key_env or 'no apiKeyEnv'}", style="red")
-        example = f"{status.id}:{status.default_model or '<model>'}"
-        table.add_row(name, url, key, f"{status.context_window:,}", example)
+        cells: list[Text | str] = [name, url, key]
+        if wide:
+            cells.append(f"{status.context_window:,}")
+        table.add_row(*cells)
     console.print(table)
     for problem in problems:
         console.print(Text(f"✗ {problem}", style="red"))

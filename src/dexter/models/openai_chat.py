@@ -292,13 +292,14 @@ def _wire_message(message: Message, provider: str) -> dict[str, Any]:
         wire["content"] = message.content
     reasoning_field = message.provider_data.get(_PD_REASONING_FIELD)
     source = message.provider_data.get(_PD_PROVIDER)
-    # DeepSeek's thinking mode answers 400 on a tool turn whose reasoning is not sent back.
-    # Only echo to the host that produced it: after a mid-conversation model switch, strict
-    # hosts reject unknown message keys.
+    # DeepSeek's thinking mode answers 400 on a tool turn whose reasoning is not sent back. The
+    # loop blanks reasoning on old turns to save context; the key stays (empty) on tool turns so
+    # the host still sees the field. Only echo to the host that produced it: after a
+    # mid-conversation model switch, strict hosts reject unknown message keys.
     if (
         isinstance(reasoning_field, str)
         and reasoning_field
-        and message.reasoning
+        and (message.reasoning or message.tool_calls)
         and (source is None or source == provider)
     ):
         wire[reasoning_field] = message.reasoning
