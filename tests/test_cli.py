@@ -237,3 +237,34 @@ def test_doctor_runs_without_keys(workdir: Path, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert code == 1  # the default provider has no key here
     assert "OpenAI" in out and "Anthropic" in out and "Ollama" in out
+
+
+def test_ctrl_c_cancels_cleanly_with_exit_130(workdir: Path, wire_server: WireServer) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    slow = sse([chunk({"content": f"part {i} "}) for i in range(50)] + [chunk({}, "stop")])
+    slow.chunk_delay = 0.2
+    wire_server.push(slow)
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+    env |= {"OPENAI_API_KEY": "sk-test-123456", "OPENAI_BASE_URL": wire_server.url + "/v1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dexter", "ask", "--json", "--model", "openai:gpt-test", "hi"],
+        cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(json.loads(line))
+        if lines[-1]["type"] == "text":
+            break
+    process.send_signal(signal.SIGINT)
+    rest, err = process.communicate(timeout=20)
+    lines += [json.loads(line) for line in rest.splitlines()]
+    assert process.returncode == 130
+    assert lines[-1] == {"type": "cancelled"}
+    assert not any(line["type"] == "done" for line in lines), "no error answer after cancel"
+    assert "Traceback" not in err
+    assert len(wire_server.requests) == 1, "nothing is retried after a cancel"

@@ -7,15 +7,12 @@ run on another provider) must not pay for it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -392,34 +389,6 @@ def _response_from_message(message: Any) -> ModelResponse:
 
 
 # ---- errors --------------------------------------------------------------------------------
-
-
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait, from `retry-after-ms`, `retry-after` seconds or a `retry-after` date."""
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            value = float(millis) / 1000
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value) and value >= 0:
-            return value
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    return value if math.isfinite(value) and value >= 0 else None
 
 
 def classify_anthropic_error(

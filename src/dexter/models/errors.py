@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from enum import StrEnum
 
 
@@ -86,3 +90,31 @@ class ModelError(Exception):
         if self.request_id:
             text += f" [request_id: {self.request_id}]"
         return text
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait, from `retry-after-ms`, `retry-after` seconds or a `retry-after` date."""
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return value if math.isfinite(value) and value >= 0 else None

@@ -12,13 +12,11 @@ with backoff, so this module's job is to raise a well-classified `ModelError`.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -70,38 +68,6 @@ _MAX_MESSAGE_CHARS = 500
 
 
 # ---- error classification ----------------------------------------------------------------
-
-
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait, from `retry-after-ms` (OpenAI's precise form) or `retry-after`.
-
-    `retry-after` may be a number of seconds or an HTTP date; a date in the past means "now".
-    """
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            value = float(millis) / 1000.0
-        except ValueError:
-            value = -1.0
-        if value >= 0:
-            return value
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    raw = raw.strip()
-    try:
-        seconds = float(raw)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        return max(0.0, when.timestamp() - time.time())
-    return seconds if seconds >= 0 else None
 
 
 def _shorten(text: str) -> str:
