@@ -252,7 +252,11 @@ def test_ctrl_c_cancels_cleanly_with_exit_130(workdir: Path, wire_server: WireSe
     env |= {"OPENAI_API_KEY": "sk-test-123456", "OPENAI_BASE_URL": wire_server.url + "/v1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "dexter", "ask", "--json", "--model", "openai:gpt-test", "hi"],
-        cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout is not None
     lines = []

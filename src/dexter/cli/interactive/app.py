@@ -1,0 +1,391 @@
+"""The interactive session: a chat log, live tool rows, an approval prompt and an input box.
+
+The app runs inline under the shell prompt so the scrollback survives. Agent runs execute in a
+textual worker on the app's own event loop, so the UI keeps drawing while tools and the model
+work, and cancelling the worker cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.events import Resize
+from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
+
+from dexter.agent.events import ApprovalRequest, QueueDrained
+from dexter.agent.loop import Agent
+from dexter.cli.interactive.approval import ApprovalPrompt
+from dexter.cli.interactive.commands import Command, UnknownCommand, help_text, parse_command
+from dexter.cli.interactive.turn import TurnView
+from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
+from dexter.models.base import Model
+from dexter.permissions.gate import ApprovalAnswer
+
+SwitchModel = Callable[[str], Model]
+
+TICK_SECONDS = 0.1
+# A second ctrl+c this soon after cancelling is a double-tap, not a request to quit.
+QUIT_GRACE_SECONDS = 1.0
+MIN_LOG_HEIGHT = 3
+PLACEHOLDER = "Ask about a company, a filing or a number…  (/help for commands)"
+
+
+class DexterApp(App[None]):
+    """One interactive session over one Agent; the conversation lives in `agent.history`."""
+
+    TITLE = "Dexter"
+    ENABLE_COMMAND_PALETTE = False
+
+    CSS = """
+    Screen { layout: vertical; }
+    #header { height: 1; padding: 0 1; }
+    #log { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
+    #log > Note { padding: 0 0 0 2; }
+    #log > .question { margin: 1 0 0 0; padding: 0; text-style: bold; }
+    #log > .command { margin: 1 0 0 0; padding: 0; color: $text-muted; }
+    #log > Markdown { padding: 0 0 0 2; margin: 0; }
+    #log > Markdown.interim { color: $text-muted; }
+    #log > .thinking, #log > .notice, #log > .stats, #log > .queued { color: $text-muted; }
+    #log > .delivered, #log > .dropped { color: $text-muted; text-style: italic; }
+    #log > .help, #log > .info { color: $text; }
+    #log > .error { color: $error; }
+    #log > .stopped, #log > .cancelled { color: $warning; }
+    #prompt { margin: 0; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
+        Binding("ctrl+d", "end_of_input", "Quit", show=False, priority=True),
+        Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
+    ]
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        switch_model: SwitchModel | None = None,
+        model_label: str = "",
+    ) -> None:
+        super().__init__()
+        self.agent = agent
+        self.switch_model = switch_model
+        self.model_label = model_label or agent.model.name
+        self.turn: TurnView | None = None
+        self._worker: Worker[None] | None = None
+        self._cancelling = False
+        self._cancelled_at = -QUIT_GRACE_SECONDS
+        self._queued: list[tuple[Note, str]] = []
+        self._approval_lock = asyncio.Lock()
+
+    # ----------------------------------------------------------------- layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header_text(), id="header")
+        yield VerticalScroll(id="log")
+        yield ApprovalPrompt(id="approval")
+        yield WorkingIndicator(id="working")
+        yield HistoryInput(placeholder=PLACEHOLDER, id="prompt")
+
+    def on_mount(self) -> None:
+        self.agent.approver = self._ask_approval
+        self.log_view.anchor()
+        self.prompt.focus()
+        self.set_interval(TICK_SECONDS, self._tick)
+        self._fit_log()
+
+    def on_resize(self, _: Resize) -> None:
+        self._fit_log()
+
+    @property
+    def log_view(self) -> VerticalScroll:
+        return self.query_one("#log", VerticalScroll)
+
+    @property
+    def prompt(self) -> HistoryInput:
+        return self.query_one("#prompt", HistoryInput)
+
+    @property
+    def working(self) -> WorkingIndicator:
+        return self.query_one("#working", WorkingIndicator)
+
+    @property
+    def approval(self) -> ApprovalPrompt:
+        return self.query_one("#approval", ApprovalPrompt)
+
+    @property
+    def busy(self) -> bool:
+        """True while a question (and any follow-ups it picks up) is being answered."""
+        return self._worker is not None
+
+    def _header_text(self) -> Text:
+        return Text.assemble(
+            ("Dexter", "bold"),
+            (" · ", "dim"),
+            (self.model_label, "cyan"),
+            ("   /help · ctrl+c cancel · ctrl+d quit", "dim"),
+        )
+
+    def _fit_log(self) -> None:
+        # Inline, the screen grows with its content up to the terminal height; capping the log
+        # keeps the input on screen once the conversation is taller than the terminal.
+        others = sum(
+            widget.outer_size.height + widget.styles.margin.height
+            for widget in (self.query_one("#header"), self.approval, self.working, self.prompt)
+            if widget.display
+        )
+        available = self.size.height - others - self.screen.styles.gutter.height
+        self.log_view.styles.max_height = max(MIN_LOG_HEIGHT, available)
+
+    def _tick(self) -> None:
+        if not self.busy:
+            return
+        self.working.refresh()
+        if self.turn is not None:
+            for row in self.turn.rows.values():
+                row.tick()
+
+    async def _add(self, note: Note) -> Note:
+        await self.log_view.mount(note)
+        return note
+
+    # ------------------------------------------------------------------ input
+
+    @on(Input.Submitted, "#prompt")
+    async def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self.prompt.value = ""
+        if not text:
+            return
+        self.prompt.remember(text)
+        # Whatever is sent, its output appears at the bottom, even if the user scrolled up.
+        self.log_view.anchor()
+        command = parse_command(text)
+        if command is not None:
+            await self._command(command, text)
+        elif self.busy:
+            await self._queue_follow_up(text)
+        else:
+            self.start_run(text)
+
+    async def _queue_follow_up(self, text: str) -> None:
+        self.agent.queue.enqueue(text)
+        note = await self._add(Note(f"↳ queued: {text}", classes="queued"))
+        self._queued.append((note, text))
+        self.working.queued = len(self.agent.queue)
+
+    def _settle_queued(self, status: str, kind: str) -> None:
+        for note, text in self._queued:
+            note.set_text(f"↳ {status}: {text}")
+            note.set_classes(kind)
+        self._queued.clear()
+        self.working.queued = 0
+
+    # --------------------------------------------------------------- commands
+
+    async def _command(self, command: Command | UnknownCommand, typed: str) -> None:
+        if isinstance(command, UnknownCommand):
+            await self._add(Note(f"› {typed}", classes="command"))
+            await self._add(
+                Note(f"Unknown command {command.name}. Type /help for commands.", classes="error")
+            )
+            return
+        if command.name == "/exit":
+            self.quit()
+            return
+        if command.name == "/clear":
+            await self._clear()
+            return
+        await self._add(Note(f"› {typed}", classes="command"))
+        if command.name == "/help":
+            await self._add(Note(help_text(), classes="help"))
+        elif command.name == "/model":
+            await self._model_command(command.arg)
+
+    async def _clear(self) -> None:
+        if self.busy:
+            await self._add(
+                Note("Wait for the answer or press ctrl+c before /clear.", classes="error")
+            )
+            return
+        self.agent.clear()
+        await self.log_view.remove_children()
+        self.turn = None
+        await self._add(Note("Conversation cleared.", classes="info"))
+
+    async def _model_command(self, spec: str) -> None:
+        model = self.agent.model
+        if not spec:
+            text = f"Model: {self.model_label} ({model.provider} · {model.name})"
+            if self.switch_model is not None:
+                text += "\nSwitch with /model provider:name"
+            await self._add(Note(text, classes="info"))
+            return
+        if self.busy:
+            await self._add(
+                Note(
+                    "Wait for the answer or press ctrl+c before switching models.", classes="error"
+                )
+            )
+            return
+        if self.switch_model is None:
+            await self._add(Note("Switching models is not available here.", classes="error"))
+            return
+        try:
+            new_model = self.switch_model(spec)
+        except Exception as exc:  # a bad spec or missing key must not end the session
+            await self._add(Note(f"Could not switch model: {exc}", classes="error"))
+            return
+        self.agent.model = new_model
+        self.model_label = spec
+        self.query_one("#header", Static).update(self._header_text())
+        await self._add(
+            Note(f"Switched to {spec} ({new_model.provider} · {new_model.name}).", classes="info")
+        )
+
+    # ------------------------------------------------------------------- runs
+
+    def start_run(self, query: str) -> None:
+        self._cancelling = False
+        self.turn = None
+        self.working.begin()
+        self.call_after_refresh(self._fit_log)
+        self._worker = self.run_worker(
+            self._answer(query), name="dexter-run", group="run", exit_on_error=False
+        )
+
+    async def _answer(self, query: str) -> None:
+        try:
+            while True:
+                await self._run_one(query)
+                follow_ups = self.agent.queue.drain()
+                if not follow_ups:
+                    return
+                # No tool round picked these up, so they become the next question.
+                self._settle_queued("asked next", "delivered")
+                query = "\n\n".join(item.text for item in follow_ups)
+        except asyncio.CancelledError:
+            if self.turn is not None:
+                await self.turn.cancel()
+            self._drop_queued()
+            raise
+        except Exception as exc:  # a UI bug must not kill the session; show it and carry on
+            message = f"Internal error: {type(exc).__name__}: {exc}"
+            if self.turn is not None:
+                await self.turn.fail(message)
+            else:
+                await self._add(Note(message, classes="error"))
+            self._drop_queued()
+        finally:
+            self._finish_run()
+
+    async def _run_one(self, query: str) -> None:
+        await self._add(Note(f"› {query}", classes="question"))
+        self.turn = TurnView(self.log_view, self.working.set_phase)
+        self.working.set_phase("thinking")
+        async for event in self.agent.run(query):
+            if isinstance(event, QueueDrained):
+                self._settle_queued("sent with the next step", "delivered")
+            await self.turn.handle(event)
+
+    def _drop_queued(self) -> None:
+        dropped = self.agent.queue.drain()
+        self._settle_queued("not sent", "dropped")
+        if dropped and not self.prompt.value:
+            # Give unsent follow-ups back so they are not lost with the cancelled run.
+            self.prompt.value = "\n\n".join(item.text for item in dropped)
+            self.prompt.cursor_position = len(self.prompt.value)
+
+    def _finish_run(self) -> None:
+        self._worker = None
+        self._cancelling = False
+        self.working.end()
+        self.call_after_refresh(self._fit_log)
+        if not self.approval.is_open:
+            self.prompt.focus()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # A worker cancelled before its first step never runs its own cleanup.
+        if event.worker is self._worker and event.state in (
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+            WorkerState.SUCCESS,
+        ):
+            self._finish_run()
+
+    def cancel_run(self) -> bool:
+        if self._worker is None or self._cancelling:
+            return False
+        self._cancelling = True
+        self._cancelled_at = time.monotonic()
+        self._worker.cancel()
+        return True
+
+    # --------------------------------------------------------------- approval
+
+    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        async with self._approval_lock:
+            future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+            prompt = self.approval
+            self.working.set_phase(f"waiting for your approval of {request.tool}")
+            prompt.open(request, future)
+            self.call_after_refresh(self._fit_log)
+            try:
+                return await future
+            finally:
+                prompt.close()
+                self.working.set_phase("thinking")
+                self.prompt.focus()
+                self.call_after_refresh(self._fit_log)
+
+    # ---------------------------------------------------------------- actions
+
+    def action_interrupt(self) -> None:
+        if self.busy:
+            self.cancel_run()
+        elif self.prompt.value:
+            self.prompt.value = ""
+        elif time.monotonic() - self._cancelled_at >= QUIT_GRACE_SECONDS:
+            self.quit()
+
+    def action_end_of_input(self) -> None:
+        if self.prompt.has_focus and self.prompt.value:
+            self.prompt.action_delete_right()
+        else:
+            self.quit()
+
+    async def action_quit(self) -> None:
+        self.quit()
+
+    def quit(self) -> None:
+        """Exit, leaving the conversation (without the input box) in the terminal scrollback."""
+        self.cancel_run()
+        for widget in (self.prompt, self.approval, self.working):
+            widget.display = False
+        self.call_after_refresh(self.exit)
+
+    def action_scroll_log(self, direction: int) -> None:
+        if direction < 0:
+            self.log_view.scroll_page_up()
+        else:
+            self.log_view.scroll_page_down()
+
+
+def run_interactive(
+    agent: Agent, *, switch_model: SwitchModel | None = None, model_label: str = ""
+) -> int:
+    """Run the session under the shell prompt; returns the process exit code."""
+    app = DexterApp(agent, switch_model=switch_model, model_label=model_label)
+    # mouse=False leaves text selection and scrolling to the terminal, as in a shell.
+    app.run(inline=True, inline_no_clear=True, mouse=False)
+    return app.return_code or 0

@@ -1,0 +1,116 @@
+"""The approval prompt: shown inline above the input when a tool asks permission to run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from dexter.agent.events import ApprovalRequest
+from dexter.permissions.gate import ApprovalAnswer
+
+HINT = "↑/↓ enter · 1/y allow once · 2/a allow for this session · 3/n/esc deny · ctrl+c cancel"
+ARGS_PREVIEW_LINES = 8
+ARGS_PREVIEW_CHARS = 600
+
+CHOICES: tuple[tuple[ApprovalAnswer, str], ...] = (
+    (ApprovalAnswer.ALLOW_ONCE, "1  Allow once"),
+    (ApprovalAnswer.ALLOW_SESSION, "2  Allow for this session"),
+    (ApprovalAnswer.DENY, "3  Deny (stops this answer)"),
+)
+
+
+def describe_args(request: ApprovalRequest) -> str:
+    """Full arguments, pretty-printed, because the person is deciding on exactly these."""
+    if not request.args:
+        return "(no arguments)"
+    text = json.dumps(request.args, indent=2, ensure_ascii=False, default=str)
+    lines = text.splitlines()
+    if len(lines) > ARGS_PREVIEW_LINES:
+        lines = [*lines[:ARGS_PREVIEW_LINES], "  …"]
+    text = "\n".join(lines)
+    return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
+
+
+class ApprovalPrompt(Vertical):
+    """Resolves the future it was opened with exactly once; closing it is the caller's job."""
+
+    DEFAULT_CSS = """
+    ApprovalPrompt {
+        height: auto;
+        display: none;
+        border: round $warning;
+        padding: 0 1;
+    }
+    ApprovalPrompt.-open { display: block; }
+    ApprovalPrompt #approval-title { height: auto; }
+    ApprovalPrompt #approval-options { height: auto; border: none; padding: 0; }
+    ApprovalPrompt #approval-hint { height: 1; color: $text-muted; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1,y", "choose('allow_once')", "Allow once", show=False),
+        Binding("2,a", "choose('allow_session')", "Allow for this session", show=False),
+        Binding("3,n,escape", "choose('deny')", "Deny", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.request: ApprovalRequest | None = None
+        self._future: asyncio.Future[ApprovalAnswer] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="approval-title")
+        yield OptionList(
+            *(Option(label, id=answer.value) for answer, label in CHOICES),
+            id="approval-options",
+        )
+        yield Static(HINT, id="approval-hint", markup=False)
+
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("-open")
+
+    def open(self, request: ApprovalRequest, future: asyncio.Future[ApprovalAnswer]) -> None:
+        self.request = request
+        self._future = future
+        title = Text.assemble(
+            ("Allow ", "bold"),
+            (request.tool, "bold yellow"),
+            (" to run?", "bold"),
+        )
+        if request.reason:
+            title.append(f"  ({request.reason.replace('`', '')})", style="dim")
+        title.append("\n")
+        title.append(describe_args(request), style="dim")
+        self.query_one("#approval-title", Static).update(title)
+        options = self.query_one("#approval-options", OptionList)
+        options.highlighted = 0
+        self.add_class("-open")
+        options.focus()
+
+    def close(self) -> None:
+        self.remove_class("-open")
+        self.request = None
+        self._future = None
+
+    def action_choose(self, answer: str) -> None:
+        self._resolve(ApprovalAnswer(answer))
+
+    @on(OptionList.OptionSelected, "#approval-options")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id is not None:
+            self._resolve(ApprovalAnswer(event.option_id))
+
+    def _resolve(self, answer: ApprovalAnswer) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(answer)

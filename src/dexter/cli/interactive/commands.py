@@ -1,0 +1,57 @@
+"""Slash commands typed into the session's input box."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COMMANDS: dict[str, str] = {
+    "/help": "Show commands and keys",
+    "/model": "Show the current model",
+    "/model provider:name": "Switch model for the next questions (e.g. /model openai:gpt-5.6-sol)",
+    "/clear": "Forget the conversation and clear the screen",
+    "/exit": "Quit (also /quit)",
+}
+
+KEYS: dict[str, str] = {
+    "Enter": "Ask; while Dexter is working, queue a follow-up for its next step",
+    "Up / Down": "Recall earlier messages from this session",
+    "PageUp / PageDown": "Scroll the conversation",
+    "Ctrl+C": "Cancel the running answer; when idle, clear the line, then quit",
+    "Ctrl+D": "Quit (on an empty line)",
+    "Approval": "↑/↓ + Enter, or 1/y allow once · 2/a allow for this session · 3/n/Esc deny",
+}
+
+_ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
+_NAMES = {"/help", "/model", "/clear", "/exit"}
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    arg: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownCommand:
+    name: str
+
+
+def parse_command(text: str) -> Command | UnknownCommand | None:
+    """A command when the line starts with `/word`; None for an ordinary question."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped == "/":
+        return None
+    head, _, rest = stripped.partition(" ")
+    name = _ALIASES.get(head.lower(), head.lower())
+    if name not in _NAMES:
+        return UnknownCommand(head)
+    return Command(name, rest.strip())
+
+
+def help_text() -> str:
+    width = max(len(name) for name in [*COMMANDS, *KEYS]) + 2
+    lines = ["Commands"]
+    lines += [f"  {name.ljust(width)}{what}" for name, what in COMMANDS.items()]
+    lines.append("Keys")
+    lines += [f"  {name.ljust(width)}{what}" for name, what in KEYS.items()]
+    return "\n".join(lines)

@@ -1,0 +1,503 @@
+"""The interactive session, driven headless through textual's Pilot with a ScriptedModel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Markdown
+
+from dexter.agent.loop import Agent, AgentConfig
+from dexter.cli.interactive import DexterApp, run_interactive
+from dexter.cli.interactive.commands import Command, UnknownCommand, parse_command
+from dexter.cli.interactive.format import compact_args, format_duration
+from dexter.cli.interactive.widgets import Note, ToolRow
+from dexter.config import ConfigError
+from dexter.models.base import Model, complete_by_streaming
+from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.scripted import ScriptedModel, calls, text
+from dexter.models.types import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    StreamChunk,
+    UserMessage,
+)
+from dexter.tools.registry import ToolRegistry
+from tests.support.tools import SleepTool, WriteTool
+
+SIZE = (100, 40)
+
+
+class GatedModel:
+    """Wraps a ScriptedModel; every call waits until the test opens `gate`, so input typed
+    "during a run" is deterministic rather than a race with the model."""
+
+    def __init__(self, inner: ScriptedModel, *, after_chunks: int = 0) -> None:
+        self.inner = inner
+        self.after_chunks = after_chunks
+        self.gate = asyncio.Event()
+        self.waiting = False
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        sent = 0
+        async for chunk in self.inner.stream(request):
+            if sent == self.after_chunks:
+                self.waiting = True
+                await self.gate.wait()
+                self.waiting = False
+            sent += 1
+            yield chunk
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return await complete_by_streaming(self, request)
+
+
+def make_agent(model: Model, tmp_path: Path, *, tools: list[Any] | None = None) -> Agent:
+    registry = ToolRegistry(tools if tools is not None else [SleepTool()])
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    return Agent(model, registry, config=AgentConfig(home=tmp_path / ".dexter"), sleep=no_sleep)
+
+
+async def wait_for(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 5.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+async def type_and_send(pilot: Pilot[None], message: str) -> None:
+    await pilot.press(*message)
+    await pilot.press("enter")
+
+
+async def ask(pilot: Pilot[None], app: DexterApp, question: str) -> None:
+    """Send a question and wait until the run (and any follow-ups it starts) has finished."""
+    app.prompt.value = question
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: not app.busy)
+    await pilot.pause()
+
+
+def notes(app: DexterApp, kind: str) -> list[str]:
+    return [note.text for note in app.query(f"#log > Note.{kind}").results(Note)]
+
+
+def answers(app: DexterApp) -> list[str]:
+    return [md.source for md in app.query("#log > Markdown.answer").results(Markdown)]
+
+
+def rows(app: DexterApp) -> list[ToolRow]:
+    return list(app.query(ToolRow).results(ToolRow))
+
+
+async def test_question_streams_markdown_answer_and_stats(tmp_path: Path) -> None:
+    answer = "Apple's **FY2025** revenue was $416.2B, up 6% on the year before."
+    model = ScriptedModel([text(answer)])
+    agent = make_agent(model, tmp_path)
+    app = DexterApp(agent, model_label="scripted:test")
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.agent.approver is not None
+        assert "scripted:test" in str(app.query_one("#header").render())
+        await type_and_send(pilot, "What was Apple's revenue?")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert notes(app, "question") == ["› What was Apple's revenue?"]
+        assert answers(app) == [answer]
+        [stats] = notes(app, "stats")
+        assert "1 step" in stats and "15 tokens" in stats
+        assert not app.working.display
+        assert app.prompt.has_focus
+    assert agent.history == [UserMessage("What was Apple's revenue?"), AssistantMessage(answer)]
+
+
+async def test_answer_is_visible_while_it_streams(tmp_path: Path) -> None:
+    model = GatedModel(ScriptedModel([text("Revenue grew 6% to $416B.")]), after_chunks=2)
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "revenue?"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: model.waiting)
+        await pilot.pause()
+        [streaming] = app.query("#log > Markdown.segment").results(Markdown)
+        assert streaming.source == "Revenue grew 6% "
+        assert "answering" in app.working.text
+        model.gate.set()
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+        assert answers(app) == ["Revenue grew 6% to $416B."]
+        assert streaming.has_class("answer")
+
+
+async def test_tool_row_shows_progress_then_completion(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            calls(("lookup", {"label": "AAPL", "seconds": 0.8}), text="Let me look that up."),
+            text("AAPL looked up."),
+        ]
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "look up AAPL"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(rows(app)) and rows(app)[0].state == "running")
+        row = rows(app)[0]
+        assert "lookup(label=AAPL, seconds=0.8)" in row.text
+        assert "looking up AAPL" in row.text
+        assert "Working…" in app.working.text and "running lookup" in app.working.text
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert row.state == "done"
+        assert row.text.startswith("✓ lookup(")
+        # The text written alongside the tool call is a plan, kept dim, not the answer.
+        interim = [md.source for md in app.query("#log > Markdown.interim").results(Markdown)]
+        assert interim == ["Let me look that up."]
+        assert answers(app) == ["AAPL looked up."]
+
+
+async def test_approval_allow_once_runs_the_tool(tmp_path: Path) -> None:
+    writer = WriteTool()
+    model = ScriptedModel([calls(("write_note", {"path": "notes.md"})), text("Saved it.")])
+    app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "save a note"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.approval.is_open)
+        assert app.approval.request is not None and app.approval.request.tool == "write_note"
+        assert "notes.md" in str(app.query_one("#approval-title").render())
+        assert writer.written == []
+        await pilot.press("enter")  # the highlighted first choice: allow once
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert writer.written == ["notes.md"]
+        assert answers(app) == ["Saved it."]
+        assert not app.approval.is_open
+        assert app.prompt.has_focus
+        assert rows(app)[0].state == "done"
+
+
+async def test_deny_stops_the_run_without_running_the_tool(tmp_path: Path) -> None:
+    writer = WriteTool()
+    model = ScriptedModel([calls(("write_note", {"path": "notes.md"}))])
+    app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "save a note"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.approval.is_open)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert writer.written == []
+        assert model.calls_made == 1
+        assert notes(app, "stopped") == ["Stopped: you denied write_note."]
+        assert rows(app)[0].state == "denied"
+        assert answers(app) == []
+        assert app.prompt.has_focus
+
+
+async def test_allow_for_session_is_not_asked_again(tmp_path: Path) -> None:
+    writer = WriteTool()
+    model = ScriptedModel(
+        [
+            calls(("write_note", {"path": "a.md"})),
+            text("Wrote a."),
+            calls(("write_note", {"path": "b.md"})),
+            text("Wrote b."),
+        ]
+    )
+    app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
+    asked: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "write a"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.approval.is_open)
+        asked.append("a")
+        await pilot.press("2")
+        await wait_for(pilot, lambda: not app.busy)
+
+        app.prompt.value = "write b"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.approval.is_open or not app.busy)
+        if app.approval.is_open:
+            asked.append("b")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert asked == ["a"]
+        assert [row.note for row in rows(app)] == ["approved for this session", ""]
+        assert writer.written == ["a.md", "b.md"]
+        assert answers(app) == ["Wrote a.", "Wrote b."]
+
+
+async def test_conversation_carries_across_turns_and_clear_forgets_it(tmp_path: Path) -> None:
+    model = ScriptedModel([text("First answer."), text("Second answer."), text("Fresh.")])
+    agent = make_agent(model, tmp_path)
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "first")
+        await ask(pilot, app, "second")
+        second_request = model.requests[1].messages
+        assert UserMessage("first") in second_request
+        assert len(agent.history) == 4
+
+        await ask(pilot, app, "/clear")
+        assert agent.history == []
+        assert answers(app) == [] and notes(app, "question") == []
+        assert notes(app, "info") == ["Conversation cleared."]
+
+        await ask(pilot, app, "third")
+        assert UserMessage("first") not in model.requests[2].messages
+
+
+async def test_help_lists_commands_and_keys(tmp_path: Path) -> None:
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/help")
+        await pilot.pause()
+        [help_note] = notes(app, "help")
+        for expected in ("/model", "/clear", "/exit", "Ctrl+C", "Up / Down", "allow once"):
+            assert expected in help_note
+        await ask(pilot, app, "/bogus")
+        assert notes(app, "error") == ["Unknown command /bogus. Type /help for commands."]
+
+
+async def test_model_command_switches_and_reports_errors(tmp_path: Path) -> None:
+    replacement = ScriptedModel([text("From the new model.")], name="other-model")
+    requested: list[str] = []
+
+    def switch_model(spec: str) -> Model:
+        requested.append(spec)
+        if spec.startswith("nope:"):
+            raise ConfigError("Unknown provider 'nope'. Known providers: openai, anthropic.")
+        return replacement
+
+    agent = make_agent(ScriptedModel([]), tmp_path)
+    app = DexterApp(agent, switch_model=switch_model, model_label="scripted")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "/model")
+        assert "Model: scripted" in notes(app, "info")[-1]
+
+        await ask(pilot, app, "/model nope:thing")
+        assert notes(app, "error") == [
+            "Could not switch model: Unknown provider 'nope'. Known providers: openai, anthropic."
+        ]
+        assert agent.model is not replacement
+
+        await ask(pilot, app, "/model other:other-model")
+        assert agent.model is replacement
+        assert "other:other-model" in str(app.query_one("#header").render())
+        await ask(pilot, app, "hello")
+        assert answers(app) == ["From the new model."]
+    assert requested == ["nope:thing", "other:other-model"]
+
+
+async def test_model_switch_unavailable_without_callback(tmp_path: Path) -> None:
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "/model openai:gpt")
+        assert notes(app, "error") == ["Switching models is not available here."]
+
+
+async def test_follow_up_typed_during_run_is_queued_and_delivered(tmp_path: Path) -> None:
+    model = GatedModel(
+        ScriptedModel([calls(("lookup", {"label": "MSFT"})), text("MSFT and NVDA compared.")])
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "look up MSFT"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: model.waiting)
+        await type_and_send(pilot, "also NVDA")
+        assert notes(app, "queued") == ["↳ queued: also NVDA"]
+        assert "1 queued" in app.working.text
+        model.gate.set()
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert notes(app, "delivered") == ["↳ sent with the next step: also NVDA"]
+        assert UserMessage("also NVDA") in model.inner.requests[1].messages
+        assert answers(app) == ["MSFT and NVDA compared."]
+        assert notes(app, "question") == ["› look up MSFT"]
+        assert len(app.agent.queue) == 0
+
+
+async def test_follow_up_left_in_queue_becomes_the_next_question(tmp_path: Path) -> None:
+    model = GatedModel(ScriptedModel([text("First."), text("Second.")]))
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "one"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: model.waiting)
+        app.prompt.value = "two"
+        await pilot.press("enter")
+        app.prompt.value = "three"
+        await pilot.press("enter")
+        model.gate.set()
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert notes(app, "question") == ["› one", "› two\n\nthree"]
+        assert answers(app) == ["First.", "Second."]
+        assert len(notes(app, "delivered")) == 2
+        assert app.agent.history[-2] == UserMessage("two\n\nthree")
+
+
+async def test_ctrl_c_cancels_a_run_and_the_session_stays_usable(tmp_path: Path) -> None:
+    slow = SleepTool()
+    model = ScriptedModel(
+        [calls(("lookup", {"label": "slow", "seconds": 30})), text("Still here.")]
+    )
+    agent = make_agent(model, tmp_path, tools=[slow])
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "take forever"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(rows(app)) and rows(app)[0].state == "running")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert slow.cancelled
+        assert notes(app, "cancelled") == ["Cancelled."]
+        assert notes(app, "error") == []
+        assert rows(app)[0].state == "cancelled"
+        assert agent.history == []
+        await pilot.press("ctrl+c")  # a double-tap right after cancelling must not quit
+        assert app.is_running
+
+        await ask(pilot, app, "are you there?")
+        assert answers(app) == ["Still here."]
+
+
+async def test_ctrl_c_while_waiting_for_approval_cancels(tmp_path: Path) -> None:
+    writer = WriteTool()
+    model = ScriptedModel([calls(("write_note", {"path": "x.md"}))])
+    app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "write"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.approval.is_open)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+
+        assert not app.approval.is_open
+        assert writer.written == []
+        assert notes(app, "cancelled") == ["Cancelled."]
+        assert app.prompt.has_focus
+
+
+async def test_ctrl_c_when_idle_clears_the_line_then_quits(tmp_path: Path) -> None:
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h", "i")
+        await pilot.press("ctrl+c")
+        assert app.prompt.value == ""
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_exit_command_and_ctrl_d_quit(tmp_path: Path) -> None:
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/exit")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.return_code == 0
+
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_up_and_down_recall_earlier_messages(tmp_path: Path) -> None:
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "/help")
+        await ask(pilot, app, "/model")
+        await pilot.press("d", "r", "a", "f", "t")
+        await pilot.press("up")
+        assert app.prompt.value == "/model"
+        await pilot.press("up")
+        assert app.prompt.value == "/help"
+        await pilot.press("up")
+        assert app.prompt.value == "/help"
+        await pilot.press("down")
+        assert app.prompt.value == "/model"
+        await pilot.press("down")
+        assert app.prompt.value == "draft"
+
+
+async def test_retry_notice_is_shown_and_the_answer_follows(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [ModelError(ErrorKind.RATE_LIMIT, "429", retry_after=2.0, provider="X"), text("Got it.")]
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "hi")
+        [notice] = notes(app, "notice")
+        assert notice.startswith("Retrying (1/")
+        assert answers(app) == ["Got it."]
+
+
+async def test_model_error_is_shown_in_red_without_crashing(tmp_path: Path) -> None:
+    model = ScriptedModel([ModelError(ErrorKind.AUTH, "bad key", provider="Scripted")])
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "hi")
+        [error] = notes(app, "error")
+        assert error.startswith("Error: ")
+        assert answers(app) == []
+        assert app.is_running
+
+
+def test_run_interactive_runs_inline_and_keeps_scrollback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_run(self: DexterApp, **kwargs: Any) -> None:
+        seen.update(kwargs, label=self.model_label)
+
+    monkeypatch.setattr(DexterApp, "run", fake_run)
+    agent = make_agent(ScriptedModel([]), tmp_path)
+    assert run_interactive(agent, switch_model=None, model_label="openai:x") == 0
+    assert seen["inline"] is True and seen["inline_no_clear"] is True
+    assert seen["label"] == "openai:x"
+
+
+def test_parse_command_and_formatting() -> None:
+    assert parse_command("what is AAPL?") is None
+    assert parse_command("/model openai:gpt-5") == Command("/model", "openai:gpt-5")
+    assert parse_command("/quit") == Command("/exit")
+    assert parse_command("/nope") == UnknownCommand("/nope")
+    assert compact_args({"ticker": "AAPL", "limit": 4}) == "ticker=AAPL, limit=4"
+    assert compact_args({"q": "a, b"}) == 'q="a, b"'
+    assert len(compact_args({"text": "x" * 500})) <= 80
+    assert format_duration(250) == "250ms"
+    assert format_duration(3200) == "3.2s"
