@@ -141,7 +141,7 @@ def test_ask_plain_prints_answer_to_stdout(
     assert main(["ask", "--model", "openai:gpt-test", "hi"]) == 0
     captured = capsys.readouterr()
     assert captured.out.strip() == "Hello."
-    assert "1 rounds" in captured.err
+    assert "1 round · 0 tool calls" in captured.err
 
 
 def test_ask_with_rejected_key_fails_with_a_clear_message(

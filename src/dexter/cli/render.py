@@ -34,6 +34,10 @@ def compact_args(args: dict[str, Any], limit: int = ARG_PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def format_duration(ms: float) -> str:
     return f"{ms:.0f}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
 
@@ -112,8 +116,10 @@ class PlainRenderer:
             else:
                 self.err.print(f"[red]Error: {done.error}[/red]", highlight=False)
         usage = done.usage
+        rounds = _plural(done.iterations, "round")
+        calls = _plural(len(done.tool_calls), "tool call")
         self.err.print(
-            f"[dim]{done.iterations} rounds · {len(done.tool_calls)} tool calls · "
+            f"[dim]{rounds} · {calls} · "
             f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens · "
             f"{format_duration(done.duration_ms)}[/dim]",
             highlight=False,
