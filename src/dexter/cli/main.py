@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from dexter import __version__
 
@@ -28,6 +29,8 @@ examples:
   dexter ask "How did Apple's gross margin change from FY2023 to FY2025?"
   dexter ask --model anthropic:claude-sonnet-4-6 --json "NVDA revenue CAGR over 3 years"
   dexter tools run calculate --args '{"operation": "cagr", "start": 100, "end": 150, "years": 3}'
+  dexter data income AAPL --period quarterly --limit 8
+  dexter data filing-section NVDA --form 10-K --item 1A
   dexter doctor
 
 exit status: 0 answered, 1 failed, 2 usage or configuration error, 130 cancelled."""
@@ -68,9 +71,73 @@ def _parser() -> argparse.ArgumentParser:
     tools_run.add_argument("--args", default="{}", metavar="JSON", help="arguments as JSON object")
     tools_run.add_argument("--json", action="store_true", help="print the result as JSON")
 
+    _add_data_parser(commands)
+
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
     return parser
+
+
+def _add_data_parser(commands: Any) -> None:
+    data = commands.add_parser(
+        "data",
+        help="financial data without a model: statements, filings, insiders, holdings …",
+        description="Fetch financial data directly. SEC EDGAR needs no key (set "
+        "DEXTER_SEC_USER_AGENT); Financial Datasets is used when FINANCIAL_DATASETS_API_KEY "
+        "is set.",
+    )
+    actions = data.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+
+    def action(name: str, help_text: str, *, ticker: bool = True) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = actions.add_parser(
+            name, help=help_text, description=help_text
+        )
+        if ticker:
+            sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
+        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        return sub
+
+    for name, what in (
+        ("income", "income statements"),
+        ("balance", "balance sheets"),
+        ("cashflow", "cash flow statements"),
+        ("metrics", "financial ratios"),
+    ):
+        sub = action(name, f"{what}, newest period first")
+        sub.add_argument("--period", choices=["annual", "quarterly", "ttm"], default="annual")
+        sub.add_argument("--limit", type=int, default=4, metavar="N", help="periods (default 4)")
+    filings = action("filings", "recent filings with links")
+    filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
+    filings.add_argument("--limit", type=int, default=10, metavar="N")
+    section = action("filing-section", "one item of a 10-K or 10-Q as clean text")
+    section.add_argument("--form", default="10-K", help="10-K (default) or 10-Q")
+    section.add_argument("--item", required=True, help='e.g. 1A, 7, "MD&A", "risk factors"')
+    section.add_argument("--year", type=int, help="fiscal year filed (default: latest)")
+    section.add_argument("--accession", help="a specific accession number")
+    insiders = action("insider-trades", "insider transactions from Forms 4")
+    insiders.add_argument("--limit", type=int, default=20, metavar="N")
+    holdings = action("holdings", "a 13F filer's reported holdings", ticker=False)
+    holdings.add_argument("--filer", required=True, metavar="CIK", help="13F filer CIK or name")
+    holdings.add_argument("--limit", type=int, default=50, metavar="N")
+    facts = action("facts", "the raw XBRL series for one concept")
+    facts.add_argument("concept", help="e.g. Revenues or us-gaap:NetIncomeLoss")
+    prices = action("prices", "daily prices (needs a price provider)")
+    prices.add_argument("--start", help="YYYY-MM-DD (default: 30 days ago)")
+    prices.add_argument("--end", help="YYYY-MM-DD (default: today)")
+    news = action("news", "recent company news (needs a news provider)")
+    news.add_argument("--limit", type=int, default=10, metavar="N")
+    segments = action("segments", "segment financials (needs a segments provider)")
+    segments.add_argument("--period", choices=["annual", "quarterly"], default="annual")
+    segments.add_argument("--limit", type=int, default=4, metavar="N")
+    screen = action(
+        "screen", "rank companies by one reported value (SEC XBRL frames)", ticker=False
+    )
+    screen.add_argument("--concept", default="Revenues", help="XBRL concept (default Revenues)")
+    screen.add_argument("--period", required=True, help="CY2024 (annual), CY2024Q4 or CY2024Q4I")
+    screen.add_argument("--unit", default="USD")
+    screen.add_argument("--min", type=float, dest="min_value", metavar="VALUE")
+    screen.add_argument("--max", type=float, dest="max_value", metavar="VALUE")
+    screen.add_argument("--limit", type=int, default=25, metavar="N")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,6 +166,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from dexter.cli.tools_command import run_tools_command
 
             return run_tools_command(args)
+        if args.command == "data":
+            from dexter.cli.data_command import run_data_command
+
+            return run_data_command(args)
         if args.command == "doctor":
             from dexter.cli.doctor_command import run_doctor_command
 

@@ -1,0 +1,1 @@
+"""Financial data sources behind one typed interface. Nothing in here knows about LLMs."""

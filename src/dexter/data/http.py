@@ -1,0 +1,212 @@
+"""One async HTTP client for every data source: headers, rate limit, retries, disk cache.
+
+Each source (SEC EDGAR, Financial Datasets) gets its own `HttpClient` with its own headers,
+limiter and cache folder. Failures become `DataError`s that say what happened and what to do;
+response bodies are kept in the error so nothing the server said is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from dexter.data.cache import DiskCache
+from dexter.data.errors import NotFound, RateLimited, UpstreamError
+from dexter.data.ratelimit import RateLimiter
+from dexter.models.errors import parse_retry_after
+
+if TYPE_CHECKING:
+    import httpx2
+
+Params = Mapping[str, str | int | float | Sequence[str] | None]
+Sleep = Callable[[float], Awaitable[None]]
+ErrorHint = Callable[[int], str | None]
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_BACKOFF = 30.0
+BODY_KEPT = 500
+
+
+def build_url(url: str, params: Params | None) -> str:
+    """The full URL with query parameters; lists repeat the key (`item=1A&item=7`)."""
+    if not params:
+        return url
+    pairs: list[tuple[str, str]] = []
+    for key in sorted(params):
+        value = params[key]
+        if value is None:
+            continue
+        if isinstance(value, list | tuple):
+            pairs.extend((key, str(v)) for v in value)
+        else:
+            pairs.append((key, str(value)))
+    if not pairs:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}{urlencode(pairs)}"
+
+
+class HttpClient:
+    def __init__(
+        self,
+        name: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        rate_per_second: float | None = None,
+        cache: DiskCache | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        timeout: float = 30.0,
+        max_attempts: int = 4,
+        base_delay: float = 0.5,
+        sleep: Sleep = asyncio.sleep,
+        error_hint: ErrorHint | None = None,
+    ) -> None:
+        self.name = name
+        self._headers = dict(headers or {})
+        self._limiter = RateLimiter(rate_per_second) if rate_per_second else None
+        self.cache = cache
+        self._transport = transport
+        self._timeout = timeout
+        self._max_attempts = max_attempts
+        self._base_delay = base_delay
+        self._sleep = sleep
+        self._error_hint = error_hint
+        self._client: httpx2.AsyncClient | None = None
+        self.requests_sent = 0
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.AsyncClient(
+                headers=self._headers,
+                timeout=self._timeout,
+                transport=self._transport,
+                follow_redirects=True,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def get_bytes(
+        self, url: str, *, params: Params | None = None, ttl: float | None = None
+    ) -> bytes:
+        """GET a body, from the cache when a fresh copy exists (`ttl` seconds; None = no cache)."""
+        full = build_url(url, params)
+        if self.cache is not None and ttl is not None:
+            cached = self.cache.get(full, ttl)
+            if cached is not None:
+                return cached.body
+        body = await self._request("GET", full)
+        if self.cache is not None and ttl is not None:
+            self.cache.put(full, full, body)
+        return body
+
+    async def get_text(
+        self, url: str, *, params: Params | None = None, ttl: float | None = None
+    ) -> str:
+        body = await self.get_bytes(url, params=params, ttl=ttl)
+        return body.decode("utf-8", errors="replace")
+
+    async def get_json(
+        self, url: str, *, params: Params | None = None, ttl: float | None = None
+    ) -> Any:
+        full = build_url(url, params)
+        if self.cache is not None and ttl is not None:
+            cached = self.cache.get(full, ttl)
+            if cached is not None:
+                try:
+                    return json.loads(cached.body)
+                except ValueError:
+                    pass  # fall through and refetch; the bad entry is overwritten below
+        body = await self._request("GET", full)
+        data = self._decode_json(body, full)
+        # Only a body that parsed is cached, so a truncated reply is never served again.
+        if self.cache is not None and ttl is not None:
+            self.cache.put(full, full, body)
+        return data
+
+    async def post_json(self, url: str, payload: Any) -> Any:
+        body = await self._request("POST", url, json_body=payload)
+        return self._decode_json(body, url)
+
+    def _decode_json(self, body: bytes, url: str) -> Any:
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise UpstreamError(
+                f"{self.name} sent a reply that is not valid JSON ({exc}).",
+                url=url,
+                body=body[:BODY_KEPT].decode("utf-8", errors="replace"),
+                hint="The response may have been cut off; try again.",
+            ) from None
+
+    async def _request(self, method: str, url: str, *, json_body: Any = None) -> bytes:
+        import httpx2
+
+        attempt = 1
+        while True:
+            if self._limiter is not None:
+                await self._limiter.acquire()
+            self.requests_sent += 1
+            try:
+                response = await self._http().request(method, url, json=json_body)
+            except httpx2.TimeoutException:
+                failure: UpstreamError = UpstreamError(
+                    f"{self.name} did not answer in time.", url=url, hint="Try again later."
+                )
+                retry_after = None
+            except httpx2.TransportError as exc:
+                failure = UpstreamError(
+                    f"Could not reach {self.name} ({type(exc).__name__}: {exc}).",
+                    url=url,
+                    hint="Check the network connection and the base URL setting.",
+                )
+                retry_after = None
+            except httpx2.DecodingError as exc:
+                # A damaged compressed body (not a TransportError): still a DataError, retried.
+                failure = UpstreamError(
+                    f"{self.name} sent a reply that could not be decoded ({exc}).",
+                    url=url,
+                    hint="The response may have been cut off; try again.",
+                )
+                retry_after = None
+            else:
+                if response.status_code < 400:
+                    return response.content
+                failure = self._status_error(response, url)
+                if response.status_code not in RETRY_STATUSES:
+                    raise failure
+                retry_after = parse_retry_after(response.headers)
+            if attempt >= self._max_attempts:
+                raise failure
+            delay = retry_after if retry_after is not None else self._backoff(attempt)
+            await self._sleep(min(delay, MAX_BACKOFF))
+            attempt += 1
+
+    def _backoff(self, attempt: int) -> float:
+        return float(self._base_delay * 2.0 ** (attempt - 1) * random.uniform(0.8, 1.2))
+
+    def _status_error(self, response: httpx2.Response, url: str) -> UpstreamError:
+        status = response.status_code
+        body = response.content[:BODY_KEPT].decode("utf-8", errors="replace")
+        hint = self._error_hint(status) if self._error_hint else None
+        if status == 404:
+            raise NotFound(f"{self.name} has nothing at {url} (HTTP 404).", hint=hint)
+        if status == 429:
+            return RateLimited(
+                f"{self.name} is rate limiting requests (HTTP 429).",
+                status=status,
+                url=url,
+                body=body,
+                hint=hint or "Wait a minute and try again.",
+            )
+        return UpstreamError(
+            f"{self.name} answered HTTP {status}.", status=status, url=url, body=body, hint=hint
+        )

@@ -1,0 +1,46 @@
+"""An async rate limiter: never more than `rate` request starts in any one-second window."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class RateLimiter:
+    """Sliding-window limiter shared by every task that talks to one service.
+
+    A sliding window (rather than a token bucket with a burst) is what the SEC's "10 requests per
+    second" rule means: no second may ever see more than `rate` requests, even at start-up.
+    """
+
+    def __init__(
+        self, rate: float, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+    ) -> None:
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.rate = rate
+        self._capacity = max(1, int(rate))
+        # Seconds in which `capacity` starts may happen. Never under one second: for a fractional
+        # rate (9.5/s) `capacity / rate` would be, and two full bursts would land in one second.
+        self._window = max(1.0, self._capacity / rate)
+        self._starts: deque[float] = deque()
+        self._lock = asyncio.Lock()
+        self._clock = clock
+        self._sleep = sleep
+
+    async def acquire(self) -> None:
+        # One waiter at a time decides its start; the lock keeps starts strictly ordered (FIFO).
+        async with self._lock:
+            while True:
+                now = self._clock()
+                while self._starts and now - self._starts[0] >= self._window:
+                    self._starts.popleft()
+                if len(self._starts) < self._capacity:
+                    self._starts.append(now)
+                    return
+                await self._sleep(self._window - (now - self._starts[0]))

@@ -1,0 +1,150 @@
+"""Pick, per capability, the configured provider that can serve it.
+
+Providers are tried in priority order (Financial Datasets when keyed, then SEC EDGAR). When the
+preferred provider refuses for account reasons (bad key, plan without this data), the next one
+that has the capability is used instead; when nothing configured can answer, the error says what
+is missing and how to enable it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from dexter.data.errors import NotFound, Unavailable, UnknownCompany, UpstreamError
+from dexter.data.models import (
+    BalanceSheet,
+    CashFlowStatement,
+    Company,
+    FactPoint,
+    Filing,
+    FilingSection,
+    FinancialMetrics,
+    IncomeStatement,
+    InsiderTrade,
+    InstitutionalHolding,
+    NewsItem,
+    Period,
+    Price,
+    PriceSnapshot,
+    ScreenRow,
+)
+from dexter.data.provider import Capability, FinanceProvider
+
+T = TypeVar("T")
+
+# Account-level refusals: another provider may well be able to answer.
+_FALLBACK_STATUSES = frozenset({401, 402, 403})
+
+ENABLE_HINTS: dict[Capability, str] = {
+    Capability.PRICES: "Set FINANCIAL_DATASETS_API_KEY to enable price data.",
+    Capability.PRICE_SNAPSHOT: "Set FINANCIAL_DATASETS_API_KEY to enable live prices.",
+    Capability.NEWS: "Set FINANCIAL_DATASETS_API_KEY to enable company news.",
+    Capability.SEGMENTS: "Set FINANCIAL_DATASETS_API_KEY to enable segment financials.",
+}
+
+
+class DataRouter:
+    """The one object tools and the CLI talk to; it owns its providers' lifetimes."""
+
+    def __init__(self, providers: Sequence[FinanceProvider]) -> None:
+        self.providers = list(providers)
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.providers]
+
+    def supports(self, capability: Capability) -> bool:
+        return any(capability in p.capabilities for p in self.providers)
+
+    def _candidates(self, capability: Capability) -> list[FinanceProvider]:
+        found = [p for p in self.providers if capability in p.capabilities]
+        if not found:
+            configured = ", ".join(self.names()) or "none"
+            raise Unavailable(
+                f"{capability.value.capitalize()} are not available from the configured data "
+                f"sources ({configured}).",
+                hint=ENABLE_HINTS.get(capability),
+            )
+        return found
+
+    async def _route(
+        self, capability: Capability, call: Callable[[FinanceProvider], Awaitable[T]]
+    ) -> T:
+        candidates = self._candidates(capability)
+        for index, provider in enumerate(candidates):
+            try:
+                return await call(provider)
+            except UpstreamError as error:
+                last = index == len(candidates) - 1
+                if last or error.status not in _FALLBACK_STATUSES:
+                    raise
+        raise AssertionError("unreachable: the last candidate either returns or raises")
+
+    async def company(self, query: str) -> Company:
+        """Resolve a ticker, CIK or name with the first provider that knows it."""
+        if not self.providers:
+            raise Unavailable("No data sources are configured.")
+        missing: NotFound | None = None
+        for provider in self.providers:
+            try:
+                return await provider.company(query)
+            except NotFound as error:
+                # Prefer the error with suggestions (the SEC table knows every filer's name).
+                if missing is None or (isinstance(error, UnknownCompany) and error.suggestions):
+                    missing = error
+        assert missing is not None
+        raise missing
+
+    async def income_statements(self, ticker: str, **kw: Any) -> list[IncomeStatement]:
+        return await self._route(Capability.STATEMENTS, lambda p: p.income_statements(ticker, **kw))
+
+    async def balance_sheets(self, ticker: str, **kw: Any) -> list[BalanceSheet]:
+        return await self._route(Capability.STATEMENTS, lambda p: p.balance_sheets(ticker, **kw))
+
+    async def cash_flow_statements(self, ticker: str, **kw: Any) -> list[CashFlowStatement]:
+        return await self._route(
+            Capability.STATEMENTS, lambda p: p.cash_flow_statements(ticker, **kw)
+        )
+
+    async def financial_metrics(
+        self, ticker: str, *, period: Period = "annual", limit: int = 4
+    ) -> list[FinancialMetrics]:
+        return await self._route(
+            Capability.METRICS, lambda p: p.financial_metrics(ticker, period=period, limit=limit)
+        )
+
+    async def facts(self, ticker: str, concept: str) -> list[FactPoint]:
+        return await self._route(Capability.FACTS, lambda p: p.facts(ticker, concept))
+
+    async def filings(self, ticker: str, **kw: Any) -> list[Filing]:
+        return await self._route(Capability.FILINGS, lambda p: p.filings(ticker, **kw))
+
+    async def filing_section(self, ticker: str, **kw: Any) -> FilingSection:
+        return await self._route(Capability.FILING_ITEMS, lambda p: p.filing_section(ticker, **kw))
+
+    async def insider_trades(self, ticker: str, **kw: Any) -> list[InsiderTrade]:
+        return await self._route(
+            Capability.INSIDER_TRADES, lambda p: p.insider_trades(ticker, **kw)
+        )
+
+    async def institutional_holdings(self, **kw: Any) -> list[InstitutionalHolding]:
+        return await self._route(Capability.HOLDINGS, lambda p: p.institutional_holdings(**kw))
+
+    async def prices(self, ticker: str, **kw: Any) -> list[Price]:
+        return await self._route(Capability.PRICES, lambda p: p.prices(ticker, **kw))
+
+    async def price_snapshot(self, ticker: str) -> PriceSnapshot:
+        return await self._route(Capability.PRICE_SNAPSHOT, lambda p: p.price_snapshot(ticker))
+
+    async def news(self, ticker: str, **kw: Any) -> list[NewsItem]:
+        return await self._route(Capability.NEWS, lambda p: p.news(ticker, **kw))
+
+    async def segments(self, ticker: str, **kw: Any) -> list[dict[str, Any]]:
+        return await self._route(Capability.SEGMENTS, lambda p: p.segments(ticker, **kw))
+
+    async def screen(self, **kw: Any) -> list[ScreenRow]:
+        return await self._route(Capability.SCREEN, lambda p: p.screen(**kw))
+
+    async def aclose(self) -> None:
+        for provider in self.providers:
+            await provider.aclose()

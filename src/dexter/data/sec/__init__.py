@@ -1,0 +1,1 @@
+"""SEC EDGAR: the key-less default data source."""

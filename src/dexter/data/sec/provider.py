@@ -1,0 +1,489 @@
+"""SEC EDGAR as a FinanceProvider: the key-less default.
+
+All HTTP goes through one rate-limited, caching `HttpClient` (SEC allows 10 requests/second per
+user and requires a declared user agent). Parsing lives in the sibling modules; this class only
+decides what to fetch, caches parsed documents for the life of the process, and attaches sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from dexter.data.cache import FOREVER, DiskCache
+from dexter.data.errors import DataError, NotFound, Unavailable, UpstreamError
+from dexter.data.http import HttpClient
+from dexter.data.metrics import compute_metrics
+from dexter.data.models import (
+    BalanceSheet,
+    CashFlowStatement,
+    Company,
+    FactPoint,
+    Filing,
+    FilingSection,
+    FinancialMetrics,
+    IncomeStatement,
+    InsiderTrade,
+    InstitutionalHolding,
+    NewsItem,
+    Period,
+    Price,
+    PriceSnapshot,
+    ScreenRow,
+    Source,
+)
+from dexter.data.provider import Capability
+from dexter.data.sec import urls
+from dexter.data.sec.documents import html_to_text
+from dexter.data.sec.facts import FactsIndex, fact_series, index_facts
+from dexter.data.sec.filing_index import find_information_table, parse_filing_index
+from dexter.data.sec.frames import screen_rows_from_frame
+from dexter.data.sec.holdings13f import parse_information_table
+from dexter.data.sec.items import extract_item
+from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
+from dexter.data.sec.submissions import company_info, filings_from_submissions, older_pages
+from dexter.data.sec.tickers import TickerTable
+from dexter.data.settings import DataSettings
+
+if TYPE_CHECKING:
+    import httpx2
+
+T = TypeVar("T")
+
+PROVIDER = "SEC EDGAR"
+TICKERS_TTL = 24 * 3600.0
+SUBMISSIONS_TTL = 3600.0
+FACTS_TTL = 3600.0
+FRAMES_TTL = 24 * 3600.0
+MAX_OLDER_PAGES = 5
+MAX_FORM4_FILINGS = 40
+
+SEC_403_HINT = (
+    "The SEC refuses requests without a declared user agent and blocks clients that send more "
+    "than 10 requests per second (for about ten minutes). Check DEXTER_SEC_USER_AGENT is a name "
+    "and an email address, and wait before retrying if you may have exceeded the limit."
+)
+
+
+def _hint(status: int) -> str | None:
+    return SEC_403_HINT if status in (403, 429) else None
+
+
+class SecEdgarProvider:
+    name = PROVIDER
+    capabilities = frozenset(
+        {
+            Capability.STATEMENTS,
+            Capability.METRICS,
+            Capability.FACTS,
+            Capability.FILINGS,
+            Capability.FILING_ITEMS,
+            Capability.INSIDER_TRADES,
+            Capability.HOLDINGS,
+            Capability.SCREEN,
+        }
+    )
+
+    def __init__(
+        self,
+        settings: DataSettings,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._settings = settings
+        self._transport = transport
+        self._sleep = sleep
+        self._client: HttpClient | None = None
+        # Parsed documents, shared by concurrent callers: one fetch per key per process.
+        self._pending: dict[str, asyncio.Task[Any]] = {}
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    @property
+    def http(self) -> HttpClient:
+        if self._client is None:
+            agent = self._settings.require_sec_user_agent()
+            self._client = HttpClient(
+                PROVIDER,
+                headers={"User-Agent": agent, "Accept-Encoding": "gzip, deflate"},
+                rate_per_second=self._settings.sec_rate,
+                cache=DiskCache(self._settings.cache_dir / "sec"),
+                transport=self._transport,
+                sleep=self._sleep,
+                error_hint=_hint,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        for task in self._pending.values():
+            task.cancel()
+        if self._client is not None:
+            await self._client.aclose()
+
+    async def _once(self, key: str, load: Callable[[], Awaitable[T]]) -> T:
+        task = self._pending.get(key)
+        if task is None or (task.done() and task.exception() is not None):
+            task = asyncio.ensure_future(load())
+            self._pending[key] = task
+        result: T = await asyncio.shield(task)
+        return result
+
+    @property
+    def _data(self) -> str:
+        return self._settings.sec_data_url
+
+    @property
+    def _www(self) -> str:
+        return self._settings.sec_www_url
+
+    async def _tickers(self) -> TickerTable:
+        async def load() -> TickerTable:
+            data = await self.http.get_json(urls.company_tickers(self._www), ttl=TICKERS_TTL)
+            return TickerTable.from_json(data)
+
+        return await self._once("tickers", load)
+
+    async def _submissions(self, cik: str) -> dict[str, Any]:
+        async def load() -> dict[str, Any]:
+            try:
+                data = await self.http.get_json(
+                    urls.submissions(cik, self._data), ttl=SUBMISSIONS_TTL
+                )
+            except NotFound:
+                raise NotFound(f"The SEC has no filing history for CIK {cik}.") from None
+            if not isinstance(data, dict):
+                raise UpstreamError("SEC submissions JSON is not an object.")
+            return data
+
+        return await self._once(f"submissions:{cik}", load)
+
+    async def _facts(self, company: Company) -> FactsIndex:
+        async def load() -> FactsIndex:
+            url = urls.companyfacts(company.cik, self._data)
+            try:
+                data = await self.http.get_json(url, ttl=FACTS_TTL)
+            except NotFound:
+                raise NotFound(
+                    f"{company.name} ({company.ticker}) has no XBRL financial data at the SEC.",
+                    hint="Funds, trusts and some foreign filers do not file XBRL financials.",
+                ) from None
+            # Indexing a multi-megabyte document takes a moment; keep the event loop free.
+            return await asyncio.to_thread(index_facts, data)
+
+        return await self._once(f"facts:{company.cik}", load)
+
+    # -- companies and statements ------------------------------------------------------------
+
+    async def company(self, query: str) -> Company:
+        return (await self._tickers()).resolve(query)
+
+    async def _statements(
+        self, ticker: str, statement: Literal["income", "balance", "cashflow"], **kw: Any
+    ) -> list[Any]:
+        company = await self.company(ticker)
+        index = await self._facts(company)
+        return list(index.statements(ticker=company.ticker, statement=statement, **kw))
+
+    async def income_statements(
+        self,
+        ticker: str,
+        *,
+        period: Period = "annual",
+        limit: int = 4,
+        report_period_gte: str | None = None,
+        report_period_lte: str | None = None,
+    ) -> list[IncomeStatement]:
+        return await self._statements(
+            ticker,
+            "income",
+            period=period,
+            limit=limit,
+            report_period_gte=report_period_gte,
+            report_period_lte=report_period_lte,
+        )
+
+    async def balance_sheets(
+        self,
+        ticker: str,
+        *,
+        period: Period = "annual",
+        limit: int = 4,
+        report_period_gte: str | None = None,
+        report_period_lte: str | None = None,
+    ) -> list[BalanceSheet]:
+        return await self._statements(
+            ticker,
+            "balance",
+            period=period,
+            limit=limit,
+            report_period_gte=report_period_gte,
+            report_period_lte=report_period_lte,
+        )
+
+    async def cash_flow_statements(
+        self,
+        ticker: str,
+        *,
+        period: Period = "annual",
+        limit: int = 4,
+        report_period_gte: str | None = None,
+        report_period_lte: str | None = None,
+    ) -> list[CashFlowStatement]:
+        return await self._statements(
+            ticker,
+            "cashflow",
+            period=period,
+            limit=limit,
+            report_period_gte=report_period_gte,
+            report_period_lte=report_period_lte,
+        )
+
+    async def financial_metrics(
+        self, ticker: str, *, period: Period = "annual", limit: int = 4
+    ) -> list[FinancialMetrics]:
+        # One extra period so the oldest shown still has a growth rate.
+        income, balance, cashflow = await asyncio.gather(
+            self.income_statements(ticker, period=period, limit=limit + 1),
+            self.balance_sheets(ticker, period=period, limit=limit + 1),
+            self.cash_flow_statements(ticker, period=period, limit=limit + 1),
+        )
+        return compute_metrics(income, balance, cashflow)[:limit]
+
+    async def facts(self, ticker: str, concept: str) -> list[FactPoint]:
+        company = await self.company(ticker)
+        return fact_series(await self._facts(company), concept)
+
+    # -- filings -----------------------------------------------------------------------------
+
+    async def filings(
+        self,
+        ticker: str,
+        *,
+        forms: list[str] | None = None,
+        limit: int = 10,
+        include_amendments: bool = False,
+        page_back: bool = True,
+    ) -> list[Filing]:
+        """Newest first; older history pages are fetched only when the recent list is short."""
+        company = await self.company(ticker)
+        data = await self._submissions(company.cik)
+        found = filings_from_submissions(
+            data,
+            ticker=company.ticker,
+            forms=forms,
+            limit=limit,
+            www_base=self._www,
+            include_amendments=include_amendments,
+        )
+        for page in older_pages(data)[:MAX_OLDER_PAGES] if page_back else ():
+            if len(found) >= limit:
+                break
+            try:
+                page_data = await self.http.get_json(
+                    urls.submissions_page(page.name, self._data), ttl=SUBMISSIONS_TTL
+                )
+            except NotFound:
+                break  # history ends where the SEC stops serving pages
+            found += filings_from_submissions(
+                page_data,
+                ticker=company.ticker,
+                forms=forms,
+                limit=limit - len(found),
+                www_base=self._www,
+                include_amendments=include_amendments,
+                cik=company.cik,
+            )
+        return found[:limit]
+
+    async def filing_section(
+        self,
+        ticker: str,
+        *,
+        form: str,
+        item: str,
+        year: int | None = None,
+        accession_number: str | None = None,
+    ) -> FilingSection:
+        form = form.upper()
+        if form not in ("10-K", "10-Q"):
+            raise Unavailable(f"Sections can be extracted from 10-K and 10-Q filings, not {form}.")
+        recent = await self.filings(ticker, forms=[form], limit=60, page_back=False)
+        try:
+            filing = _choose_filing(recent, form=form, year=year, accession=accession_number)
+        except NotFound:
+            if year is None and accession_number is None:
+                raise
+            older = await self.filings(ticker, forms=[form], limit=200)
+            filing = _choose_filing(older, form=form, year=year, accession=accession_number)
+        html = await self.http.get_bytes(filing.url, ttl=FOREVER)
+        text = await asyncio.to_thread(html_to_text, html)
+        section = extract_item(text, form, item)
+        return FilingSection(
+            ticker=filing.ticker or ticker.upper(),
+            filing_type=filing.filing_type,
+            accession_number=filing.accession_number,
+            filing_date=filing.filing_date,
+            report_date=filing.report_date,
+            item=section.item,
+            title=section.title,
+            text=section.text,
+            source=Source(
+                provider=PROVIDER,
+                url=filing.url,
+                form=filing.filing_type,
+                accession_number=filing.accession_number,
+                filing_date=filing.filing_date,
+            ),
+        )
+
+    async def insider_trades(self, ticker: str, *, limit: int = 20) -> list[InsiderTrade]:
+        filings = await self.filings(
+            ticker, forms=["4"], limit=min(MAX_FORM4_FILINGS, limit), include_amendments=True
+        )
+
+        async def trades_of(filing: Filing) -> list[InsiderTrade]:
+            name = ownership_xml_name(filing.primary_document or filing.url.rsplit("/", 1)[-1])
+            url = urls.filing_document(filing.cik, filing.accession_number, name, self._www)
+            xml = await self.http.get_bytes(url, ttl=FOREVER)
+            parsed = parse_ownership_document(
+                xml,
+                url=url,
+                accession_number=filing.accession_number,
+                filing_date=filing.filing_date,
+            )
+            return parsed.trades
+
+        results = await asyncio.gather(*(trades_of(f) for f in filings), return_exceptions=True)
+        trades: list[InsiderTrade] = []
+        failures: list[BaseException] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                if not isinstance(result, DataError):
+                    raise result
+                failures.append(result)
+            else:
+                trades += result
+        if failures and not trades:
+            raise failures[0]
+        trades.sort(key=lambda t: (t.transaction_date or "", t.filing_date or ""), reverse=True)
+        return trades[:limit]
+
+    async def institutional_holdings(
+        self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int = 50
+    ) -> list[InstitutionalHolding]:
+        if not filer_cik:
+            raise Unavailable(
+                "SEC EDGAR can list a 13F filer's holdings (give the filer), but not every holder "
+                "of one stock.",
+                hint="Set FINANCIAL_DATASETS_API_KEY to look up holders by ticker.",
+            )
+        cik, name = await self._filer(filer_cik)
+        data = await self._submissions(cik)
+        name = company_info(data).name or name
+        filings = filings_from_submissions(
+            data,
+            ticker=None,
+            forms=["13F-HR"],
+            limit=1,
+            www_base=self._www,
+            include_amendments=False,
+        )
+        if not filings:
+            raise NotFound(f"{name} has filed no 13F-HR holdings report.")
+        filing = filings[0]
+        folder = urls.filing_folder(cik, filing.accession_number, self._www)
+        index = await self.http.get_json(
+            urls.filing_index(cik, filing.accession_number, self._www), ttl=FOREVER
+        )
+        table = find_information_table(parse_filing_index(index, folder_url=folder))
+        xml = await self.http.get_bytes(table.url, ttl=FOREVER)
+        rows = parse_information_table(
+            xml,
+            filer_cik=cik,
+            filer_name=name,
+            report_period=filing.report_date,
+            filing_date=filing.filing_date,
+            accession_number=filing.accession_number,
+            url=table.url,
+        )
+        rows.sort(key=lambda h: h.value_usd or 0, reverse=True)
+        return rows[:limit]
+
+    async def _filer(self, filer: str) -> tuple[str, str]:
+        text = filer.strip()
+        if text.isdigit():
+            table = await self._tickers()
+            known = table.by_cik(text)
+            return urls.pad_cik(text), known.name if known else f"CIK {int(text)}"
+        company = await self.company(text)
+        return company.cik, company.name
+
+    async def screen(
+        self,
+        *,
+        concept: str,
+        period: str,
+        unit: str = "USD",
+        limit: int = 25,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> list[ScreenRow]:
+        taxonomy, _, tag = concept.rpartition(":")
+        url = urls.frames(taxonomy or "us-gaap", tag, unit, period.upper(), self._data)
+        try:
+            data = await self.http.get_json(url, ttl=FRAMES_TTL)
+        except NotFound:
+            raise NotFound(
+                f"The SEC has no {concept} values in {unit} for {period}.",
+                hint="Periods look like CY2024 (a year), CY2024Q3 (a quarter) or CY2024Q4I "
+                "(an instant, for balance-sheet items); concepts like Revenues or NetIncomeLoss.",
+            ) from None
+        table = await self._tickers()
+        rows = screen_rows_from_frame(data, tickers=table.tickers_by_cik())
+        if min_value is not None:
+            rows = [r for r in rows if r.value >= min_value]
+        if max_value is not None:
+            rows = [r for r in rows if r.value <= max_value]
+        return rows[:limit]
+
+    # -- not offered by the SEC --------------------------------------------------------------
+
+    async def prices(
+        self, ticker: str, *, start_date: str, end_date: str, interval: str = "day"
+    ) -> list[Price]:
+        raise Unavailable("SEC EDGAR has no market prices.")
+
+    async def price_snapshot(self, ticker: str) -> PriceSnapshot:
+        raise Unavailable("SEC EDGAR has no market prices.")
+
+    async def news(self, ticker: str, *, limit: int = 10) -> list[NewsItem]:
+        raise Unavailable("SEC EDGAR has no news.")
+
+    async def segments(
+        self, ticker: str, *, period: Period = "annual", limit: int = 4
+    ) -> list[dict[str, Any]]:
+        raise Unavailable("Segment breakdowns are not in the SEC's companyfacts data.")
+
+
+def _choose_filing(
+    filings: list[Filing], *, form: str, year: int | None, accession: str | None
+) -> Filing:
+    if not filings:
+        raise NotFound(f"No {form} filings found.")
+    if accession:
+        wanted = accession.replace("-", "")
+        for filing in filings:
+            if filing.accession_number.replace("-", "") == wanted:
+                return filing
+        raise NotFound(f"No {form} with accession number {accession}.")
+    if year is None:
+        return filings[0]
+    for filing in filings:
+        if (filing.report_date or filing.filing_date)[:4] == str(year):
+            return filing
+    years = sorted({(f.report_date or f.filing_date)[:4] for f in filings}, reverse=True)
+    raise NotFound(
+        f"No {form} for fiscal year {year}.", hint=f"Years available: {', '.join(years[:10])}."
+    )

@@ -1,0 +1,122 @@
+"""Resolve what a person types (ticker, CIK or company name) to an SEC filer.
+
+The table is the SEC's `company_tickers.json`, whose order roughly follows company size; that order
+breaks ties, so "Apple" means Apple Inc. rather than a smaller filer with Apple in its name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dexter.data.errors import UnknownCompany, UpstreamError
+from dexter.data.models import Company
+
+_SUFFIXES = frozenset(
+    {
+        "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "plc",
+        "llc", "lp", "sa", "ag", "nv", "se", "holdings", "holding", "group", "the", "class",
+    }
+)  # fmt: skip
+_NON_WORD = re.compile(r"[^a-z0-9 ]+")
+
+
+def normalise_name(name: str) -> str:
+    words = _NON_WORD.sub(" ", name.lower().replace("&", " and ")).split()
+    kept = [word for word in words if word not in _SUFFIXES]
+    return " ".join(kept or words)
+
+
+def normalise_ticker(ticker: str) -> str:
+    # The SEC writes share classes with a dash (BRK-B); people often type a dot or a slash.
+    return ticker.strip().upper().replace(".", "-").replace("/", "-")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    rank: int
+    company: Company
+    name_key: str
+
+
+class TickerTable:
+    def __init__(self, entries: list[_Entry]) -> None:
+        self._entries = entries
+        self._by_ticker = {e.company.ticker: e for e in entries}
+        self._by_cik: dict[str, _Entry] = {}
+        for entry in entries:
+            self._by_cik.setdefault(entry.company.cik, entry)  # first ticker = primary class
+
+    @classmethod
+    def from_json(cls, data: Any) -> TickerTable:
+        if not isinstance(data, dict) or not data:
+            raise UpstreamError("The SEC ticker table is empty or not in the expected format.")
+        entries: list[_Entry] = []
+        try:
+            rows = sorted(data.items(), key=lambda item: int(item[0]))
+            for rank, (_, row) in enumerate(rows):
+                company = Company(
+                    ticker=normalise_ticker(str(row["ticker"])),
+                    cik=f"{int(row['cik_str']):010d}",
+                    name=str(row["title"]),
+                )
+                entries.append(_Entry(rank, company, normalise_name(company.name)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UpstreamError(f"The SEC ticker table has an unexpected row ({exc}).") from None
+        return cls(entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def tickers_by_cik(self) -> dict[str, str]:
+        return {cik: entry.company.ticker for cik, entry in self._by_cik.items()}
+
+    def by_cik(self, cik: str | int) -> Company | None:
+        entry = self._by_cik.get(f"{int(cik):010d}")
+        return entry.company if entry else None
+
+    def resolve(self, query: str) -> Company:
+        """Ticker first, then CIK, then company name; raise UnknownCompany with suggestions."""
+        text = query.strip()
+        if not text:
+            raise UnknownCompany(query)
+        entry = self._by_ticker.get(normalise_ticker(text))
+        if entry:
+            return entry.company
+        if text.isdigit():
+            by_cik = self.by_cik(text)
+            if by_cik:
+                return by_cik
+        match = self._by_name(text)
+        if match:
+            return match.company
+        raise UnknownCompany(query, self.suggest(text))
+
+    def _by_name(self, text: str) -> _Entry | None:
+        key = normalise_name(text)
+        if not key:
+            return None
+        exact = [e for e in self._entries if e.name_key == key]
+        if exact:
+            return min(exact, key=lambda e: e.rank)
+        # Whole-word prefix: "alphabet" matches "alphabet", not "alphabetical holdings".
+        prefixed = [e for e in self._entries if (e.name_key + " ").startswith(key + " ")]
+        if prefixed:
+            return min(prefixed, key=lambda e: e.rank)
+        return None
+
+    def suggest(self, text: str, limit: int = 5) -> list[str]:
+        tickers = difflib.get_close_matches(normalise_ticker(text), self._by_ticker, n=limit)
+        names = {e.name_key: e for e in self._entries}
+        by_name = difflib.get_close_matches(normalise_name(text), names, n=limit, cutoff=0.6)
+        picks = [self._by_ticker[t].company for t in tickers]
+        picks += [names[n].company for n in by_name]
+        seen: set[str] = set()
+        out: list[str] = []
+        for company in picks:
+            if company.ticker not in seen:
+                seen.add(company.ticker)
+                out.append(f"{company.ticker} ({company.name})")
+        return out[:limit]

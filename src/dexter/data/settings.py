@@ -1,0 +1,71 @@
+"""Data-source settings, read from the same environment/.env view as the rest of Dexter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dexter.config import Settings, get_secret
+from dexter.data.errors import ConfigurationNeeded
+
+SEC_DATA_URL = "https://data.sec.gov"
+SEC_WWW_URL = "https://www.sec.gov"
+FD_BASE_URL = "https://api.financialdatasets.ai"
+DEFAULT_SEC_RATE = 8.0
+# The SEC blocks clients above 10 requests/second for about ten minutes.
+MAX_SEC_RATE = 10.0
+
+SEC_USER_AGENT_HELP = (
+    "The SEC requires every automated client to identify itself with a name and an email "
+    "address, and blocks requests that do not. Set DEXTER_SEC_USER_AGENT, e.g. "
+    'DEXTER_SEC_USER_AGENT="Jane Doe jane@example.com", in your environment or .env.'
+)
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    cache_dir: Path
+    sec_user_agent: str | None = None
+    sec_data_url: str = SEC_DATA_URL
+    sec_www_url: str = SEC_WWW_URL
+    sec_rate: float = DEFAULT_SEC_RATE
+    fd_api_key: str | None = None
+    fd_base_url: str = FD_BASE_URL
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DataSettings:
+        env = settings.env
+        rate = DEFAULT_SEC_RATE
+        raw_rate = env.get("DEXTER_SEC_RATE_LIMIT", "").strip()
+        if raw_rate:
+            try:
+                rate = float(raw_rate)
+            except ValueError:
+                raise ConfigurationNeeded(
+                    "DEXTER_SEC_RATE_LIMIT must be a number of requests per second, "
+                    f"not {raw_rate!r}."
+                ) from None
+            if not 0 < rate <= MAX_SEC_RATE:
+                raise ConfigurationNeeded(
+                    f"DEXTER_SEC_RATE_LIMIT must be above 0 and at most {MAX_SEC_RATE:g}: the SEC "
+                    "blocks clients that send more than 10 requests per second."
+                )
+        return cls(
+            cache_dir=settings.home / "cache",
+            sec_user_agent=(env.get("DEXTER_SEC_USER_AGENT") or "").strip() or None,
+            sec_data_url=_base(env.get("DEXTER_SEC_DATA_URL"), SEC_DATA_URL),
+            sec_www_url=_base(env.get("DEXTER_SEC_WWW_URL"), SEC_WWW_URL),
+            sec_rate=rate,
+            fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
+            fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
+        )
+
+    def require_sec_user_agent(self) -> str:
+        if not self.sec_user_agent:
+            raise ConfigurationNeeded("DEXTER_SEC_USER_AGENT is not set.", hint=SEC_USER_AGENT_HELP)
+        return self.sec_user_agent
+
+
+def _base(value: str | None, default: str) -> str:
+    text = (value or "").strip()
+    return (text or default).rstrip("/")

@@ -1,0 +1,109 @@
+"""Serve the recorded SEC mirror to the code under test, with no network.
+
+Two ways, both answering real SEC URL paths from `../shared/fixtures/sec-mirror`:
+- `mirror_transport()`: an httpx2 MockTransport for a provider built in the test;
+- `MirrorServer`: a real HTTP server on 127.0.0.1 for end-to-end runs of `dexter`, selected
+  through `DEXTER_SEC_DATA_URL` / `DEXTER_SEC_WWW_URL` exactly as a user would point at a mirror.
+Extra documents (synthetic filings built in a test) can be added by URL path.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from tests.support.fixtures import fixtures_dir
+
+SEC_HOSTS = ("data.sec.gov", "www.sec.gov")
+
+
+class Mirror:
+    """Maps (host, path) to bytes: the recorded files plus any extras a test adds."""
+
+    def __init__(self, extra: Mapping[str, bytes] | None = None) -> None:
+        self.root = fixtures_dir() / "sec-mirror"
+        self.extra = dict(extra or {})  # "www.sec.gov/Archives/…" -> bytes
+        self.requests: list[str] = []
+        self.user_agents: list[str | None] = []
+
+    def lookup(self, host: str, path: str) -> bytes | None:
+        key = f"{host}/{path.lstrip('/')}"
+        if key in self.extra:
+            return self.extra[key]
+        file = self.root / key
+        return file.read_bytes() if file.is_file() else None
+
+
+def mirror_transport(mirror: Mirror) -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        mirror.requests.append(str(request.url))
+        mirror.user_agents.append(request.headers.get("user-agent"))
+        body = mirror.lookup(request.url.host, request.url.path)
+        if body is None:
+            return httpx2.Response(404, text="Not Found")
+        return httpx2.Response(200, content=body)
+
+    return httpx2.MockTransport(handler)
+
+
+class MirrorServer:
+    """A static server whose first path segment is the SEC host: /data.sec.gov/submissions/…"""
+
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                host, _, path = self.path.lstrip("/").partition("/")
+                outer.mirror.requests.append(self.path)
+                outer.mirror.user_agents.append(self.headers.get("user-agent"))
+                body = outer.mirror.lookup(host, path.split("?", 1)[0])
+                if body is None:
+                    self.send_response(404)
+                    self.send_header("content-length", "9")
+                    self.end_headers()
+                    self.wfile.write(b"Not Found")
+                    return
+                self.send_response(200)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "DEXTER_SEC_DATA_URL": f"{self.url}/data.sec.gov",
+            "DEXTER_SEC_WWW_URL": f"{self.url}/www.sec.gov",
+            "DEXTER_SEC_USER_AGENT": "Dexter Tests tests@example.com",
+        }
+
+    def __enter__(self) -> MirrorServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def local_fixture(relative: str) -> Path:
+    return fixtures_dir() / relative

@@ -1,0 +1,101 @@
+"""`dexter data …` end to end: real settings, a real HTTP mirror of the SEC on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.main import main
+from tests.support.sec_mirror import Mirror, MirrorServer
+
+
+@pytest.fixture
+def sec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MirrorServer]:
+    monkeypatch.chdir(tmp_path)
+    for name in ("FINANCIAL_DATASETS_API_KEY", "DEXTER_HOME", "DEXTER_SEC_RATE_LIMIT"):
+        monkeypatch.delenv(name, raising=False)
+    with MirrorServer(Mirror()) as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("COLUMNS", "160")
+        yield server
+
+
+def test_income_table_with_fiscal_labels_and_sources(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "AAPL", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Apple Inc. (AAPL)" in out
+    assert "2025-FY" in out and "2024-FY" in out
+    assert "416,161" in out and "391,035" in out  # USD millions
+    assert "Sources" in out and "10-K" in out
+
+
+def test_income_json_carries_provenance(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "nvidia corp", "--limit", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["ticker"] == "NVDA" and rows[0]["revenue"] == 215_938_000_000
+    assert rows[0]["fiscal_period"] == "2026-FY"
+    assert rows[0]["sources"]["revenue"]["accession_number"]
+
+
+def test_filing_section_prints_clean_text(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["data", "filing-section", "AAPL", "--form", "10-K", "--year", "2024", "--item", "1A"]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Item 1A" in out and "Risk Factors" in out
+    assert "0000320193-24-000123" in out
+
+
+def test_cached_second_run_makes_no_requests(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "AAPL"]) == 0
+    first = len(sec.mirror.requests)
+    assert main(["data", "income", "AAPL"]) == 0
+    assert len(sec.mirror.requests) == first
+
+
+def test_unknown_ticker_suggests_matches(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "AAPLE"]) == 2
+    err = capsys.readouterr().err
+    assert "No SEC filer matches 'AAPLE'" in err and "AAPL" in err
+    assert "Traceback" not in err
+
+
+def test_prices_without_a_price_source_says_how_to_enable(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "prices", "AAPL"]) == 1
+    err = capsys.readouterr().err
+    assert "not available" in err and "FINANCIAL_DATASETS_API_KEY" in err
+
+
+def test_missing_user_agent_is_a_configuration_error(
+    sec: MirrorServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("DEXTER_SEC_USER_AGENT")
+    assert main(["data", "income", "AAPL"]) == 2
+    err = capsys.readouterr().err
+    assert "DEXTER_SEC_USER_AGENT" in err and "email" in err
+    assert sec.mirror.requests == []
+
+
+def test_rate_limit_setting_above_the_sec_maximum_is_refused(
+    sec: MirrorServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DEXTER_SEC_RATE_LIMIT", "25")
+    assert main(["data", "income", "AAPL"]) == 2
+    assert "at most 10" in capsys.readouterr().err

@@ -1,0 +1,168 @@
+"""SecEdgarProvider over the recorded SEC mirror: what `dexter data` and the tools get."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.data.errors import ConfigurationNeeded, NotFound, UnknownCompany, UpstreamError
+from dexter.data.router import DataRouter
+from dexter.data.sec.provider import SecEdgarProvider
+from dexter.data.settings import DataSettings
+from tests.support.fixtures import fixtures_dir
+from tests.support.sec_mirror import Mirror, mirror_transport
+
+AGENT = "Dexter Tests tests@example.com"
+
+
+def provider(tmp_path: Path, mirror: Mirror, **settings: Any) -> SecEdgarProvider:
+    options: dict[str, Any] = {"cache_dir": tmp_path / "cache", "sec_user_agent": AGENT}
+    options.update(settings)
+    return SecEdgarProvider(DataSettings(**options), transport=mirror_transport(mirror))
+
+
+@pytest.fixture
+def mirror() -> Mirror:
+    return Mirror()
+
+
+async def test_resolves_tickers_names_and_suggests(tmp_path: Path, mirror: Mirror) -> None:
+    sec = provider(tmp_path, mirror)
+    assert (await sec.company("aapl")).cik == "0000320193"
+    assert (await sec.company("Apple")).ticker == "AAPL"
+    assert (await sec.company("nvidia corp")).ticker == "NVDA"
+    assert (await sec.company("brk.b")).ticker == "BRK-B"
+    assert (await sec.company("320193")).ticker == "AAPL"
+    with pytest.raises(UnknownCompany) as info:
+        await sec.company("AAPLE")
+    assert any(s.startswith("AAPL") for s in info.value.suggestions)
+    assert "Did you mean" in str(info.value)
+    assert all(ua == AGENT for ua in mirror.user_agents), "every SEC request declares who we are"
+
+
+async def test_apple_annual_income_with_sources(tmp_path: Path, mirror: Mirror) -> None:
+    statements = await provider(tmp_path, mirror).income_statements("AAPL", limit=2)
+    fy25, fy24 = statements
+    assert (fy25.fiscal_period, fy25.revenue, fy25.net_income) == (
+        "2025-FY",
+        416_161_000_000,
+        112_010_000_000,
+    )
+    assert (fy24.fiscal_period, fy24.revenue) == ("2024-FY", 391_035_000_000)
+    assert fy25.report_period.startswith("2025-09")
+    source = fy25.sources["revenue"]
+    assert source.form == "10-K" and source.accession_number
+    assert "RevenueFromContractWithCustomer" in (source.concept or "")
+    assert source.accession_number in source.cite()
+
+
+async def test_nvidia_fiscal_year_is_labelled_as_nvidia_does(
+    tmp_path: Path, mirror: Mirror
+) -> None:
+    latest = (await provider(tmp_path, mirror).income_statements("NVDA", limit=1))[0]
+    assert latest.report_period == "2026-01-25"
+    assert latest.fiscal_period == "2026-FY"
+    assert latest.revenue == 215_938_000_000
+
+
+async def test_metrics_from_statements(tmp_path: Path, mirror: Mirror) -> None:
+    metrics = (await provider(tmp_path, mirror).financial_metrics("AAPL", limit=2))[0]
+    assert metrics.fiscal_period == "2025-FY"
+    assert metrics.net_margin == pytest.approx(112_010 / 416_161)
+    assert metrics.revenue_growth == pytest.approx(416_161 / 391_035 - 1)
+    assert metrics.price_to_earnings_ratio is None, "no price source, no valuation ratios"
+
+
+async def test_concurrent_callers_share_one_fetch(tmp_path: Path, mirror: Mirror) -> None:
+    sec = provider(tmp_path, mirror)
+    await asyncio.gather(
+        sec.income_statements("AAPL"), sec.balance_sheets("AAPL"), sec.cash_flow_statements("AAPL")
+    )
+    facts = [r for r in mirror.requests if "companyfacts" in r]
+    assert len(facts) == 1
+
+
+async def test_disk_cache_serves_a_new_process(tmp_path: Path, mirror: Mirror) -> None:
+    await provider(tmp_path, mirror).income_statements("AAPL")
+    before = len(mirror.requests)
+    await provider(tmp_path, mirror).income_statements("AAPL")  # fresh provider, same cache
+    assert len(mirror.requests) == before
+
+
+async def test_filings_and_a_10k_section(tmp_path: Path, mirror: Mirror) -> None:
+    sec = provider(tmp_path, mirror)
+    tenks = await sec.filings("AAPL", forms=["10-K"], limit=3)
+    assert [f.filing_type for f in tenks] == ["10-K"] * 3
+    assert tenks[0].filing_date > tenks[1].filing_date
+    section = await sec.filing_section("AAPL", form="10-K", item="risk factors", year=2024)
+    assert section.accession_number == "0000320193-24-000123"
+    assert section.item == "1A" and len(section.text) > 20_000
+    assert "<" not in section.text[:2000]
+    assert section.source.accession_number == "0000320193-24-000123"
+    mdna = await sec.filing_section("AAPL", form="10-K", item="7", year=2024)
+    assert "net sales" in mdna.text.lower()
+    with pytest.raises(NotFound, match="fiscal year 1990"):
+        await sec.filing_section("AAPL", form="10-K", item="1A", year=1990)
+
+
+async def test_insider_trades_from_form4(tmp_path: Path) -> None:
+    form4 = (fixtures_dir() / "sec-documents" / "form4.snow.xml").read_bytes()
+    accession = "0001640147-22-000999"  # a synthetic wrapper around the real Form 4 document
+    folder = accession.replace("-", "")
+    submissions = {
+        "cik": "1640147", "name": "Snowflake Inc.", "tickers": ["SNOW"], "exchanges": ["NYSE"],
+        "filings": {"recent": {
+            "accessionNumber": [accession], "filingDate": ["2022-12-15"],
+            "reportDate": ["2022-12-13"], "acceptanceDateTime": ["2022-12-15T18:00:00.000Z"],
+            "form": ["4"], "primaryDocument": ["xslF345X03/form4.xml"],
+            "primaryDocDescription": ["FORM 4"],
+        }, "files": []},
+    }  # fmt: skip
+    mirror = Mirror(
+        {
+            "data.sec.gov/submissions/CIK0001640147.json": json.dumps(submissions).encode(),
+            f"www.sec.gov/Archives/edgar/data/1640147/{folder}/form4.xml": form4,
+        }
+    )
+    trades = await provider(tmp_path, mirror).insider_trades("SNOW", limit=50)
+    assert trades and all(t.ticker == "SNOW" for t in trades)
+    assert {t.name for t in trades} == {"Scarpelli Michael"}
+    assert all(t.source and t.source.accession_number == accession for t in trades)
+
+
+async def test_missing_user_agent_explains_the_sec_rule(tmp_path: Path, mirror: Mirror) -> None:
+    sec = provider(tmp_path, mirror, sec_user_agent=None)
+    with pytest.raises(ConfigurationNeeded) as info:
+        await sec.company("AAPL")
+    assert "DEXTER_SEC_USER_AGENT" in str(info.value) and "email" in str(info.value)
+    assert mirror.requests == []
+
+
+async def test_truncated_companyfacts_is_an_error_and_not_cached(tmp_path: Path) -> None:
+    real = fixtures_dir() / "sec-mirror/data.sec.gov/api/xbrl/companyfacts/CIK0000320193.json"
+    mirror = Mirror(
+        {"data.sec.gov/api/xbrl/companyfacts/CIK0000320193.json": real.read_bytes()[:5000]}
+    )
+    with pytest.raises(UpstreamError, match="not valid JSON"):
+        await provider(tmp_path, mirror).income_statements("AAPL")
+    mirror.extra.clear()  # the SEC recovers: a new attempt must refetch, not reuse the bad body
+    statements = await provider(tmp_path, mirror).income_statements("AAPL", limit=1)
+    assert statements[0].revenue == 416_161_000_000
+
+
+async def test_company_without_facts(tmp_path: Path, mirror: Mirror) -> None:
+    # Berkshire's class B is in the ticker table, but the mirror has no companyfacts for it.
+    with pytest.raises(NotFound, match="no XBRL financial data"):
+        await provider(tmp_path, mirror).income_statements("BRK-B")
+
+
+async def test_router_says_what_is_missing_for_prices(tmp_path: Path, mirror: Mirror) -> None:
+    router = DataRouter([provider(tmp_path, mirror)])
+    with pytest.raises(Exception) as info:
+        await router.prices("AAPL", start_date="2025-01-01", end_date="2025-02-01")
+    assert "not available" in str(info.value) and "FINANCIAL_DATASETS_API_KEY" in str(info.value)
+    await router.aclose()
