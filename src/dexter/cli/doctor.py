@@ -140,6 +140,17 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
         )
 
     console.print()
+    agent = (settings.env.get("DEXTER_SEC_USER_AGENT") or "").strip()
+    if agent:
+        console.print(Text.assemble("SEC EDGAR    ", ("✓ user agent set", "green"), f" ({agent})"))
+    else:
+        console.print(
+            Text.assemble(
+                "SEC EDGAR    ",
+                ("✗ DEXTER_SEC_USER_AGENT not set", "red"),
+                ' (the SEC requires "Name email@example.com"; needed for key-less data)',
+            )
+        )
     services = Text("Other services: ")
     for index, (env_name, title) in enumerate(_SERVICE_KEYS):
         if index:

@@ -168,10 +168,10 @@ class FinancialDatasetsProvider:
         self._key = SecretStr(key)
         self.base_url = base_url.rstrip("/")
         self._cache = DiskCache(cache_dir) if cache_dir is not None else None
+        # No cache handed to the client: `_fetch` caches only replies that parsed (see there).
         self._http = HttpClient(
             PROVIDER,
             headers={"X-API-KEY": key, "Accept": "application/json"},
-            cache=self._cache,
             transport=transport,
             sleep=sleep,
             error_hint=_status_hint,
@@ -498,8 +498,12 @@ class FinancialDatasetsProvider:
                 found = candidate
                 break
         if found is None and len(items) == 1:
-            # We asked for exactly one item; a lone answer is that item even if labelled loosely.
-            found = items[0]
+            # We asked for exactly one item: a lone answer labelled in some other way (a title
+            # rather than an item number) is that item, but one naming another item is not.
+            lone = items[0]
+            labels = (lone.get("number"), lone.get("name"))
+            if not any(isinstance(n, str) and _item_key(n) is not None for n in labels):
+                found = lone
         if found is None:
             available = [str(c.get("number") or c.get("name")) for c in items]
             raise NotFound(
@@ -1308,35 +1312,67 @@ def _server_message(body: str | None) -> str | None:
     return str(message).strip() if message else None
 
 
-def _parse_item(item: str, form: str) -> tuple[str | None, str]:
-    """("1", "2") for "Part I, Item 2"; (None, "1A") for "Item 1A" or "1a"."""
-    text = item.strip().upper().replace("_", " ")
-    match = re.match(r"^PART[\s\-]*([IV]+|\d)[\s,\-]*(.*)$", text)
+_ITEM_NUMBER = re.compile(r"\d{1,2}[A-C]?(\.\d{2})?")
+# Section names people use instead of numbers, for 10-K (item) and 10-Q (part, item).
+_TEN_K_NAMES = {
+    "BUSINESS": "1",
+    "RISK FACTORS": "1A",
+    "PROPERTIES": "2",
+    "LEGAL PROCEEDINGS": "3",
+    "MD&A": "7",
+    "MANAGEMENT'S DISCUSSION AND ANALYSIS": "7",
+    "MARKET RISK": "7A",
+    "FINANCIAL STATEMENTS": "8",
+    "CONTROLS AND PROCEDURES": "9A",
+}
+_TEN_Q_NAMES = {
+    "FINANCIAL STATEMENTS": ("1", "1"),
+    "MD&A": ("1", "2"),
+    "MANAGEMENT'S DISCUSSION AND ANALYSIS": ("1", "2"),
+    "MARKET RISK": ("1", "3"),
+    "CONTROLS AND PROCEDURES": ("1", "4"),
+    "LEGAL PROCEEDINGS": ("2", "1"),
+    "RISK FACTORS": ("2", "1A"),
+}
+
+
+def _split_item(label: str) -> tuple[str | None, str]:
+    """("1", "2") for "Part I, Item 2" or "Part-1,Item-2"; (None, "1A") for "Item 1A" or "1a"."""
+    text = label.strip().upper().replace("_", " ").replace("\u2019", "'")
     part: str | None = None
+    match = re.match(r"^PART[\s\-]*([IV]+|\d)\b[\s,\-]*(.*)$", text)
     if match:
-        roman = match.group(1)
-        part = _ARABIC.get(roman, roman)
+        part = _ARABIC.get(match.group(1), match.group(1))
         text = match.group(2)
-    text = re.sub(r"^ITEM[\s\-.]*", "", text).strip().rstrip(".")
-    if not text:
-        raise DataError(f"Cannot read the item {item!r}; use e.g. 1A, 7 or Part-I,Item-2.")
-    if part is None and form.startswith("10-Q"):
+    return part, re.sub(r"^ITEM[\s\-.]*", "", text).strip().rstrip(".")
+
+
+def _parse_item(item: str, form: str) -> tuple[str | None, str]:
+    part, text = _split_item(item)
+    ten_q = form.startswith("10-Q")
+    if part is None and not _ITEM_NUMBER.fullmatch(text):
+        if ten_q and text in _TEN_Q_NAMES:
+            return _TEN_Q_NAMES[text]
+        if not ten_q and text in _TEN_K_NAMES:
+            return None, _TEN_K_NAMES[text]
+    if not _ITEM_NUMBER.fullmatch(text):
+        raise DataError(
+            f"Cannot read the item {item!r}; use an item number such as 1A or 7, "
+            "Part-I,Item-2 for a 10-Q, or 2.02 for an 8-K."
+        )
+    if part is None and ten_q:
         # 10-Q items repeat across parts; default to where the commonly wanted ones live
         # (Part I: financial statements, MD&A, market risk, controls; Part II: risk factors).
         part = "2" if text in {"1A", "5", "6"} else "1"
     return part, text
 
 
-def _item_key(name: str) -> str:
-    part, number = _parse_item_loose(name)
-    return f"{part or ''}|{number}"
-
-
-def _parse_item_loose(name: str) -> tuple[str | None, str]:
-    try:
-        return _parse_item(name, "")
-    except DataError:
-        return None, name.strip().upper()
+def _item_key(label: str) -> str | None:
+    """A comparable key for an item label, or None when the label is not an item number."""
+    part, text = _split_item(label)
+    if not _ITEM_NUMBER.fullmatch(text):
+        return None
+    return f"{part or ''}|{text}"
 
 
 def _screen_field(concept: str) -> str:

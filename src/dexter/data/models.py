@@ -292,7 +292,7 @@ class ScreenRow(Record):
     """One company's reported value in a cross-company screen."""
 
     ticker: str | None = None
-    cik: str
+    cik: str | None = None  # the SEC's frames give it; some screeners do not
     name: str
     value: Number
     concept: str | None = None

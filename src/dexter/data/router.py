@@ -61,7 +61,7 @@ class DataRouter:
         if not found:
             configured = ", ".join(self.names()) or "none"
             raise Unavailable(
-                f"{capability.value.capitalize()} are not available from the configured data "
+                f"{capability.value.capitalize()}: not available from the configured data "
                 f"sources ({configured}).",
                 hint=ENABLE_HINTS.get(capability),
             )
@@ -92,7 +92,12 @@ class DataRouter:
                 # Prefer the error with suggestions (the SEC table knows every filer's name).
                 if missing is None or (isinstance(error, UnknownCompany) and error.suggestions):
                     missing = error
-        assert missing is not None
+            except UpstreamError as error:
+                # A refused key at one provider should not hide a provider that needs none.
+                if error.status not in _FALLBACK_STATUSES or provider is self.providers[-1]:
+                    raise
+        if missing is None:
+            raise Unavailable(f"No configured data source could look up {query!r}.")
         raise missing
 
     async def income_statements(self, ticker: str, **kw: Any) -> list[IncomeStatement]:

@@ -37,17 +37,25 @@ def normalise_ticker(ticker: str) -> str:
 @dataclass(frozen=True)
 class _Entry:
     rank: int
-    company: Company
-    name_key: str
+    ticker: str
+    cik: str
+    name: str
+
+    def company(self) -> Company:
+        return Company(ticker=self.ticker, cik=self.cik, name=self.name)
 
 
 class TickerTable:
+    """Lookups over ~10,000 filers. Records and name keys are built on demand: a command that
+    resolves one ticker should not pay for normalising every company name."""
+
     def __init__(self, entries: list[_Entry]) -> None:
         self._entries = entries
-        self._by_ticker = {e.company.ticker: e for e in entries}
+        self._by_ticker = {e.ticker: e for e in entries}
         self._by_cik: dict[str, _Entry] = {}
         for entry in entries:
-            self._by_cik.setdefault(entry.company.cik, entry)  # first ticker = primary class
+            self._by_cik.setdefault(entry.cik, entry)  # first ticker = primary share class
+        self._name_keys: list[str] | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> TickerTable:
@@ -57,25 +65,32 @@ class TickerTable:
         try:
             rows = sorted(data.items(), key=lambda item: int(item[0]))
             for rank, (_, row) in enumerate(rows):
-                company = Company(
-                    ticker=normalise_ticker(str(row["ticker"])),
-                    cik=f"{int(row['cik_str']):010d}",
-                    name=str(row["title"]),
+                entries.append(
+                    _Entry(
+                        rank,
+                        normalise_ticker(str(row["ticker"])),
+                        f"{int(row['cik_str']):010d}",
+                        str(row["title"]),
+                    )
                 )
-                entries.append(_Entry(rank, company, normalise_name(company.name)))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UpstreamError(f"The SEC ticker table has an unexpected row ({exc}).") from None
         return cls(entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    def _names(self) -> list[str]:
+        if self._name_keys is None:
+            self._name_keys = [normalise_name(e.name) for e in self._entries]
+        return self._name_keys
+
     def tickers_by_cik(self) -> dict[str, str]:
-        return {cik: entry.company.ticker for cik, entry in self._by_cik.items()}
+        return {cik: entry.ticker for cik, entry in self._by_cik.items()}
 
     def by_cik(self, cik: str | int) -> Company | None:
         entry = self._by_cik.get(f"{int(cik):010d}")
-        return entry.company if entry else None
+        return entry.company() if entry else None
 
     def resolve(self, query: str) -> Company:
         """Ticker first, then CIK, then company name; raise UnknownCompany with suggestions."""
@@ -84,39 +99,42 @@ class TickerTable:
             raise UnknownCompany(query)
         entry = self._by_ticker.get(normalise_ticker(text))
         if entry:
-            return entry.company
+            return entry.company()
         if text.isdigit():
             by_cik = self.by_cik(text)
             if by_cik:
                 return by_cik
         match = self._by_name(text)
         if match:
-            return match.company
+            return match.company()
         raise UnknownCompany(query, self.suggest(text))
 
     def _by_name(self, text: str) -> _Entry | None:
         key = normalise_name(text)
         if not key:
             return None
-        exact = [e for e in self._entries if e.name_key == key]
-        if exact:
-            return min(exact, key=lambda e: e.rank)
+        names = self._names()
+        # Entries are in rank order, so the first match is the largest such company.
+        for entry, name in zip(self._entries, names, strict=True):
+            if name == key:
+                return entry
         # Whole-word prefix: "alphabet" matches "alphabet", not "alphabetical holdings".
-        prefixed = [e for e in self._entries if (e.name_key + " ").startswith(key + " ")]
-        if prefixed:
-            return min(prefixed, key=lambda e: e.rank)
+        for entry, name in zip(self._entries, names, strict=True):
+            if (name + " ").startswith(key + " "):
+                return entry
         return None
 
     def suggest(self, text: str, limit: int = 5) -> list[str]:
         tickers = difflib.get_close_matches(normalise_ticker(text), self._by_ticker, n=limit)
-        names = {e.name_key: e for e in self._entries}
+        names: dict[str, _Entry] = {}
+        for entry, name in zip(self._entries, self._names(), strict=True):
+            names.setdefault(name, entry)
         by_name = difflib.get_close_matches(normalise_name(text), names, n=limit, cutoff=0.6)
-        picks = [self._by_ticker[t].company for t in tickers]
-        picks += [names[n].company for n in by_name]
+        picks = [self._by_ticker[t] for t in tickers] + [names[n] for n in by_name]
         seen: set[str] = set()
         out: list[str] = []
-        for company in picks:
-            if company.ticker not in seen:
-                seen.add(company.ticker)
-                out.append(f"{company.ticker} ({company.name})")
+        for entry in picks:
+            if entry.ticker not in seen:
+                seen.add(entry.ticker)
+                out.append(f"{entry.ticker} ({entry.name})")
         return out[:limit]
