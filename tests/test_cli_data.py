@@ -32,6 +32,7 @@ def test_income_table_with_fiscal_labels_and_sources(
     assert "Apple Inc. (AAPL)" in out
     assert "2025-FY" in out and "2024-FY" in out
     assert "416,161" in out and "391,035" in out  # USD millions
+    assert "1.02" in out and "7.46" in out  # per-share figures stay in dollars
     assert "Sources" in out and "10-K" in out
 
 

@@ -166,3 +166,33 @@ async def test_router_says_what_is_missing_for_prices(tmp_path: Path, mirror: Mi
         await router.prices("AAPL", start_date="2025-01-01", end_date="2025-02-01")
     assert "not available" in str(info.value) and "FINANCIAL_DATASETS_API_KEY" in str(info.value)
     await router.aclose()
+
+
+async def test_older_history_is_paged_only_when_needed(tmp_path: Path) -> None:
+    recent = json.loads(
+        (fixtures_dir() / "sec-mirror/data.sec.gov/submissions/CIK0001318605.json").read_bytes()
+    )
+    columns = recent["filings"]["recent"]
+    # A small older page in the SEC's format: the same columns at the top level.
+    older = {key: values[:2] for key, values in columns.items()}
+    older["filingDate"] = ["2010-06-01", "2010-05-01"]
+    older["form"] = ["10-K", "10-K"]
+    older["accessionNumber"] = ["0001193125-10-000001", "0001193125-10-000002"]
+    mirror = Mirror(
+        {"data.sec.gov/submissions/CIK0001318605-submissions-001.json": json.dumps(older).encode()}
+    )
+    sec = provider(tmp_path, mirror)
+    few = await sec.filings("TSLA", forms=["10-K"], limit=2)
+    assert len(few) == 2
+    assert not any("submissions-001" in r for r in mirror.requests), "recent list was enough"
+    everything = await sec.filings("TSLA", forms=["10-K"], limit=100)
+    assert [f.accession_number for f in everything[-2:]] == [
+        "0001193125-10-000001",
+        "0001193125-10-000002",
+    ]
+    assert all(f.filing_date >= everything[-1].filing_date for f in everything)
+
+
+async def test_a_missing_older_page_ends_history_quietly(tmp_path: Path, mirror: Mirror) -> None:
+    filings = await provider(tmp_path, mirror).filings("TSLA", limit=5000)
+    assert len(filings) == 1001  # the recent list; the older page is not in the mirror

@@ -25,7 +25,7 @@ from dexter.data.models import (
 )
 
 _BASE_FIELDS = set(StatementBase.model_fields)
-_PER_SHARE = ("per_share", "earnings_per_share")
+_PER_SHARE = ("per_share", "per_common_share")
 _SHARE_COUNTS = ("shares",)
 # Multiples and day counts; everything else in a metrics table is a fraction shown as a percent.
 _RATIO_FIELDS = ("ratio", "turnover", "coverage", "debt_to", "days_sales", "operating_cycle")
