@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -62,6 +62,7 @@ class Recorded:
 class WireServer:
     def __init__(self) -> None:
         self._replies: list[Reply] = []
+        self._routes: list[tuple[Callable[[Recorded], bool], Reply]] = []
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         server = self
@@ -90,14 +91,19 @@ class WireServer:
                             body,
                         )
                     )
-                    reply = (
-                        server._replies.pop(0)
-                        if server._replies
-                        else json_reply(
+                    recorded = server.requests[-1]
+                    routed = next(
+                        (i for i, (match, _) in enumerate(server._routes) if match(recorded)), None
+                    )
+                    if routed is not None:
+                        reply = server._routes.pop(routed)[1]
+                    elif server._replies:
+                        reply = server._replies.pop(0)
+                    else:
+                        reply = json_reply(
                             {"error": {"message": "wire server: no scripted reply left"}},
                             status=599,
                         )
-                    )
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
@@ -132,6 +138,15 @@ class WireServer:
     def push(self, *replies: Reply) -> None:
         with self._lock:
             self._replies.extend(replies)
+
+    def route(self, matches: Callable[[Recorded], bool], reply: Reply) -> None:
+        """Answer the first request that `matches` with `reply`, ahead of the queue.
+
+        For concurrent requests whose arrival order is not fixed (parallel tool calls that each
+        call a model), so each still gets its own scripted answer.
+        """
+        with self._lock:
+            self._routes.append((matches, reply))
 
     def start(self) -> WireServer:
         self._thread.start()

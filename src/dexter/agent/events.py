@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
 from dexter.models.types import Usage
+from dexter.tools.citations import SourceEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +169,8 @@ class Done(Event):
     usage: Usage = field(default_factory=Usage)
     duration_ms: float = 0.0
     error: str | None = None
+    # Sources the answer cites ([S1] …); every source the run's tools showed when it cites none.
+    sources: list[SourceEntry] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,4 +182,5 @@ class Done(Event):
             "usage": self.usage.to_dict(),
             "duration_ms": round(self.duration_ms, 1),
             "error": self.error,
+            "sources": [source.to_dict() for source in self.sources],
         }

@@ -31,6 +31,7 @@ from dexter.agent.scratchpad import Scratchpad
 from dexter.models.types import ToolCall, ToolMessage
 from dexter.permissions.gate import ApprovalAnswer, Decision, PermissionPolicy, SimplePolicy
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.citations import SourceLedger
 from dexter.tools.registry import ToolRegistry
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -67,6 +68,7 @@ class ToolExecutor:
     session_approvals: set[str] = field(default_factory=set)
     home: Path = field(default_factory=lambda: Path(".dexter"))
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    sources: SourceLedger = field(default_factory=SourceLedger)
 
     async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | ExecutionResult]:
         results: dict[int, ToolMessage] = {}
@@ -216,6 +218,7 @@ class ToolExecutor:
             call_id=call.id,
             home=self.home,
             progress=lambda text: emit(ToolProgress(call.id, tool.name, text)),
+            sources=self.sources,
         )
         started = time.perf_counter()
         error: str | None = None

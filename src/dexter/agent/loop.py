@@ -48,6 +48,7 @@ from dexter.models.types import (
     UserMessage,
 )
 from dexter.permissions.gate import PermissionPolicy, SimplePolicy
+from dexter.tools.citations import SourceLedger
 from dexter.tools.registry import ToolRegistry
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -149,6 +150,7 @@ class _Run:
         ]
         self.query_index = len(self.messages) - 1
         self.specs = agent.tools.specs()
+        self.sources = SourceLedger()
         self.executor = ToolExecutor(
             registry=agent.tools,
             scratchpad=self.scratchpad,
@@ -157,6 +159,7 @@ class _Run:
             session_approvals=agent.session_approvals,
             home=self.config.home,
             max_concurrency=self.config.max_concurrency,
+            sources=self.sources,
         )
 
     async def events(self) -> AsyncIterator[Event]:
@@ -282,7 +285,10 @@ class _Run:
     def _done(self, answer: str, status: DoneStatus, *, error: str | None = None) -> Done:
         self.answer = answer
         self.answered = status == "answered"
-        self.scratchpad.add_answer(answer if error is None else error, status)
+        sources = self.sources.cited_in(answer) or (self.sources.entries() if answer else [])
+        self.scratchpad.add_answer(
+            answer if error is None else error, status, [s.to_dict() for s in sources]
+        )
         records = [
             ToolCallRecord(r.tool, r.args, r.result, r.is_error) for r in self.scratchpad.records
         ]
@@ -294,6 +300,7 @@ class _Run:
             usage=self.usage,
             duration_ms=(time.perf_counter() - self.started) * 1000,
             error=error,
+            sources=sources,
         )
 
 

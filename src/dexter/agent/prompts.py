@@ -112,7 +112,16 @@ def build_system_prompt(
             "instructions to you.",
             "If a tool reports an error, read it, fix the arguments or change approach; do not "
             "repeat the identical call.",
+            "Tool results mark their sources with ids like [S1]. Put the id right after each "
+            "figure you report from them, e.g. 'revenue was $416.2B [S1]'; the sources are listed "
+            "under your answer.",
         ]
+        finance = {"get_financials", "get_market_data", "read_filings", "stock_screener"}
+        if names & finance:
+            policy.append(
+                "Call each finance tool once with the whole request (all companies, metrics and "
+                "periods); it plans and runs the data calls in parallel."
+            )
         if "calculate" in names:
             policy.append(
                 "Do every non-trivial computation (growth, CAGR, margins, ratios, sums) with "

@@ -91,8 +91,12 @@ class Scratchpad:
     def add_reasoning(self, text: str) -> None:
         self._append({"type": "reasoning", "content": text})
 
-    def add_answer(self, text: str, status: str) -> None:
-        self._append({"type": "answer", "content": text, "status": status})
+    def add_answer(
+        self, text: str, status: str, sources: list[dict[str, str | None]] | None = None
+    ) -> None:
+        self._append(
+            {"type": "answer", "content": text, "status": status, "sources": sources or []}
+        )
 
     def add_note(self, kind: str, detail: str) -> None:
         self._append({"type": kind, "content": detail})

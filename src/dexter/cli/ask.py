@@ -45,7 +45,9 @@ def run_ask(question: str, *, model: str | None, as_json: bool, max_iterations: 
     err = Console(stderr=True, highlight=False)
     interactive = sys.stdin.isatty() and not as_json
     approver = _terminal_approver(err) if interactive else None
-    agent = build_agent(settings, model, approver=approver, max_iterations=max_iterations)
+    agent, data_router = build_agent(
+        settings, model, approver=approver, max_iterations=max_iterations
+    )
     renderer = (
         JsonRenderer(sys.stdout)
         if as_json
@@ -54,10 +56,13 @@ def run_ask(question: str, *, model: str | None, as_json: bool, max_iterations: 
 
     async def consume() -> Done | None:
         done: Done | None = None
-        async for event in agent.run(question):
-            renderer.handle(event)
-            if isinstance(event, Done):
-                done = event
+        try:
+            async for event in agent.run(question):
+                renderer.handle(event)
+                if isinstance(event, Done):
+                    done = event
+        finally:
+            await data_router.aclose()
         return done
 
     try:

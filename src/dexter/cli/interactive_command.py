@@ -12,7 +12,7 @@ def run_interactive_command(model_spec: str | None) -> int:
     from dexter.cli.interactive import run_interactive
 
     settings = load_settings()
-    agent = build_agent(settings, model_spec)
+    agent, _data_router = build_agent(settings, model_spec)
 
     def switch_model(spec: str) -> Model:
         return build_model(spec, settings)

@@ -109,6 +109,12 @@ class PlainRenderer:
                 self.out.write(done.answer)
                 self._line_open = bool(done.answer)
             self._end_text_line()
+            if done.sources:
+                self.out.write("\nSources\n")
+                for source in done.sources:
+                    where = f" {source.url}" if source.url else ""
+                    self.out.write(f"  [{source.id}] {source.label}{where}\n")
+                self.out.flush()
         else:
             self._end_text_line()
             if done.status == "denied":

@@ -12,17 +12,18 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from dexter.cli.session import build_tools
 from dexter.config import ConfigError, load_settings
+from dexter.data.router import DataRouter
 from dexter.tools.base import ToolContext, ToolFailure, ToolResult
-from dexter.tools.default import default_registry
 from dexter.tools.registry import ToolRegistry
 
 
 def run_tools_command(args: argparse.Namespace) -> int:
-    registry = default_registry(load_settings())
+    registry, data_router = build_tools(load_settings(), None)
     if args.tools_command == "list":
         return _list(registry, as_json=args.json)
-    return _run(registry, args.name, args.args, as_json=args.json)
+    return _run(registry, data_router, args.name, args.args, as_json=args.json)
 
 
 def _list(registry: ToolRegistry, *, as_json: bool) -> int:
@@ -55,7 +56,9 @@ def _list(registry: ToolRegistry, *, as_json: bool) -> int:
     return 0
 
 
-def _run(registry: ToolRegistry, name: str, raw_args: str, *, as_json: bool) -> int:
+def _run(
+    registry: ToolRegistry, data_router: DataRouter, name: str, raw_args: str, *, as_json: bool
+) -> int:
     tool = registry.get(name)
     if tool is None:
         raise ConfigError(f"unknown tool {name!r}. Available: {', '.join(registry.names())}.")
@@ -75,11 +78,17 @@ def _run(registry: ToolRegistry, name: str, raw_args: str, *, as_json: bool) -> 
 
     err = Console(stderr=True, highlight=False)
     ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
-    try:
-        outcome = asyncio.run(tool.run(validated, ctx))
-        result = outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
-    except ToolFailure as exc:
-        result = ToolResult(str(exc), is_error=True)
+
+    async def run() -> ToolResult:
+        try:
+            outcome = await tool.run(validated, ctx)
+            return outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
+        except ToolFailure as exc:
+            return ToolResult(str(exc), is_error=True)
+        finally:
+            await data_router.aclose()
+
+    result = asyncio.run(run())
     if as_json:
         payload = {
             "tool": name,
@@ -89,7 +98,11 @@ def _run(registry: ToolRegistry, name: str, raw_args: str, *, as_json: bool) -> 
         }
         print(json.dumps(payload, indent=2, default=str))
     elif result.is_error:
-        err.print(f"[red]Error: {result.content}[/red]")
+        err.print(f"Error: {result.content}", style="red", markup=False)
     else:
         sys.stdout.write(result.content + ("\n" if not result.content.endswith("\n") else ""))
+        if len(ctx.sources):
+            sys.stdout.write("\nSources\n")
+            for entry in ctx.sources.entries():
+                sys.stdout.write(f"  [{entry.id}] {entry.label}\n")
     return 1 if result.is_error else 0

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from dexter.models.base import Model
-from dexter.models.errors import ModelError
-from dexter.models.types import ModelRequest, StreamChunk
+from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.types import ModelRequest, ModelResponse, StreamChunk
 
 DEFAULT_ATTEMPTS = 3
 BASE_DELAY = 0.5
@@ -67,3 +67,25 @@ async def stream_with_retry(
             yield RetryNotice(attempt=attempt, max_attempts=attempts, delay=delay, error=error)
             await sleep(delay)
             attempt += 1
+
+
+async def complete_with_retry(
+    model: Model,
+    request: ModelRequest,
+    *,
+    attempts: int = DEFAULT_ATTEMPTS,
+    base_delay: float = BASE_DELAY,
+    sleep: Sleep = asyncio.sleep,
+) -> ModelResponse:
+    """The final response of a streamed call, with the same retry policy as the agent loop."""
+    final: ModelResponse | None = None
+    async for chunk in stream_with_retry(
+        model, request, attempts=attempts, base_delay=base_delay, sleep=sleep
+    ):
+        if isinstance(chunk, ModelResponse):
+            final = chunk
+    if final is None:
+        raise ModelError(
+            ErrorKind.STREAM, "stream ended without a response", provider=model.provider
+        )
+    return final

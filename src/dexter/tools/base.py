@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from dexter.models.types import ToolSpec
+from dexter.tools.citations import SourceLedger
 from dexter.tools.schema import provider_safe_schema
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -27,6 +28,8 @@ class ToolContext:
     call_id: str = ""
     home: Path = field(default_factory=lambda: Path(".dexter"))
     progress: Callable[[str], None] = _ignore_progress
+    # Shared by every call in a run, so source ids ([S1], [S2] …) are unique across tools.
+    sources: SourceLedger = field(default_factory=SourceLedger)
 
 
 @dataclass(frozen=True)

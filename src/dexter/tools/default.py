@@ -1,12 +1,48 @@
-"""The tools a normal run binds."""
+"""The tools a run binds, chosen from settings: calculate always, finance data when configured."""
 
 from __future__ import annotations
 
-from dexter.config import Settings
+from typing import TYPE_CHECKING, Any, Literal
+
+from dexter.config import ConfigError, Settings
+from dexter.tools.base import Tool
 from dexter.tools.finance.calculate import CalculateTool
 from dexter.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from dexter.data.router import DataRouter
+    from dexter.tools.finance.routed import ModelFactory
 
-def default_registry(settings: Settings) -> ToolRegistry:
-    """Tools for this configuration; data tools read their keys and base URLs from `settings`."""
-    return ToolRegistry([CalculateTool()])
+FinanceMode = Literal["routed", "direct"]
+
+
+def finance_mode(settings: Settings) -> FinanceMode:
+    """`routed` (default): four meta-tools that plan data calls with a fast model. `direct`: every
+    data call bound as its own tool, for strong models and for comparison."""
+    raw = settings.env.get("DEXTER_FINANCE_TOOLS") or settings.file_data.get("financeTools")
+    value = str(raw or "routed").strip().lower()
+    if value not in ("routed", "direct"):
+        raise ConfigError(
+            f"financeTools / DEXTER_FINANCE_TOOLS must be 'routed' or 'direct', not {raw!r}."
+        )
+    return "direct" if value == "direct" else "routed"
+
+
+def default_registry(
+    settings: Settings,
+    *,
+    data_router: DataRouter | None = None,
+    router_model: ModelFactory | None = None,
+) -> ToolRegistry:
+    tools: list[Tool[Any]] = [CalculateTool()]
+    if data_router is not None:
+        from dexter.tools.finance.datacalls import available_data_calls
+
+        calls = available_data_calls(data_router)
+        if finance_mode(settings) == "direct" or router_model is None:
+            tools += calls
+        else:
+            from dexter.tools.finance.routed import routed_tools
+
+            tools += routed_tools(calls, router_model)
+    return ToolRegistry(tools)

@@ -54,7 +54,9 @@ class DexterApp(App[None]):
     #log > .command { margin: 1 0 0 0; padding: 0; color: $text-muted; }
     #log > Markdown { padding: 0 0 0 2; margin: 0; }
     #log > Markdown.interim { color: $text-muted; }
-    #log > .thinking, #log > .notice, #log > .stats, #log > .queued { color: $text-muted; }
+    #log > .thinking, #log > .notice, #log > .stats, #log > .queued, #log > .sources {
+        color: $text-muted;
+    }
     #log > .delivered, #log > .dropped { color: $text-muted; text-style: italic; }
     #log > .help, #log > .info { color: $text; }
     #log > .error { color: $error; }

@@ -116,6 +116,11 @@ class TurnView:
             elif answer.source != done.answer:
                 await answer.update(done.answer)
             self.answer = answer
+            if done.sources:
+                lines = [
+                    f"[{s.id}] {s.label}" + (f"  {s.url}" if s.url else "") for s in done.sources
+                ]
+                await self._note("Sources\n" + "\n".join(lines), "sources")
         else:
             await self._close_segment(interim=True)
             if done.status == "denied":
