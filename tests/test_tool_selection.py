@@ -1,0 +1,65 @@
+"""Which tools a run binds: routed meta-tools by default, the data calls directly on request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.session import build_tools, router_model_spec
+from dexter.config import ConfigError, load_settings
+from dexter.tools.finance.routed import RoutedTool
+
+SEC_ONLY = {"OPENAI_API_KEY": "sk-test-123456", "DEXTER_SEC_USER_AGENT": "T t@example.com"}
+
+
+def names(env: dict[str, str], tmp_path: Path) -> list[str]:
+    registry, _ = build_tools(load_settings(cwd=tmp_path, environ=env), None)
+    return registry.names()
+
+
+def test_routed_by_default_with_only_what_sec_can_serve(tmp_path: Path) -> None:
+    assert names(SEC_ONLY, tmp_path) == [
+        "calculate",
+        "get_financials",
+        "get_market_data",
+        "read_filings",
+        "stock_screener",
+    ]
+
+
+def test_direct_mode_binds_each_available_data_call(tmp_path: Path) -> None:
+    bound = names({**SEC_ONLY, "DEXTER_FINANCE_TOOLS": "direct"}, tmp_path)
+    assert "income_statements" in bound and "filing_section" in bound
+    assert "get_financials" not in bound
+    assert "stock_prices" not in bound and "company_news" not in bound  # SEC has neither
+
+
+def test_a_financial_datasets_key_adds_market_data_calls(tmp_path: Path) -> None:
+    env = {**SEC_ONLY, "DEXTER_FINANCE_TOOLS": "direct", "FINANCIAL_DATASETS_API_KEY": "fd-key"}
+    bound = names(env, tmp_path)
+    assert "stock_prices" in bound and "company_news" in bound and "segments" in bound
+
+
+def test_bad_mode_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="'routed' or 'direct'"):
+        names({**SEC_ONLY, "DEXTER_FINANCE_TOOLS": "both"}, tmp_path)
+
+
+def test_router_model_defaults_to_the_providers_fast_model(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ=SEC_ONLY)
+    assert (
+        router_model_spec(settings, "anthropic:claude-sonnet-4-6") == "anthropic:claude-haiku-4-5"
+    )
+    assert router_model_spec(settings, "openai:gpt-5.6-sol") == "openai:gpt-5.6-luna"
+    custom = load_settings(
+        cwd=tmp_path, environ={**SEC_ONLY, "DEXTER_ROUTER_MODEL": "ollama:qwen3"}
+    )
+    assert router_model_spec(custom, None) == "ollama:qwen3"
+
+
+def test_meta_tool_offers_only_its_own_calls(tmp_path: Path) -> None:
+    registry, _ = build_tools(load_settings(cwd=tmp_path, environ=SEC_ONLY), None)
+    meta = registry.get("read_filings")
+    assert isinstance(meta, RoutedTool)
+    assert [t.name for t in meta.inner_tools] == ["filing_section", "filings"]
