@@ -126,13 +126,8 @@ def test_ask_json_streams_events_and_ends_with_done(
     first, second = (r.json() for r in wire_server.requests)
     assert wire_server.requests[0].headers["authorization"] == "Bearer sk-test-123456"
     bound = [t["function"]["name"] for t in first["tools"]]
-    assert bound == [
-        "calculate",
-        "get_financials",
-        "get_market_data",
-        "read_filings",
-        "stock_screener",
-    ]
+    assert bound[:2] == ["calculate", "read_tool_result"]
+    assert bound[2:] == ["get_financials", "get_market_data", "read_filings", "stock_screener"]
     assert second["messages"][-1]["role"] == "tool"
     assert list((workdir / ".dexter" / "scratchpad").glob("*.jsonl"))
 

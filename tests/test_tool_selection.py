@@ -21,6 +21,7 @@ def names(env: dict[str, str], tmp_path: Path) -> list[str]:
 def test_routed_by_default_with_only_what_sec_can_serve(tmp_path: Path) -> None:
     assert names(SEC_ONLY, tmp_path) == [
         "calculate",
+        "read_tool_result",
         "get_financials",
         "get_market_data",
         "read_filings",

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from dexter.agent.constraints import Constraints, extract_constraints
+from dexter.agent.context.manager import ContextManager
 from dexter.agent.context.overflow import drop_for_overflow
 from dexter.agent.events import (
     ContextEvent,
@@ -49,6 +51,7 @@ from dexter.models.types import (
 )
 from dexter.permissions.gate import PermissionPolicy, SimplePolicy
 from dexter.tools.citations import SourceLedger
+from dexter.tools.read_tool_result import current_results_dir
 from dexter.tools.registry import ToolRegistry
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -77,6 +80,9 @@ class AgentConfig:
     retry_base_delay: float = 0.5
     # Used verbatim instead of the assembled prompt (sub-agents, evals).
     system_prompt: str | None = None
+    # The main model's context window, and the fast model's (for bounding summaries).
+    context_window: int = 128_000
+    fast_context_window: int | None = None
 
 
 class Agent:
@@ -96,9 +102,13 @@ class Agent:
         policy: PermissionPolicy | None = None,
         approver: Approver | None = None,
         queue: MessageQueue | None = None,
+        fast_model: Model | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.model = model
+        # Summaries and constraint extraction use a cheaper model when one is given.
+        self.fast_model = fast_model
+        self.constraints = Constraints()
         self.tools = tools
         self.config = config or AgentConfig()
         self.policy = policy or SimplePolicy()
@@ -117,13 +127,20 @@ class Agent:
             channel=self.config.channel,
             soul=load_soul(home),
             rules=load_rules(home),
+            constraints=self.constraints.to_prompt(),
         )
 
     def clear(self) -> None:
         self.history.clear()
+        self.constraints.clear()
 
     async def run(self, query: str) -> AsyncIterator[Event]:
+        added = [
+            c for c in await extract_constraints(query, self.fast_model) if self.constraints.add(c)
+        ]
         run = _Run(self, query)
+        if added:
+            yield ContextEvent("constraints", "noted: " + "; ".join(added))
         async for event in run.events():
             yield event
         if run.answered:
@@ -151,6 +168,17 @@ class _Run:
         self.query_index = len(self.messages) - 1
         self.specs = agent.tools.specs()
         self.sources = SourceLedger()
+        self.seen_call_ids: set[str] = set()
+        read_only = {tool.name for tool in agent.tools if tool.concurrency_safe}
+        self.context = ContextManager(
+            home=self.config.home,
+            run_id=self.scratchpad.run_id,
+            window=self.config.context_window,
+            compactable=lambda name: name in read_only,
+            constraints=lambda: agent.constraints.items,
+            fast_model=agent.fast_model or agent.model,
+            fast_window=self.config.fast_context_window,
+        )
         self.executor = ToolExecutor(
             registry=agent.tools,
             scratchpad=self.scratchpad,
@@ -163,6 +191,7 @@ class _Run:
         )
 
     async def events(self) -> AsyncIterator[Event]:
+        current_results_dir.set(self.context.store.directory)
         yield RunStarted(
             run_id=self.scratchpad.run_id,
             query=self.query,
@@ -182,6 +211,12 @@ class _Run:
         while self.iteration < max_iterations:
             self.iteration += 1
             final_round = self.iteration == max_iterations
+            prepared = await self.context.prepare(self.messages, self.query_index, self.specs)
+            self.messages, self.query_index = prepared.messages, prepared.query_index
+            self.usage = self.usage + prepared.usage
+            for event in prepared.events:
+                self.scratchpad.add_note("context", f"{event.action}: {event.detail}")
+                yield event
             if final_round and self.iteration > 1:
                 self.messages.append(UserMessage(FINAL_ROUND_NOTE))
             response: ModelResponse | None = None
@@ -193,7 +228,7 @@ class _Run:
             if response is None:  # the model call failed; _call_model already yielded Done
                 return
 
-            message = _with_call_ids(response.message, self.iteration)
+            message = _with_call_ids(response.message, self.iteration, self.seen_call_ids)
             if message.reasoning:
                 self.scratchpad.add_reasoning(message.reasoning)
             if final_round and message.tool_calls and not message.content.strip():
@@ -208,6 +243,7 @@ class _Run:
                 self.scratchpad.add_thinking(message.content.strip())
                 yield Thinking(message.content.strip())
             self.messages.append(message)
+            self.context.record_calls(message)
 
             result: ExecutionResult | None = None
             async for outcome in self.executor.execute(message.tool_calls):
@@ -216,7 +252,7 @@ class _Run:
                 else:
                     yield outcome
             assert result is not None
-            self.messages.extend(result.messages)
+            self.messages.extend(self.context.after_tools(result.messages))
             if result.stopped_by_user:
                 yield self._done("", "denied")
                 return
@@ -257,6 +293,7 @@ class _Run:
                         )
                     elif isinstance(chunk, ModelResponse):
                         self.usage = self.usage + chunk.usage
+                        self.context.note_usage(chunk.usage, len(request.messages))
                         yield chunk
                 return
             except ModelError as error:
@@ -304,17 +341,22 @@ class _Run:
         )
 
 
-def _with_call_ids(message: AssistantMessage, iteration: int) -> AssistantMessage:
-    """Give id-less tool calls (some local servers omit ids) unique synthetic ids."""
-    if all(call.id for call in message.tool_calls):
-        return message
-    calls = tuple(
-        call
-        if call.id
-        else ToolCall(f"call_{iteration}_{i}_{uuid.uuid4().hex[:6]}", call.name, call.arguments)
-        for i, call in enumerate(message.tool_calls)
-    )
-    return replace(message, tool_calls=calls)
+def _with_call_ids(message: AssistantMessage, iteration: int, seen: set[str]) -> AssistantMessage:
+    """Give every tool call an id unique within the run.
+
+    Some local servers omit ids, and some reuse "call_0" every round; results are stored and
+    read back by id, so a reused id would point at the wrong data.
+    """
+    calls = []
+    changed = False
+    for index, call in enumerate(message.tool_calls):
+        call_id = call.id
+        if not call_id or call_id in seen:
+            call_id = f"call_{iteration}_{index}_{uuid.uuid4().hex[:6]}"
+            changed = True
+        seen.add(call_id)
+        calls.append(ToolCall(call_id, call.name, call.arguments) if call_id != call.id else call)
+    return replace(message, tool_calls=tuple(calls)) if changed else message
 
 
 def _strip_old_reasoning(messages: Sequence[Message]) -> list[Message]:

@@ -93,6 +93,7 @@ def build_system_prompt(
     today: date | None = None,
     soul: str | None = None,
     rules: str | None = None,
+    constraints: str | None = None,
 ) -> str:
     profile = profile_for(channel)
     names = {tool.name for tool in tools}
@@ -145,6 +146,8 @@ def build_system_prompt(
             "## Research rules\nThe user set these rules; follow them on every question.\n\n"
             + rules.strip()
         )
+    if constraints:
+        parts.append(constraints.strip())
     if soul:
         parts.append("## Identity\n" + soul.strip())
     parts.append("## Response format\n" + "\n".join(f"- {line}" for line in profile.format))

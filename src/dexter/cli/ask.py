@@ -33,7 +33,14 @@ def _terminal_approver(console: Console) -> Approver:
     return approve
 
 
-def run_ask(question: str, *, model: str | None, as_json: bool, max_iterations: int | None) -> int:
+def run_ask(
+    question: str,
+    *,
+    model: str | None,
+    as_json: bool,
+    max_iterations: int | None,
+    resume: str | None = None,
+) -> int:
     from dexter.cli.session import build_agent
     from dexter.config import ConfigError, load_settings
 
@@ -46,7 +53,7 @@ def run_ask(question: str, *, model: str | None, as_json: bool, max_iterations: 
     interactive = sys.stdin.isatty() and not as_json
     approver = _terminal_approver(err) if interactive else None
     agent, data_router = build_agent(
-        settings, model, approver=approver, max_iterations=max_iterations
+        settings, model, approver=approver, max_iterations=max_iterations, resume=resume
     )
     renderer = (
         JsonRenderer(sys.stdout)

@@ -8,11 +8,11 @@ from dexter.models.base import Model
 from dexter.providers import build_model
 
 
-def run_interactive_command(model_spec: str | None) -> int:
+def run_interactive_command(model_spec: str | None, *, resume: str | None = None) -> int:
     from dexter.cli.interactive import run_interactive
 
     settings = load_settings()
-    agent, _data_router = build_agent(settings, model_spec)
+    agent, _data_router = build_agent(settings, model_spec, resume=resume)
 
     def switch_model(spec: str) -> Model:
         return build_model(spec, settings)

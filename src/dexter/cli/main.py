@@ -31,6 +31,8 @@ examples:
   dexter tools run calculate --args '{"operation": "cagr", "start": 100, "end": 150, "years": 3}'
   dexter data income AAPL --period quarterly --limit 8
   dexter data filing-section NVDA --form 10-K --item 1A
+  dexter --resume                       # continue the latest conversation
+  dexter usage --by phase
   dexter doctor
 
 exit status: 0 answered, 1 failed, 2 usage or configuration error, 130 cancelled."""
@@ -48,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
         "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
     )
     parser.add_argument("-m", "--model", help=model_help)
+    resume_help = "continue a saved session (default: the latest; see `dexter sessions list`)"
+    parser.add_argument("--resume", nargs="?", const="latest", metavar="ID", help=resume_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = commands.add_parser(
@@ -58,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question", nargs="+", help="the question (quote it, or pass several words)")
     ask.add_argument("-m", "--model", dest="ask_model", help=model_help)
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
+    ask.add_argument(
+        "--resume", dest="ask_resume", nargs="?", const="latest", metavar="ID", help=resume_help
+    )
     ask.add_argument(
         "--max-iterations", type=int, metavar="N", help="model rounds before answering (default 10)"
     )
@@ -72,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     tools_run.add_argument("--json", action="store_true", help="print the result as JSON")
 
     _add_data_parser(commands)
+    _add_store_parsers(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
@@ -161,6 +169,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 model=args.ask_model or args.model,
                 as_json=args.json,
                 max_iterations=args.max_iterations,
+                resume=args.ask_resume or args.resume,
             )
         if args.command == "tools":
             from dexter.cli.tools_command import run_tools_command
@@ -170,16 +179,62 @@ def _dispatch(args: argparse.Namespace) -> int:
             from dexter.cli.data_command import run_data_command
 
             return run_data_command(args)
+        if args.command in ("sessions", "usage"):
+            return int(args.store_run(args))
         if args.command == "doctor":
             from dexter.cli.doctor_command import run_doctor_command
 
             return run_doctor_command(args.doctor_model or args.model)
         from dexter.cli.interactive_command import run_interactive_command
 
-        return run_interactive_command(args.model)
+        return run_interactive_command(args.model, resume=args.resume)
     except ConfigError as error:
         print(f"dexter: {error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _add_store_parsers(commands: Any) -> None:
+    """`dexter sessions list|show` and `dexter usage`; each sets `store_run` for dispatch."""
+
+    def lazy(module: str, function: str) -> Any:
+        # Handlers import rich and sqlite only when the command runs, keeping `--help` fast.
+        def run(args: argparse.Namespace) -> int:
+            import importlib
+
+            return int(getattr(importlib.import_module(module), function)(args))
+
+        return run
+
+    sessions = commands.add_parser(
+        "sessions",
+        help="list past sessions or show one",
+        description="Past conversations, newest first. Resume one with `dexter --resume ID`.",
+    )
+    sessions.set_defaults(store_run=lazy("dexter.cli.sessions_command", "run_sessions_command"))
+    actions = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="recent sessions with turns, tokens and cost")
+    listing.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show = actions.add_parser("show", help="one session's questions, answers and usage")
+    show.add_argument("id", help="session id or a unique prefix of it")
+    show.add_argument("--json", action="store_true", help="print JSON")
+
+    usage = commands.add_parser(
+        "usage",
+        help="tokens and estimated cost, by model, tool, phase or day",
+        description="Tokens and estimated cost from the ledger: main loop, routers, compaction, "
+        "memory, sub-agents and judge. Costs are estimates from list prices (override them with "
+        '"prices" in settings.json).',
+    )
+    usage.set_defaults(store_run=lazy("dexter.cli.usage_command", "run_usage_command"))
+    usage.add_argument("--session", metavar="ID", help="only this session (id or prefix)")
+    usage.add_argument(
+        "--by",
+        choices=["model", "tool", "phase", "day", "session"],
+        default="phase",
+        help="how to group rows (default: phase)",
+    )
+    usage.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 if __name__ == "__main__":

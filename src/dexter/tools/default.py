@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from dexter.config import ConfigError, Settings
 from dexter.tools.base import Tool
 from dexter.tools.finance.calculate import CalculateTool
+from dexter.tools.read_tool_result import ReadToolResult
 from dexter.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def default_registry(
     data_router: DataRouter | None = None,
     router_model: ModelFactory | None = None,
 ) -> ToolRegistry:
-    tools: list[Tool[Any]] = [CalculateTool()]
+    tools: list[Tool[Any]] = [CalculateTool(), ReadToolResult()]
     if data_router is not None:
         from dexter.tools.finance.datacalls import available_data_calls
 

@@ -29,6 +29,7 @@ from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
+from dexter.session import SessionAgent
 
 SwitchModel = Callable[[str], Model]
 
@@ -213,6 +214,34 @@ class DexterApp(App[None]):
             await self._add(Note(help_text(), classes="help"))
         elif command.name == "/model":
             await self._model_command(command.arg)
+        elif command.name == "/resume":
+            await self._resume_command(command.arg)
+
+    async def _resume_command(self, session_id: str) -> None:
+        agent = self.agent
+        if not isinstance(agent, SessionAgent):
+            await self._add(Note("Sessions are not saved here.", classes="error"))
+            return
+        if not session_id:
+            sessions = agent.list_sessions(10)
+            if not sessions:
+                await self._add(Note("No saved sessions yet.", classes="info"))
+                return
+            lines = [f"{s.id}  {s.updated_at[:16]}  {s.turns} turns  {s.title}" for s in sessions]
+            lines.append("Continue one with /resume ID")
+            await self._add(Note("\n".join(lines), classes="info"))
+            return
+        if self.busy:
+            await self._add(Note("Wait for the answer or press ctrl+c first.", classes="error"))
+            return
+        try:
+            info = agent.resume(session_id)
+        except Exception as exc:  # an unknown id must not end the session
+            await self._add(Note(f"Could not resume: {exc}", classes="error"))
+            return
+        await self._add(
+            Note(f"Resumed {info.id}: {info.turns} earlier turns · {info.title}", classes="info")
+        )
 
     async def _clear(self) -> None:
         if self.busy:
@@ -220,7 +249,10 @@ class DexterApp(App[None]):
                 Note("Wait for the answer or press ctrl+c before /clear.", classes="error")
             )
             return
-        self.agent.clear()
+        if isinstance(self.agent, SessionAgent):
+            self.agent.new_session()
+        else:
+            self.agent.clear()
         await self.log_view.remove_children()
         self.turn = None
         await self._add(Note("Conversation cleared.", classes="info"))

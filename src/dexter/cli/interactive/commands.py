@@ -8,7 +8,9 @@ COMMANDS: dict[str, str] = {
     "/help": "Show commands and keys",
     "/model": "Show the current model",
     "/model provider:name": "Switch model for the next questions (e.g. /model openai:gpt-5.6-sol)",
-    "/clear": "Forget the conversation and clear the screen",
+    "/clear": "Forget the conversation and start a new session",
+    "/resume": "List saved sessions",
+    "/resume ID": "Continue a saved session: its history and standing constraints",
     "/exit": "Quit (also /quit)",
 }
 
@@ -22,7 +24,7 @@ KEYS: dict[str, str] = {
 }
 
 _ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
-_NAMES = {"/help", "/model", "/clear", "/exit"}
+_NAMES = {"/help", "/model", "/clear", "/exit", "/resume"}
 
 
 @dataclass(frozen=True, slots=True)

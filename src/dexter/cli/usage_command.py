@@ -1,0 +1,169 @@
+"""`dexter usage`: where tokens went (by model, tool, phase, day or session) and what they cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dexter.config import Settings, load_settings
+from dexter.store import Ledger, SessionLookupError, SessionStore, UsageRow, UsageTotals
+from dexter.store.db import open_store
+from dexter.store.ledger import REPORT_KEYS
+
+if TYPE_CHECKING:
+    from dexter.store import Store
+
+EXIT_USAGE = 2
+
+_BY_LABEL = {"model": "Model", "tool": "Tool", "phase": "Phase", "day": "Day (UTC)"}
+
+
+def format_cost(cost: float | None, unpriced: int = 0) -> str:
+    """ "—" for unknown; a trailing "+" when some calls in the sum had no price."""
+    if cost is None:
+        return "—"
+    text = f"${cost:.4f}" if cost < 0.01 else f"${cost:,.2f}"
+    return text + ("+" if unpriced else "")
+
+
+def format_tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    return f"{count:,}"
+
+
+def format_time(iso: str) -> str:
+    """A stored UTC timestamp in local time, to the minute."""
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def totals_line(totals: UsageTotals) -> Text:
+    calls = f"{totals.calls} model call{'s' if totals.calls != 1 else ''}"
+    notes = []
+    if totals.failed_calls:
+        notes.append(f"{totals.failed_calls} failed")
+    if totals.estimated_input_tokens:
+        # Calls the provider never reported usage for; their input is our own estimate.
+        notes.append(f"~{format_tokens(totals.estimated_input_tokens)} input estimated")
+    if notes:
+        calls += f" ({', '.join(notes)})"
+    parts = [
+        calls,
+        f"in {format_tokens(totals.input_tokens)} (cached {format_tokens(totals.cached_tokens)})",
+        f"out {format_tokens(totals.output_tokens)}",
+        f"cost {format_cost(totals.cost_usd, totals.unpriced_calls)}",
+    ]
+    if totals.tool_calls:
+        failed = f", {totals.failed_tool_calls} failed" if totals.failed_tool_calls else ""
+        parts.append(f"{totals.tool_calls} tool calls{failed}")
+    return Text.assemble(("Total  ", "bold"), " · ".join(parts))
+
+
+def open_existing(settings: Settings) -> Store | None:
+    """The database, or None when nothing was ever recorded (don't create one just to read)."""
+    try:
+        return open_store(settings.home, create=False)
+    except FileNotFoundError:
+        return None
+
+
+def print_lookup_error(error: SessionLookupError) -> int:
+    Console(stderr=True, highlight=False).print(f"dexter: {error}", style="red", markup=False)
+    return EXIT_USAGE
+
+
+def run_usage_command(
+    args: argparse.Namespace,
+    *,
+    settings: Settings | None = None,
+    console: Console | None = None,
+) -> int:
+    settings = settings or load_settings()
+    console = console or Console()
+    by = getattr(args, "by", None) or "phase"
+    if by not in REPORT_KEYS:
+        raise ValueError(f"unknown --by {by!r}")
+    store = open_existing(settings)
+    session_id: str | None = None
+    if store is None:
+        rows: list[UsageRow] = []
+        totals = UsageTotals()
+    else:
+        with store:
+            if args.session:
+                try:
+                    session_id = SessionStore(store).get(args.session).id
+                except SessionLookupError as error:
+                    return print_lookup_error(error)
+            ledger = Ledger(store)
+            rows = ledger.report(by, session_id)
+            totals = ledger.totals(session_id)
+    if args.json:
+        payload = {
+            "by": by,
+            "session": session_id,
+            "rows": [row.to_dict() for row in rows],
+            "totals": totals.to_dict(),
+        }
+        console.print_json(json.dumps(payload))
+        return 0
+    if not rows:
+        console.print(f"No usage recorded{f' for session {session_id}' if session_id else ''} yet.")
+        return 0
+    console.print(_table(rows, by, session_id))
+    console.print(totals_line(totals))
+    if totals.unpriced_calls:
+        console.print(
+            Text(
+                f'{totals.unpriced_calls} call(s) have no known price; set "prices" in '
+                f"{settings.settings_path} to include them. Costs are estimates.",
+                style="dim",
+            )
+        )
+    else:
+        console.print(Text("Costs are estimates from list prices.", style="dim"))
+    return 0
+
+
+def _table(rows: list[UsageRow], by: str, session_id: str | None) -> Table:
+    title = f"Usage by {by}" + (f" · session {session_id}" if session_id else "")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column(_BY_LABEL.get(by, by.capitalize()), style="cyan", overflow="fold")
+    table.add_column("Calls", justify="right")
+    table.add_column("Failed", justify="right")
+    table.add_column("Input", justify="right")
+    table.add_column("Cached", justify="right")
+    table.add_column("Output", justify="right")
+    table.add_column("Reasoning", justify="right")
+    table.add_column("Cost", justify="right")
+    with_tools = by in ("tool", "day", "session")
+    if with_tools:
+        table.add_column("Tool calls", justify="right")
+    for row in rows:
+        cells = [
+            row.key,
+            str(row.calls),
+            str(row.failed_calls) if row.failed_calls else "",
+            format_tokens(row.input_tokens),
+            format_tokens(row.cached_tokens),
+            format_tokens(row.output_tokens),
+            format_tokens(row.reasoning_tokens),
+            format_cost(row.cost_usd, row.unpriced_calls),
+        ]
+        if with_tools:
+            failed = f" ({row.failed_tool_calls} failed)" if row.failed_tool_calls else ""
+            cells.append(f"{row.tool_calls}{failed}" if row.tool_calls else "")
+        table.add_row(*cells)
+    return table

@@ -1,0 +1,133 @@
+"""A research session: an Agent whose conversation, constraints and token use are kept in the
+SQLite store, so it can be resumed and accounted for.
+
+Sits above `agent/`: the loop knows nothing of storage. The session wraps the models it is given
+in `RecordingModel`s (phase main / router / compaction) so every call lands in the ledger, and
+labels each run so those records know which session and run they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+
+from dexter.agent.constraints import Constraints
+from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
+from dexter.agent.loop import Agent
+from dexter.config import ConfigError
+from dexter.models.recording import ModelCallRecord, RunLabel, current_run
+from dexter.models.types import AssistantMessage, UserMessage
+from dexter.store import Ledger, SessionInfo, SessionStore, Store
+
+
+class SessionRecorder:
+    """Writes turns, tool calls and model calls for one session."""
+
+    def __init__(self, store: Store, ledger: Ledger, session_id: str) -> None:
+        self.store = store
+        self.sessions = SessionStore(store)
+        self.ledger = ledger
+        self.session_id = session_id
+
+    def record_model_call(self, record: ModelCallRecord) -> None:
+        self.ledger.record_model_call(
+            record.session_id,
+            record.run_id,
+            record.provider,
+            record.model,
+            record.phase,
+            record.usage,
+            tool=record.tool,
+            ok=record.ok,
+            error=record.error,
+        )
+
+
+class SessionAgent(Agent):
+    """An Agent bound to a stored session. Use `attach` to start or resume one."""
+
+    recorder: SessionRecorder
+    _window_probe: Callable[[], Awaitable[int | None]] | None = None
+
+    def attach(
+        self,
+        recorder: SessionRecorder,
+        *,
+        window_probe: Callable[[], Awaitable[int | None]] | None = None,
+    ) -> None:
+        self.recorder = recorder
+        self._window_probe = window_probe
+
+    @property
+    def session_id(self) -> str:
+        return self.recorder.session_id
+
+    def list_sessions(self, limit: int = 20) -> list[SessionInfo]:
+        return self.recorder.sessions.list(limit)
+
+    def resume(self, id_or_prefix: str | None) -> SessionInfo:
+        """Load a stored session's history and constraints into this agent (None: the latest)."""
+        sessions = self.recorder.sessions
+        info = sessions.get(id_or_prefix) if id_or_prefix else sessions.latest()
+        if info is None:
+            raise ConfigError("there is no saved session to resume yet.")
+        self.history = []
+        for question, answer in sessions.history(info.id):
+            self.history += [UserMessage(question), AssistantMessage(content=answer)]
+        self.constraints = Constraints(sessions.constraints(info.id))
+        self.recorder.session_id = info.id
+        return info
+
+    def new_session(self) -> str:
+        self.clear()
+        self.recorder.session_id = self.recorder.sessions.create(self.model.name)
+        return self.recorder.session_id
+
+    async def run(self, query: str) -> AsyncIterator[Event]:
+        if self._window_probe is not None:
+            probe, self._window_probe = self._window_probe, None
+            window = await probe()
+            if window:
+                self.config.context_window = window
+        recorder = self.recorder
+        session_id = recorder.session_id
+        current_run.set(RunLabel(session_id, None))
+        run_id: str | None = None
+        async for event in super().run(query):
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
+                current_run.set(RunLabel(session_id, run_id))
+            elif isinstance(event, ToolEnd | ToolError):
+                recorder.ledger.record_tool_call(
+                    session_id,
+                    run_id,
+                    event.tool,
+                    event.args,
+                    call_id=event.call_id,
+                    ok=isinstance(event, ToolEnd),
+                    error=event.error if isinstance(event, ToolError) else None,
+                    duration_ms=event.duration_ms,
+                    result_chars=len(event.result) if isinstance(event, ToolEnd) else None,
+                )
+            elif isinstance(event, Done):
+                event = self._finish(event, query, run_id)
+            yield event
+
+    def _finish(self, done: Done, query: str, run_id: str | None) -> Done:
+        recorder = self.recorder
+        recorder.sessions.add_turn(
+            recorder.session_id,
+            run_id or "",
+            query,
+            done.answer,
+            done.status,
+            done.iterations,
+            done.duration_ms,
+            done.usage,
+        )
+        recorder.sessions.set_constraints(recorder.session_id, list(self.constraints.items))
+        if run_id is None:
+            return done
+        # The run's totals across every phase (routers inside tools included), from the ledger.
+        totals = recorder.ledger.totals(session_id=recorder.session_id, run_id=run_id)
+        return replace(done, usage=totals.usage) if totals.calls else done

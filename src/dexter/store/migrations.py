@@ -1,0 +1,139 @@
+"""Numbered schema migrations, applied in order and recorded in `_migrations`.
+
+Append new migrations; never edit or renumber a released one, because databases in the wild have
+already recorded it as applied. Each migration is a list of single statements (not a script) so it
+runs inside our own transaction: `executescript` would commit half-way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dexter.config import ConfigError
+
+
+class StoreError(ConfigError):
+    """The database cannot be used as it is; the CLI prints the message (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    number: int
+    name: str
+    statements: tuple[str, ...]
+
+
+_TOKENS = """
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "sessions, turns and the token ledger",
+        (
+            """CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                title TEXT,
+                model TEXT NOT NULL,
+                constraints_json TEXT NOT NULL DEFAULT '[]'
+            )""",
+            "CREATE INDEX sessions_updated ON sessions(updated_at)",
+            f"""CREATE TABLE turns (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                run_id TEXT NOT NULL,
+                started_at TEXT NOT NULL,
+                query TEXT NOT NULL,
+                answer TEXT NOT NULL DEFAULT '',
+                status TEXT NOT NULL,
+                iterations INTEGER NOT NULL DEFAULT 0,
+                duration_ms REAL NOT NULL DEFAULT 0,{_TOKENS}
+            )""",
+            "CREATE INDEX turns_session ON turns(session_id, id)",
+            # The ledger tables carry no foreign key on purpose: a record must never fail a run
+            # because it was written before (or without) its session row, e.g. `dexter ask`.
+            """CREATE TABLE tool_calls (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT,
+                run_id TEXT,
+                call_id TEXT,
+                at TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                args_json TEXT NOT NULL DEFAULT '{}',
+                ok INTEGER NOT NULL,
+                error TEXT,
+                duration_ms REAL,
+                result_chars INTEGER
+            )""",
+            "CREATE INDEX tool_calls_session ON tool_calls(session_id)",
+            "CREATE INDEX tool_calls_run ON tool_calls(run_id)",
+            f"""CREATE TABLE model_calls (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT,
+                run_id TEXT,
+                at TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                model TEXT NOT NULL,
+                phase TEXT NOT NULL,
+                tool TEXT,{_TOKENS},
+                estimated_input_tokens INTEGER,
+                reported INTEGER NOT NULL,
+                ok INTEGER NOT NULL,
+                error TEXT,
+                cost_usd REAL
+            )""",
+            "CREATE INDEX model_calls_session ON model_calls(session_id)",
+            "CREATE INDEX model_calls_run ON model_calls(run_id)",
+        ),
+    ),
+)
+
+
+def apply_migrations(
+    conn: sqlite3.Connection, path: Path, migrations: tuple[Migration, ...] = MIGRATIONS
+) -> list[int]:
+    """Bring the schema up to date; returns the numbers applied now (empty when current).
+
+    `conn` must be in autocommit mode (isolation_level=None) so the transactions here are ours.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        "number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    known = {m.number for m in migrations}
+    newest = max(known, default=0)
+    applied_now: list[int] = []
+    for migration in sorted(migrations, key=lambda m: m.number):
+        # IMMEDIATE takes the write lock before checking, so two processes opening a fresh
+        # database at once cannot both apply the same migration.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
+            unknown = sorted(done - known)
+            if unknown and unknown[-1] > newest:
+                raise StoreError(
+                    f"{path} was written by a newer version of Dexter (schema migration "
+                    f"{unknown[-1]}; this version knows up to {newest}). Upgrade Dexter, or "
+                    "point DEXTER_HOME elsewhere; Dexter will not downgrade the database."
+                )
+            if migration.number not in done:
+                for statement in migration.statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO _migrations (number, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.number, migration.name, datetime.now(UTC).isoformat()),
+                )
+                applied_now.append(migration.number)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied_now

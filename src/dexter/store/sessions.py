@@ -1,0 +1,276 @@
+"""Conversations that can be resumed: their turns, standing constraints and a usage summary."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from dexter.models.types import Usage
+from dexter.store.db import Store, now_iso
+from dexter.store.migrations import StoreError
+
+_TITLE_CHARS = 60
+
+
+class SessionLookupError(StoreError):
+    """No session, or more than one, matches an id or prefix. `candidates` are ids to suggest."""
+
+    def __init__(self, message: str, candidates: builtins.list[str]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    created_at: str
+    updated_at: str
+    title: str | None
+    model: str
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # None when no call of the session has a known price.
+    cost_usd: float | None = None
+    constraints: builtins.list[str] = field(default_factory=builtins.list)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "title": self.title,
+            "model": self.model,
+            "turns": self.turns,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+            "constraints": self.constraints,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInfo:
+    id: int
+    run_id: str
+    started_at: str
+    query: str
+    answer: str
+    status: str
+    iterations: int
+    duration_ms: float
+    usage: Usage
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "started_at": self.started_at,
+            "query": self.query,
+            "answer": self.answer,
+            "status": self.status,
+            "iterations": self.iterations,
+            "duration_ms": self.duration_ms,
+            "usage": self.usage.to_dict(),
+        }
+
+
+def make_title(query: str) -> str:
+    line = " ".join(query.split())
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1].rstrip() + "…"
+
+
+# Token and cost figures come from the ledger, which also counts routers, compaction and the
+# like; sessions whose runs were never recorded there fall back to the turns' own usage.
+_SUMMARY = """
+SELECT s.*,
+    (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS n_turns,
+    (SELECT COUNT(*) FROM model_calls m WHERE m.session_id = s.id) AS n_calls,
+    (SELECT COALESCE(SUM(input_tokens), 0) FROM model_calls m WHERE m.session_id = s.id) AS m_in,
+    (SELECT COALESCE(SUM(output_tokens), 0) FROM model_calls m WHERE m.session_id = s.id) AS m_out,
+    (SELECT SUM(cost_usd) FROM model_calls m WHERE m.session_id = s.id) AS cost,
+    (SELECT COALESCE(SUM(input_tokens), 0) FROM turns t WHERE t.session_id = s.id) AS t_in,
+    (SELECT COALESCE(SUM(output_tokens), 0) FROM turns t WHERE t.session_id = s.id) AS t_out
+FROM sessions s
+"""
+
+
+def _info(row: Any) -> SessionInfo:
+    from_ledger = row["n_calls"] > 0
+    return SessionInfo(
+        id=row["id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        title=row["title"],
+        model=row["model"],
+        turns=row["n_turns"],
+        input_tokens=row["m_in"] if from_ledger else row["t_in"],
+        output_tokens=row["m_out"] if from_ledger else row["t_out"],
+        cost_usd=row["cost"],
+        constraints=_load_constraints(row["constraints_json"]),
+    )
+
+
+def _load_constraints(raw: str | None) -> builtins.list[str]:
+    try:
+        data = json.loads(raw or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [str(item) for item in data] if isinstance(data, builtins.list) else []
+
+
+class SessionStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def create(self, model: str, title: str | None = None) -> str:
+        """A new session; its id is 8 hex digits, short enough to type after `--resume`."""
+        stamp = now_iso()
+        with self.store.transaction() as conn:
+            while True:
+                session_id = secrets.token_hex(4)
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                    continue
+                conn.execute(
+                    "INSERT INTO sessions (id, created_at, updated_at, title, model) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (session_id, stamp, stamp, make_title(title) if title else None, model),
+                )
+                return session_id
+
+    def get(self, id_or_prefix: str) -> SessionInfo:
+        """The session with this id, or the only one whose id starts with it."""
+        key = id_or_prefix.strip().lower()
+        if not key:
+            raise SessionLookupError("Give a session id (see `dexter sessions list`).", [])
+        rows = self.store.query(_SUMMARY + " WHERE s.id = ?", (key,))
+        if not rows:
+            rows = self.store.query(
+                _SUMMARY + " WHERE substr(s.id, 1, ?) = ? ORDER BY s.updated_at DESC LIMIT 11",
+                (len(key), key),
+            )
+        if len(rows) == 1:
+            return _info(rows[0])
+        if rows:
+            ids = [row["id"] for row in rows[:10]]
+            raise SessionLookupError(
+                f"Session id {id_or_prefix!r} is ambiguous; it matches {', '.join(ids)}"
+                + (" and more" if len(rows) > 10 else "")
+                + ". Type more of the id.",
+                ids,
+            )
+        recent = [info.id for info in self.list(limit=5)]
+        hint = f" Recent sessions: {', '.join(recent)}." if recent else " There are no sessions."
+        raise SessionLookupError(
+            f"No session {id_or_prefix!r}.{hint} See `dexter sessions list`.", recent
+        )
+
+    def latest(self) -> SessionInfo | None:
+        rows = self.list(limit=1)
+        return rows[0] if rows else None
+
+    def list(self, limit: int = 20) -> builtins.list[SessionInfo]:
+        """Most recently updated first."""
+        rows = self.store.query(
+            _SUMMARY + " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?", (max(0, limit),)
+        )
+        return [_info(row) for row in rows]
+
+    def add_turn(
+        self,
+        session_id: str,
+        run_id: str,
+        query: str,
+        answer: str,
+        status: str,
+        iterations: int,
+        duration_ms: float,
+        usage: Usage | None = None,
+    ) -> int:
+        """Record a finished turn (any status); the first one also titles an untitled session."""
+        usage = usage or Usage()
+        stamp = now_iso()
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO turns (session_id, run_id, started_at, query, answer, status, "
+                "iterations, duration_ms, input_tokens, output_tokens, cached_tokens, "
+                "reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    run_id,
+                    stamp,
+                    query,
+                    answer,
+                    status,
+                    iterations,
+                    duration_ms,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cached_tokens,
+                    usage.reasoning_tokens,
+                ),
+            )
+            conn.execute(
+                "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
+                (stamp, make_title(query), session_id),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def turns(self, session_id: str) -> builtins.list[TurnInfo]:
+        rows = self.store.query(
+            "SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)
+        )
+        return [
+            TurnInfo(
+                id=row["id"],
+                run_id=row["run_id"],
+                started_at=row["started_at"],
+                query=row["query"],
+                answer=row["answer"],
+                status=row["status"],
+                iterations=row["iterations"],
+                duration_ms=row["duration_ms"],
+                usage=Usage(
+                    row["input_tokens"],
+                    row["output_tokens"],
+                    row["cached_tokens"],
+                    row["reasoning_tokens"],
+                ),
+            )
+            for row in rows
+        ]
+
+    def history(self, session_id: str) -> builtins.list[tuple[str, str]]:
+        """(question, answer) of the answered turns, oldest first: what a resumed run replays.
+
+        Failed and denied turns are left out so a resumed conversation doesn't inherit errors.
+        """
+        rows = self.store.query(
+            "SELECT query, answer FROM turns WHERE session_id = ? AND status = 'answered' "
+            "ORDER BY id",
+            (session_id,),
+        )
+        return [(row["query"], row["answer"]) for row in rows]
+
+    def set_constraints(self, session_id: str, constraints: builtins.list[str]) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET constraints_json = ?, updated_at = ? WHERE id = ?",
+                (json.dumps(constraints, ensure_ascii=False), now_iso(), session_id),
+            )
+
+    def constraints(self, session_id: str) -> builtins.list[str]:
+        rows = self.store.query("SELECT constraints_json FROM sessions WHERE id = ?", (session_id,))
+        return _load_constraints(rows[0][0]) if rows else []
+
+    def touch(self, session_id: str) -> None:
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
