@@ -63,8 +63,14 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("-m", "--model", dest="ask_model", help=model_help)
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
     ask.add_argument(
-        "--resume", dest="ask_resume", nargs="?", const="latest", metavar="ID", help=resume_help
+        "-c",
+        "--continue",
+        dest="ask_resume",
+        action="store_const",
+        const="latest",
+        help="continue the latest saved session",
     )
+    ask.add_argument("--session", dest="ask_resume", metavar="ID", help="continue session ID")
     ask.add_argument(
         "--max-iterations", type=int, metavar="N", help="model rounds before answering (default 10)"
     )

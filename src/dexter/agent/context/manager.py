@@ -28,11 +28,18 @@ from dexter.agent.context.compaction import (
 )
 from dexter.agent.context.microcompact import microcompact
 from dexter.agent.context.overflow import drop_for_overflow
-from dexter.agent.context.results import ResultStore, apply_turn_budget, cap_result
+from dexter.agent.context.results import (
+    MAX_RESULT_CHARS,
+    TURN_BUDGET_CHARS,
+    ResultStore,
+    apply_turn_budget,
+    cap_result,
+)
 from dexter.agent.events import ContextEvent
 from dexter.models.base import Model
 from dexter.models.types import AssistantMessage, Message, ToolMessage, ToolSpec, Usage
 
+CHARS_PER_TOKEN = 3.5
 KEEP_RECENT_RESULTS = 4
 KEEP_ROUNDS_AFTER_SUMMARY = 2
 MAX_COMPACTION_FAILURES = 3
@@ -97,10 +104,18 @@ class ContextManager:
 
     def after_tools(self, results: Sequence[ToolMessage]) -> list[ToolMessage]:
         args = {cid: a for cid, (_, a) in self.calls.items()}
+        # A small window (a local 8k model, say) cannot hold even one 50,000-character result:
+        # cap each result at a quarter of the window, and a turn at half of it.
+        window_chars = int(self.budget.window * CHARS_PER_TOKEN)
+        max_chars = min(MAX_RESULT_CHARS, window_chars // 4)
+        turn_chars = min(TURN_BUDGET_CHARS, window_chars // 2)
         capped = [
-            cap_result(m, store=self.store, tool_args=args.get(m.tool_call_id, {})) for m in results
+            cap_result(
+                m, store=self.store, tool_args=args.get(m.tool_call_id, {}), max_chars=max_chars
+            )
+            for m in results
         ]
-        return apply_turn_budget(capped, store=self.store, args_by_id=args)
+        return apply_turn_budget(capped, store=self.store, args_by_id=args, budget=turn_chars)
 
     # -- tiers 2-4: before each model call ---------------------------------------------------
 

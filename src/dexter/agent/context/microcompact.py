@@ -50,13 +50,44 @@ def _describe_call(tool: str, args: Mapping[str, Any]) -> str:
     return text if len(text) <= _MAX_ARGS_CHARS else text[: _MAX_ARGS_CHARS - 2] + "…)"
 
 
-def _marker(key: str, chars: int, tool: str, args: Mapping[str, Any], path: Path) -> str:
-    return (
+KEY_LINES_CHARS = 900
+_KEY_LINE_CHARS = 180
+
+
+def key_lines(text: str, budget: int = KEY_LINES_CHARS) -> list[str]:
+    """The first lines that carry figures (digits), so a cleared result keeps its key numbers.
+
+    Financial tool output leads with its headline rows (revenue, net income, dates, source ids);
+    keeping those is what lets a long run still answer with the exact figures fetched early.
+    """
+    picked: list[str] = []
+    used = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not any(ch.isdigit() for ch in line) or set(line) <= set("|-: "):
+            continue
+        if line.startswith(("[Large tool result", MARKER_PREFIX)):
+            continue
+        line = line if len(line) <= _KEY_LINE_CHARS else line[: _KEY_LINE_CHARS - 1] + "…"
+        if used + len(line) > budget:
+            break
+        picked.append(line)
+        used += len(line) + 1
+    return picked
+
+
+def _marker(
+    key: str, chars: int, tool: str, args: Mapping[str, Any], path: Path, figures: list[str]
+) -> str:
+    text = (
         f'{MARKER_PREFIX}: call_id="{key}", {chars:,} characters from '
         f"{_describe_call(tool, args)}. The full result is saved at {path}; read it with "
         f'read_tool_result(call_id="{key}") (offset/length to page, search="<term>" to find '
         f"lines) instead of calling {tool} again.]"
     )
+    if figures:
+        text += "\nKey lines kept:\n" + "\n".join(figures)
+    return text
 
 
 def microcompact(
@@ -97,7 +128,7 @@ def microcompact(
         else:
             path = store.save(message.tool_call_id, tool, args, message.content)
             key, chars = path.stem, len(message.content)
-        marker = _marker(key, chars, tool, args, path)
+        marker = _marker(key, chars, tool, args, path, key_lines(message.content))
         if len(marker) >= len(message.content):
             continue
         result[index] = replace(message, content=marker)

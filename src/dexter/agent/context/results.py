@@ -194,10 +194,14 @@ def persist(
 
 
 def cap_result(
-    message: ToolMessage, *, store: ResultStore, tool_args: Mapping[str, Any]
+    message: ToolMessage,
+    *,
+    store: ResultStore,
+    tool_args: Mapping[str, Any],
+    max_chars: int = MAX_RESULT_CHARS,
 ) -> ToolMessage:
-    """Replace a result over MAX_RESULT_CHARS by a preview; anything else is returned as is."""
-    if len(message.content) <= MAX_RESULT_CHARS or stored_reference(message.content):
+    """Replace a result over `max_chars` by a preview; anything else is returned as is."""
+    if len(message.content) <= max_chars or stored_reference(message.content):
         return message
     return persist(message, store=store, tool_args=tool_args)
 
