@@ -19,14 +19,21 @@ def names(env: dict[str, str], tmp_path: Path) -> list[str]:
 
 
 def test_routed_by_default_with_only_what_sec_can_serve(tmp_path: Path) -> None:
-    assert names(SEC_ONLY, tmp_path) == [
-        "calculate",
-        "read_tool_result",
-        "get_financials",
-        "get_market_data",
-        "read_filings",
-        "stock_screener",
+    bound = names(SEC_ONLY, tmp_path)
+    finance = [
+        n
+        for n in bound
+        if n
+        in {
+            "get_financials",
+            "get_market_data",
+            "read_filings",
+            "stock_screener",
+            "income_statements",
+        }
     ]
+    assert finance == ["get_financials", "get_market_data", "read_filings", "stock_screener"]
+    assert bound[:2] == ["calculate", "read_tool_result"]
 
 
 def test_direct_mode_binds_each_available_data_call(tmp_path: Path) -> None:

@@ -109,6 +109,8 @@ class Agent:
         # Summaries and constraint extraction use a cheaper model when one is given.
         self.fast_model = fast_model
         self.constraints = Constraints()
+        # Sections the session adds (skills, remembered facts), after the tool policy.
+        self.prompt_sections: list[str] = []
         self.tools = tools
         self.config = config or AgentConfig()
         self.policy = policy or SimplePolicy()
@@ -128,6 +130,7 @@ class Agent:
             soul=load_soul(home),
             rules=load_rules(home),
             constraints=self.constraints.to_prompt(),
+            extra=self.prompt_sections,
         )
 
     def clear(self) -> None:

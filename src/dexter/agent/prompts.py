@@ -94,6 +94,7 @@ def build_system_prompt(
     soul: str | None = None,
     rules: str | None = None,
     constraints: str | None = None,
+    extra: Sequence[str] = (),
 ) -> str:
     profile = profile_for(channel)
     names = {tool.name for tool in tools}
@@ -135,6 +136,7 @@ def build_system_prompt(
             "say clearly that figures are not freshly retrieved, and never invent numbers."
         )
 
+    parts.extend(section.strip() for section in extra if section.strip())
     parts.append("## Behaviour\n" + "\n".join(f"- {line}" for line in profile.behaviour))
     parts.append(
         "## Sources\n- Cite where each figure comes from (filing and period, data source, or "

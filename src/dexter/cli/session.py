@@ -4,9 +4,10 @@ tools, context windows, the stored session (new or resumed)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from dexter.agent.executor import Approver
-from dexter.agent.loop import AgentConfig
+from dexter.agent.loop import Agent, AgentConfig
 from dexter.config import ConfigError, Settings
 from dexter.data.errors import DataError
 from dexter.data.router import DataRouter
@@ -15,10 +16,17 @@ from dexter.models.recording import RecordingModel
 from dexter.providers import ResolvedModel, build_model, fast_model_spec, resolve_model
 from dexter.providers.discovery import context_window, discover_context_window
 from dexter.session import SessionAgent, SessionRecorder
+from dexter.skills import discover_skills
 from dexter.store import Ledger, open_store, overrides_from_settings
+from dexter.tools.ask_user import Ask, AskUserTool
+from dexter.tools.base import Tool
 from dexter.tools.default import default_registry
 from dexter.tools.finance.routed import ModelFactory
+from dexter.tools.fs import EditFileTool, ReadFileTool, WriteFileTool
 from dexter.tools.registry import ToolRegistry
+from dexter.tools.shell import BashTool
+from dexter.tools.skill import SkillTool, skills_prompt
+from dexter.tools.subagent import SubagentTool
 
 
 def router_model_spec(settings: Settings, model_spec: str | None) -> str:
@@ -40,8 +48,16 @@ def build_data_router(settings: Settings) -> DataRouter:
 
 
 def build_tools(
-    settings: Settings, model_spec: str | None, *, router_model: ModelFactory | None = None
+    settings: Settings,
+    model_spec: str | None,
+    *,
+    router_model: ModelFactory | None = None,
+    channel: str = "cli",
+    ask_user: Ask | None = None,
+    subagent_model: Model | None = None,
 ) -> tuple[ToolRegistry, DataRouter]:
+    """Every tool this configuration offers. `ask_user` is given only where a person can answer;
+    the shell tool only on the command line; sub-agents only when a model for them is given."""
     data_router = build_data_router(settings)
     if router_model is None:
         spec = router_model_spec(settings, model_spec)
@@ -50,7 +66,51 @@ def build_tools(
             return build_model(spec, settings)
 
     registry = default_registry(settings, data_router=data_router, router_model=router_model)
+    workspace = settings.cwd
+    local: list[Tool[Any]] = [
+        ReadFileTool(workspace),
+        WriteFileTool(workspace),
+        EditFileTool(workspace),
+    ]
+    if channel == "cli":
+        local.append(BashTool(workspace))
+    for tool in [*local, *web_tools(settings)]:
+        registry.register(tool)
+    skills = discover_skills(settings.home)
+    if skills:
+        registry.register(SkillTool(skills))
+    if ask_user is not None:
+        registry.register(AskUserTool(ask_user))
+    if subagent_model is not None:
+        registry.register(SubagentTool(subagent_factory(settings, subagent_model, registry)))
     return registry, data_router
+
+
+def web_tools(settings: Settings) -> list[Tool[Any]]:
+    from dexter.tools.web.fetch import WebFetchTool
+    from dexter.tools.web.search import WebSearchTool, search_providers_from_settings
+
+    tools: list[Tool[Any]] = []
+    providers = search_providers_from_settings(settings)
+    if providers:
+        tools.append(WebSearchTool(providers))
+    web = settings.file_data.get("webFetch") or {}
+    allowed = frozenset(str(h) for h in (web.get("allowedHosts") or []))
+    tools.append(WebFetchTool(allowed_hosts=allowed, cache_dir=settings.home / "cache" / "web"))
+    return tools
+
+
+def subagent_factory(
+    settings: Settings, model: Model, parent: ToolRegistry
+) -> Callable[[list[str] | None], Agent]:
+    """A fresh, isolated agent per sub-task, over a subset of the parent's tools."""
+
+    def make(names: list[str] | None) -> Agent:
+        chosen = [t for t in parent if names is None or t.name in names]
+        config = AgentConfig(home=settings.home, max_iterations=8)
+        return Agent(model, ToolRegistry(chosen), config=config, approver=None)
+
+    return make
 
 
 def window_of(resolved: ResolvedModel) -> int:
@@ -84,6 +144,7 @@ def build_agent(
     max_iterations: int | None = None,
     channel: str = "cli",
     resume: str | None = None,
+    ask_user: Ask | None = None,
 ) -> tuple[SessionAgent, DataRouter]:
     """The session's agent and the data router it uses (close the router when done).
 
@@ -111,7 +172,15 @@ def build_agent(
         # A router model on another, unconfigured provider: summarise with the main model.
         fast_model, fast_window = None, None
 
-    tools, data_router = build_tools(settings, model_spec, router_model=router_model)
+    subagent_model = RecordingModel(build_model(model_spec, settings), sink, phase="subagent")
+    tools, data_router = build_tools(
+        settings,
+        model_spec,
+        router_model=router_model,
+        channel=channel,
+        ask_user=ask_user,
+        subagent_model=subagent_model,
+    )
     config = AgentConfig(
         max_iterations=max_iterations or settings.max_iterations,
         channel=channel,
@@ -120,6 +189,8 @@ def build_agent(
         fast_context_window=fast_window,
     )
     agent = SessionAgent(main_model, tools, config=config, approver=approver, fast_model=fast_model)
+    if "skill" in tools:
+        agent.prompt_sections.append(skills_prompt(discover_skills(settings.home)))
     agent.attach(recorder, window_probe=window_probe(resolved))
     if resume is not None:
         agent.resume(None if resume == "latest" else resume)

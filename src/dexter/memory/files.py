@@ -1,0 +1,150 @@
+"""The memory markdown files: the source of truth that the index mirrors.
+
+Layout under `DEXTER_HOME`::
+
+    memory/MEMORY.md        evergreen facts (never decays in search)
+    memory/YYYY-MM-DD.md    daily notes, named by the LOCAL date
+    memory/index.db         the search index (see `dexter.memory.index`); not a memory file
+
+Only those two name patterns are memory files: `list()` ignores anything else in the directory,
+and every method refuses any other name (so `../x.md`, `sub/x.md` or `notes.md` raise
+`MemoryNameError` instead of touching the disk).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import tempfile
+from datetime import date
+from pathlib import Path
+
+MEMORY_DIR_NAME = "memory"
+EVERGREEN_NAME = "MEMORY.md"
+_DAILY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_BLOCK_START = re.compile(r"^\s*([-*+]\s|\d+[.)]\s|#|>|\|)")
+
+__all__ = [
+    "EVERGREEN_NAME",
+    "MEMORY_DIR_NAME",
+    "MemoryFiles",
+    "MemoryNameError",
+    "file_date",
+    "validate_name",
+]
+
+
+class MemoryNameError(ValueError):
+    """A name that is not `MEMORY.md` or `YYYY-MM-DD.md` (includes any path traversal)."""
+
+
+def file_date(name: str) -> date | None:
+    """The date of a daily note (`2025-03-08.md` → 2025-03-08); None for MEMORY.md or others."""
+    match = _DAILY_RE.match(name)
+    if match is None:
+        return None
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def validate_name(name: str) -> str:
+    """Return `name` if it is a memory file name, else raise MemoryNameError."""
+    if name == EVERGREEN_NAME or file_date(name) is not None:
+        return name
+    raise MemoryNameError(
+        f"{name!r} is not a memory file: use {EVERGREEN_NAME} or a daily note named "
+        "YYYY-MM-DD.md (a bare name inside the memory directory, no paths)."
+    )
+
+
+class MemoryFiles:
+    """Read and write the markdown memory files of one Dexter home."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.dir = home / MEMORY_DIR_NAME
+
+    # names ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def daily_name(day: date | None = None) -> str:
+        """`YYYY-MM-DD.md` for `day`, default today's LOCAL date."""
+        return f"{(day or date.today()).isoformat()}.md"
+
+    @staticmethod
+    def file_date(name: str) -> date | None:
+        return file_date(name)
+
+    def path(self, name: str) -> Path:
+        return self.dir / validate_name(name)
+
+    def list(self) -> builtins.list[str]:
+        """MEMORY.md and the daily notes present on disk, sorted (daily notes sort first)."""
+        if not self.dir.is_dir():
+            return []
+        names: builtins.list[str] = []
+        for entry in os.scandir(self.dir):
+            if entry.is_file() and (entry.name == EVERGREEN_NAME or file_date(entry.name)):
+                names.append(entry.name)
+        return sorted(names)
+
+    # content -------------------------------------------------------------------------------
+
+    def read(self, name: str) -> str:
+        """The file's text; "" when it does not exist."""
+        try:
+            return self.path(name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def write(self, name: str, text: str) -> None:
+        """Replace the whole file atomically (a crash never leaves half a file)."""
+        target = self.path(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def append(self, name: str, text: str) -> None:
+        """Append one entry, separated from what is there by a blank line.
+
+        A single line of plain text becomes a markdown bullet (`- text`); text that already starts
+        a markdown block (bullet, heading, quote, table) or spans several lines is kept as a
+        paragraph. Creates the directory and the file as needed.
+        """
+        entry = text.strip()
+        if not entry:
+            raise ValueError("Nothing to remember: the entry is empty.")
+        if "\n" not in entry and not _BLOCK_START.match(entry):
+            entry = f"- {entry}"
+        existing = self.read(name)
+        if existing.strip():
+            body = existing.rstrip("\n") + "\n\n" + entry + "\n"
+        else:
+            body = entry + "\n"
+        self.write(name, body)
+
+    def replace_text(self, name: str, old: str, new: str) -> bool:
+        """Replace the first occurrence of `old`; False (file untouched) when it is absent."""
+        current = self.read(name)
+        if not old or old not in current:
+            return False
+        self.write(name, current.replace(old, new, 1))
+        return True
+
+    def delete_text(self, name: str, old: str) -> bool:
+        """Remove the first occurrence of `old` and collapse the blank lines it leaves behind."""
+        current = self.read(name)
+        if not old or old not in current:
+            return False
+        self.write(name, _BLANK_RUNS.sub("\n\n", current.replace(old, "", 1)))
+        return True

@@ -1,0 +1,457 @@
+"""The memory index: SQLite (FTS5 + float32 vectors) mirroring the markdown memory files.
+
+The database lives at `DEXTER_HOME/memory/index.db`, beside the files it indexes, so everything
+Dexter remembers is in one folder (removing it forgets everything; `index.db` alone can be deleted
+at any time and is rebuilt). Schema: `dexter.memory.migrations`.
+
+`sync()` is cheap when nothing changed (one `stat` per file and one small query), and `search()`
+runs it first, so a hand edit of a memory file is reflected by the very next search:
+
+- a file whose size/mtime changed is re-read and hashed; if its content hash changed, ALL its old
+  chunks are deleted (text and keyword index, in one transaction) and the new chunks inserted, so
+  text removed from a file can never be found again; vectors of unchanged chunk texts are reused;
+- a file that disappeared loses its chunks;
+- chunks whose vector is missing or was made by another model (`model_id`/`dims` differ from the
+  embedder's) are re-embedded;
+- with `embedder=None` the index is keyword-only: vectors stay NULL and search says so.
+
+An embedding failure never loses text: the chunks are stored without vectors (keyword search still
+finds them), `last_warning` says what happened, and the next sync tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dexter.memory.chunking import chunk_markdown
+from dexter.memory.files import MemoryFiles, file_date
+from dexter.memory.migrations import open_memory_db
+
+if TYPE_CHECKING:
+    from dexter.memory.embeddings import Embedder
+    from dexter.memory.search import Hit
+
+__all__ = ["EMBED_BATCH", "INDEX_FILE_NAME", "MemoryIndex", "SyncStats", "VectorTable"]
+
+INDEX_FILE_NAME = "index.db"
+EMBED_BATCH = 64
+_RACY_NS = 2_000_000_000  # files modified in the last 2 s are always re-hashed
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStats:
+    files_seen: int
+    files_indexed: int
+    files_removed: int
+    chunks_added: int
+    chunks_removed: int
+    seconds: float
+    chunks_embedded: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTable:
+    """Every embedded chunk of the current model, in memory for brute-force cosine.
+
+    Row i of `matrix` (float32, L2-normalised) is chunk `ids[i]`; `path_codes[i]` indexes
+    `path_names`; `dates[i]` is the daily-note date as a proleptic ordinal (-1 for MEMORY.md).
+    """
+
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    path_codes: npt.NDArray[np.int32]
+    path_names: tuple[str, ...]
+    dates: npt.NDArray[np.int64]
+    row_of: dict[int, int]
+
+    def vector(self, chunk_id: int) -> npt.NDArray[np.float32] | None:
+        row = self.row_of.get(chunk_id)
+        return None if row is None else self.matrix[row]
+
+
+@dataclass(slots=True)
+class _FileWork:
+    name: str
+    text_hash: str
+    mtime_ns: int
+    size: int
+    chunks: list[tuple[int, int, str, str]]  # start_line, end_line, text, sha256(text)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class MemoryIndex:
+    """Index and search the memory files of one Dexter home."""
+
+    def __init__(self, home: Path, embedder: Embedder | None) -> None:
+        self.home = home
+        self.files = MemoryFiles(home)
+        self.embedder = embedder
+        self.db_path = self.files.dir / INDEX_FILE_NAME
+        self.last_warning: str | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._lock = asyncio.Lock()
+        self._vectors: VectorTable | None = None
+        self._generation: int | None = None
+        self._embeddings_checked = False
+        self._embedded_total = 0
+
+    # connection ----------------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = open_memory_db(self.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._vectors = None
+
+    @property
+    def keyword_only(self) -> bool:
+        """True when search cannot use vectors (no embedder configured)."""
+        return self.embedder is None
+
+    def _read_generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    # sync ----------------------------------------------------------------------------------
+
+    async def sync(self, *, force: bool = False) -> SyncStats:
+        """Bring the index up to date with the files; `force` re-reads every file."""
+        async with self._lock:
+            return await self._sync(force)
+
+    async def _sync(self, force: bool) -> SyncStats:
+        started = time.perf_counter()
+        embedded_before = self._embedded_total
+        conn = self.conn
+        generation = self._read_generation()
+        if generation != self._generation:
+            # Another process (or our first call) wrote the index: re-check everything.
+            self._vectors = None
+            self._embeddings_checked = False
+            self._generation = generation
+
+        on_disk = self.files.list()
+        known = {
+            str(row[0]): (str(row[1]), int(row[2]), int(row[3]))
+            for row in conn.execute("SELECT path, hash, mtime_ns, size FROM files")
+        }
+        removed = sorted(set(known) - set(on_disk))
+        work: list[_FileWork] = []
+        touched: list[tuple[str, int, int]] = []  # same content, new stat
+        for name in on_disk:
+            try:
+                stat = os.stat(self.files.path(name))
+            except FileNotFoundError:  # deleted between listing and stat
+                if name in known:
+                    removed.append(name)
+                continue
+            previous = known.get(name)
+            # Same size and mtime means unchanged, unless the mtime is so recent that a second
+            # edit within the filesystem's timestamp resolution could hide behind it.
+            settled = time.time_ns() - stat.st_mtime_ns > _RACY_NS
+            if (
+                not force
+                and previous
+                and settled
+                and previous[1:] == (stat.st_mtime_ns, stat.st_size)
+            ):
+                continue
+            text = self.files.read(name)
+            text_hash = _sha256(text)
+            if not force and previous and previous[0] == text_hash:
+                if previous[1:] != (stat.st_mtime_ns, stat.st_size):
+                    touched.append((name, stat.st_mtime_ns, stat.st_size))
+                continue
+            chunks = [
+                (c.start_line, c.end_line, c.text, _sha256(c.text))
+                for c in chunk_markdown(text)
+                if c.text.strip()
+            ]
+            work.append(_FileWork(name, text_hash, stat.st_mtime_ns, stat.st_size, chunks))
+
+        vectors = await self._vectors_for(work)
+
+        chunks_added = chunks_removed = 0
+        now = datetime.now(UTC).isoformat()
+        if work or removed or touched:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for name in removed:
+                    chunks_removed += conn.execute(
+                        "DELETE FROM chunks WHERE path = ?", (name,)
+                    ).rowcount
+                    conn.execute("DELETE FROM files WHERE path = ?", (name,))
+                for item in work:
+                    chunks_removed += conn.execute(
+                        "DELETE FROM chunks WHERE path = ?", (item.name,)
+                    ).rowcount
+                    day = file_date(item.name)
+                    rows = []
+                    for start, end, text, chunk_hash in item.chunks:
+                        vec = vectors.get(chunk_hash)
+                        rows.append(
+                            (
+                                item.name,
+                                start,
+                                end,
+                                text,
+                                chunk_hash,
+                                day.isoformat() if day else None,
+                                self.embedder.model_id
+                                if vec is not None and self.embedder
+                                else None,
+                                self.embedder.dims if vec is not None and self.embedder else None,
+                                vec,
+                            )
+                        )
+                    conn.executemany(
+                        "INSERT INTO chunks (path, start_line, end_line, text, hash, date, "
+                        "model_id, dims, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    chunks_added += len(rows)
+                    conn.execute(
+                        "INSERT OR REPLACE INTO files (path, hash, mtime_ns, size, indexed_at) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (item.name, item.text_hash, item.mtime_ns, item.size, now),
+                    )
+                for name, mtime_ns, size in touched:
+                    conn.execute(
+                        "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                        (mtime_ns, size, name),
+                    )
+                if work or removed:
+                    self._bump_generation(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            if work or removed:
+                self._vectors = None
+
+        if self.embedder is not None and any(v is None for v in vectors.values()):
+            self._embeddings_checked = False  # a batch failed: retry on the next sync
+        else:
+            await self._reembed_stale()
+        return SyncStats(
+            files_seen=len(on_disk),
+            files_indexed=len(work),
+            files_removed=len(removed),
+            chunks_added=chunks_added,
+            chunks_removed=chunks_removed,
+            seconds=time.perf_counter() - started,
+            chunks_embedded=self._embedded_total - embedded_before,
+        )
+
+    def _bump_generation(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+            "WHERE key = 'generation'"
+        )
+        self._generation = self._read_generation()
+
+    async def _vectors_for(self, work: Sequence[_FileWork]) -> dict[str, bytes | None]:
+        """Vectors (float32 bytes) for the new chunks, reusing stored ones of the same text."""
+        embedder = self.embedder
+        hashes = {h: text for item in work for (_, _, text, h) in item.chunks}
+        if embedder is None or not hashes:
+            return {}
+        found: dict[str, bytes | None] = {}
+        wanted = list(hashes)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.conn.execute(
+                f"SELECT hash, vector FROM chunks WHERE hash IN ({marks}) AND model_id = ? "
+                "AND dims = ? AND vector IS NOT NULL",
+                (*part, embedder.model_id, embedder.dims),
+            ):
+                found[str(row[0])] = bytes(row[1])
+        missing = [h for h in hashes if h not in found]
+        fresh = await self._embed([hashes[h] for h in missing])
+        for chunk_hash, blob in zip(missing, fresh, strict=True):
+            found[chunk_hash] = blob
+        return found
+
+    async def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
+        """Embed in batches; on failure the remaining texts get None and a warning is kept."""
+        out: list[bytes | None] = []
+        embedder = self.embedder
+        if embedder is None:
+            return [None] * len(texts)
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = list(texts[start : start + EMBED_BATCH])
+            try:
+                matrix = np.asarray(await embedder.embed(batch), dtype="<f4")
+                if matrix.shape != (len(batch), embedder.dims):
+                    raise ValueError(
+                        f"embedder returned shape {matrix.shape}, expected "
+                        f"({len(batch)}, {embedder.dims})"
+                    )
+            except Exception as exc:  # degrade to keyword search, retry on the next sync
+                self.last_warning = (
+                    f"Embedding with {embedder.model_id} failed ({exc}); those memories are "
+                    "searchable by keyword only until the next successful sync."
+                )
+                out.extend([None] * (len(texts) - start))
+                return out
+            out.extend(row.tobytes() for row in matrix)
+            self._embedded_total += len(batch)
+        return out
+
+    async def _reembed_stale(self) -> None:
+        """Embed chunks with no vector or one from another model/dimension."""
+        embedder = self.embedder
+        if embedder is None or self._embeddings_checked:
+            return
+        stale = self.conn.execute(
+            "SELECT id, text FROM chunks "
+            "WHERE vector IS NULL OR model_id IS NOT ? OR dims IS NOT ?",
+            (embedder.model_id, embedder.dims),
+        ).fetchall()
+        if stale:
+            blobs = await self._embed([str(row[1]) for row in stale])
+            updates = [
+                (embedder.model_id, embedder.dims, blob, int(row[0]))
+                for row, blob in zip(stale, blobs, strict=True)
+                if blob is not None
+            ]
+            if updates:
+                conn = self.conn
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany(
+                        "UPDATE chunks SET model_id = ?, dims = ?, vector = ? WHERE id = ?", updates
+                    )
+                    self._bump_generation(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                self._vectors = None
+            if len(updates) < len(stale):
+                return  # keep checking on later syncs until every chunk has a vector
+        self._embeddings_checked = True
+
+    # vectors -------------------------------------------------------------------------------
+
+    def vector_table(self) -> VectorTable | None:
+        """The in-memory matrix of the current model's vectors (loaded lazily, None if empty)."""
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        if self._vectors is None:
+            rows = self.conn.execute(
+                "SELECT id, path, date, vector FROM chunks "
+                "WHERE vector IS NOT NULL AND model_id = ? AND dims = ? ORDER BY id",
+                (embedder.model_id, embedder.dims),
+            ).fetchall()
+            if not rows:
+                return None
+            names = tuple(sorted({str(r[1]) for r in rows}))
+            code = {name: i for i, name in enumerate(names)}
+            ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4")
+            self._vectors = VectorTable(
+                ids=ids,
+                matrix=matrix.reshape(len(rows), embedder.dims).astype(np.float32, copy=False),
+                path_codes=np.fromiter(
+                    (code[str(r[1])] for r in rows), dtype=np.int32, count=len(rows)
+                ),
+                path_names=names,
+                dates=np.fromiter(
+                    (date.fromisoformat(r[2]).toordinal() if r[2] else -1 for r in rows),
+                    dtype=np.int64,
+                    count=len(rows),
+                ),
+                row_of={int(chunk_id): i for i, chunk_id in enumerate(ids.tolist())},
+            )
+        return self._vectors
+
+    # search and stats ----------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        paths: Iterable[str] | None = None,
+        since: date | None = None,
+        until: date | None = None,
+        min_score: float | None = None,
+        vector_weight: float = 0.7,
+        text_weight: float = 0.3,
+        decay: bool = True,
+        half_life_days: float = 30.0,
+        mmr: bool = True,
+        mmr_lambda: float = 0.7,
+        now: date | None = None,
+    ) -> list[Hit]:
+        """Sync (cheap when nothing changed), then `hybrid_search` (options documented there)."""
+        from dexter.memory.search import DEFAULT_MIN_SCORE, hybrid_search
+
+        await self.sync()
+        return await hybrid_search(
+            self,
+            query,
+            limit=limit,
+            paths=paths,
+            since=since,
+            until=until,
+            min_score=DEFAULT_MIN_SCORE if min_score is None else min_score,
+            vector_weight=vector_weight,
+            text_weight=text_weight,
+            decay=decay,
+            half_life_days=half_life_days,
+            mmr=mmr,
+            mmr_lambda=mmr_lambda,
+            now=now,
+        )
+
+    def stats(self) -> dict[str, Any]:
+        conn = self.conn
+        files = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+        chunks = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        models = {
+            str(row[0]): int(row[1])
+            for row in conn.execute(
+                "SELECT model_id, COUNT(*) FROM chunks WHERE vector IS NOT NULL GROUP BY model_id"
+            )
+        }
+        current = self.embedder.model_id if self.embedder else None
+        size = sum(
+            p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
+        )
+        return {
+            "db_path": str(self.db_path),
+            "files": files,
+            "chunks": chunks,
+            "embedded_chunks": models.get(current, 0) if current else 0,
+            "model_id": current,
+            "dims": self.embedder.dims if self.embedder else None,
+            "keyword_only": self.embedder is None,
+            "vectors_by_model": models,
+            "db_bytes": size,
+            "last_warning": self.last_warning,
+        }

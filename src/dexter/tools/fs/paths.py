@@ -1,0 +1,125 @@
+"""Workspace confinement for the file tools, plus the atomic write they share.
+
+Every path a model gives is resolved against the workspace (the directory Dexter runs in) and
+must stay inside it: absolute paths elsewhere, `..` escapes and symlinks that lead outside are
+refused with a message that says why. The permission gate checks calls before they run, but
+these tools are also reached by `dexter tools run` and other paths, so they defend themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from dexter.tools.base import ToolFailure
+
+# Unicode spaces models and pasted text put into paths; filenames almost never contain them.
+_SPACES = str.maketrans(
+    {ch: " " for ch in "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"}
+    | {"\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " "}
+)
+
+
+def resolve_in_workspace(workspace: Path, user_path: str) -> Path:
+    """The real (symlink-free) absolute path of `user_path`, which must lie inside `workspace`.
+
+    Relative paths are taken from the workspace. The path need not exist (so a new file can be
+    written), but every existing component is checked: a symlink whose target is outside the
+    workspace is refused even when later components don't exist yet.
+    """
+    text = user_path.strip().translate(_SPACES)
+    if text.startswith("@"):  # "@notes.md" is how people mention files in chat
+        text = text[1:]
+    if not text:
+        raise ToolFailure("path is empty: give a file path relative to the workspace")
+    if "\x00" in text:
+        raise ToolFailure("path contains a NUL character")
+    root = workspace.resolve()
+    candidate = Path(text).expanduser()
+    if candidate.is_absolute():
+        relative = _relative_to_workspace(candidate, workspace, root)
+        if relative is None:
+            raise ToolFailure(
+                f"path {user_path!r} is outside the workspace ({root}); "
+                "only files inside the workspace can be used"
+            )
+    else:
+        relative = candidate
+    lexical = Path(os.path.normpath(root / relative))
+    if not lexical.is_relative_to(root):
+        raise ToolFailure(
+            f"path {user_path!r} escapes the workspace ({root}) with '..'; "
+            "only files inside the workspace can be used"
+        )
+    _check_symlinks(root, root / relative, user_path)
+    resolved = (root / relative).resolve()
+    if not resolved.is_relative_to(root):
+        raise ToolFailure(
+            f"path {user_path!r} resolves to {resolved}, outside the workspace ({root})"
+        )
+    return resolved
+
+
+def display_path(workspace: Path, path: Path) -> str:
+    """`path` relative to the workspace, for messages ("." for the workspace itself)."""
+    try:
+        return path.relative_to(workspace.resolve()).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def _relative_to_workspace(path: Path, workspace: Path, root: Path) -> Path | None:
+    normal = Path(os.path.normpath(path))
+    for base in (root, Path(os.path.normpath(workspace.absolute()))):
+        if normal.is_relative_to(base):
+            return normal.relative_to(base)
+    return None
+
+
+def _check_symlinks(root: Path, target: Path, user_path: str) -> None:
+    """Walk `target` from `root`, refusing any existing symlink that points outside `root`."""
+    current = root
+    for part in target.relative_to(root).parts:
+        current = current / part
+        if part == "..":
+            current = current.resolve()
+            continue
+        if not current.is_symlink():
+            if not current.exists():
+                return  # the rest doesn't exist yet: nothing more to follow
+            continue
+        real = current.resolve()
+        if not real.is_relative_to(root):
+            shown = current.relative_to(root) if current.is_relative_to(root) else current
+            raise ToolFailure(
+                f"path {user_path!r} goes through the symlink {shown}, which points outside "
+                f"the workspace (to {real}); symlinks may not lead out of the workspace"
+            )
+        current = real
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so readers see the old file or the new one, never half of either.
+
+    A temporary file in the same directory is written, flushed to disk and renamed over the
+    target; an existing file's permission bits are kept.
+    """
+    try:
+        mode: int | None = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    # O_EXCL: never follow or reuse something already there; 0o666 lets the umask apply.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
