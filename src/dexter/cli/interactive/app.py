@@ -25,11 +25,13 @@ from dexter.agent.events import ApprovalRequest, QueueDrained
 from dexter.agent.loop import Agent
 from dexter.cli.interactive.approval import ApprovalPrompt
 from dexter.cli.interactive.commands import Command, UnknownCommand, help_text, parse_command
+from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
 from dexter.session import SessionAgent
+from dexter.tools.ask_user import Answer, Question
 
 SwitchModel = Callable[[str], Model]
 
@@ -78,9 +80,12 @@ class DexterApp(App[None]):
         *,
         switch_model: SwitchModel | None = None,
         model_label: str = "",
+        questions: QuestionBridge | None = None,
     ) -> None:
         super().__init__()
         self.agent = agent
+        self.questions = questions
+        self._question: tuple[Question, asyncio.Future[Answer]] | None = None
         self.switch_model = switch_model
         self.model_label = model_label or agent.model.name
         self.turn: TurnView | None = None
@@ -101,6 +106,8 @@ class DexterApp(App[None]):
 
     def on_mount(self) -> None:
         self.agent.approver = self._ask_approval
+        if self.questions is not None:
+            self.questions.handler = self._ask_user
         self.log_view.anchor()
         self.prompt.focus()
         self.set_interval(TICK_SECONDS, self._tick)
@@ -171,6 +178,11 @@ class DexterApp(App[None]):
         if not text:
             return
         self.prompt.remember(text)
+        if self._question is not None and not self._question[1].done():
+            question, future = self._question
+            await self._add(Note(f"› {text}", classes="question"))
+            future.set_result(parse_answer(question, text))
+            return
         # Whatever is sent, its output appears at the bottom, even if the user scrolled up.
         self.log_view.anchor()
         command = parse_command(text)
@@ -357,7 +369,20 @@ class DexterApp(App[None]):
         ):
             self._finish_run()
 
+    async def _ask_user(self, question: Question) -> Answer:
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._question = (question, future)
+        self.working.set_phase("waiting for your answer")
+        await self._add(Note(render_question(question), classes="info"))
+        self.prompt.focus()
+        try:
+            return await future
+        finally:
+            self._question = None
+
     def cancel_run(self) -> bool:
+        if self._question is not None and not self._question[1].done():
+            self._question[1].set_result(Answer(declined=True))
         if self._worker is None or self._cancelling:
             return False
         self._cancelling = True
@@ -416,10 +441,14 @@ class DexterApp(App[None]):
 
 
 def run_interactive(
-    agent: Agent, *, switch_model: SwitchModel | None = None, model_label: str = ""
+    agent: Agent,
+    *,
+    switch_model: SwitchModel | None = None,
+    model_label: str = "",
+    questions: QuestionBridge | None = None,
 ) -> int:
     """Run the session under the shell prompt; returns the process exit code."""
-    app = DexterApp(agent, switch_model=switch_model, model_label=model_label)
+    app = DexterApp(agent, switch_model=switch_model, model_label=model_label, questions=questions)
     # mouse=False leaves text selection and scrolling to the terminal, as in a shell.
     app.run(inline=True, inline_no_clear=True, mouse=False)
     return app.return_code or 0
