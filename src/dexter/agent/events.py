@@ -109,6 +109,10 @@ class ApprovalRequest:
     tool: str
     args: dict[str, Any]
     reason: str = ""
+    # The rule "allow always" would save (None: that answer is not offered), and the exact
+    # shell command when there is one, to show the person what they are approving.
+    proposed_rule: str | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,7 +154,14 @@ class ToolExecutor:
                     text = f"Error: permission denied: {reason}. Continue without it."
                     denied = ToolDenied(call.id, tool.name, args, by="rule", reason=reason)
                     return [denied], _message(call, text, is_error=True), False
-                request = ApprovalRequest(call.id, tool.name, args, verdict.reason)
+                request = ApprovalRequest(
+                    call.id,
+                    tool.name,
+                    args,
+                    verdict.reason,
+                    proposed_rule=verdict.proposed_rule,
+                    command=verdict.command,
+                )
                 answer = await self.approver(request)
                 events.append(ToolApproval(call.id, tool.name, answer.value))
                 if answer is ApprovalAnswer.DENY:
@@ -163,6 +170,10 @@ class ToolExecutor:
                     return events, _message(call, text, is_error=True), True
                 if answer is ApprovalAnswer.ALLOW_SESSION and verdict.session_key is not None:
                     self.session_approvals.add(verdict.session_key)
+                if answer is ApprovalAnswer.ALLOW_ALWAYS and verdict.proposed_rule:
+                    save = getattr(self.policy, "add_rule", None)
+                    if callable(save):
+                        save("allow", verdict.proposed_rule)
                 return _PreparedWithEvents(position, call, tool, args, validated, events=events)
         return _Prepared(position, call, tool, args, validated)
 

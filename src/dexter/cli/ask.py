@@ -18,16 +18,21 @@ EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
 
 def _terminal_approver(console: Console) -> Approver:
     async def approve(request: ApprovalRequest) -> ApprovalAnswer:
-        console.print(
-            f"[bold yellow]Allow[/bold yellow] {escape(request.tool)}"
-            f"({escape(compact_args(request.args, 200))})?"
-        )
-        prompt = "  [y] once  [a] for this session  [N] deny: "
+        shown = f"$ {request.command}" if request.command else compact_args(request.args, 200)
+        console.print(f"[bold yellow]Allow[/bold yellow] {escape(request.tool)}: {escape(shown)}?")
+        prompt = "  [y] once  [s] for this run  [N] deny: "
+        if request.proposed_rule:
+            prompt = (
+                f"  [y] once  [s] for this run  [r] always (saves {request.proposed_rule})"
+                "  [N] deny: "
+            )
         answer = (await asyncio.to_thread(console.input, prompt)).strip().lower()
         if answer in {"y", "yes"}:
             return ApprovalAnswer.ALLOW_ONCE
-        if answer in {"a", "always", "s", "session"}:
+        if answer in {"a", "s", "session"}:
             return ApprovalAnswer.ALLOW_SESSION
+        if answer in {"r", "always"} and request.proposed_rule:
+            return ApprovalAnswer.ALLOW_ALWAYS
         return ApprovalAnswer.DENY
 
     return approve

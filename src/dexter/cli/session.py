@@ -13,6 +13,7 @@ from dexter.data.errors import DataError
 from dexter.data.router import DataRouter
 from dexter.models.base import Model
 from dexter.models.recording import RecordingModel
+from dexter.permissions.policy import RulesPolicy
 from dexter.providers import ResolvedModel, build_model, fast_model_spec, resolve_model
 from dexter.providers.discovery import context_window, discover_context_window
 from dexter.session import SessionAgent, SessionRecorder
@@ -108,7 +109,9 @@ def subagent_factory(
     def make(names: list[str] | None) -> Agent:
         chosen = [t for t in parent if names is None or t.name in names]
         config = AgentConfig(home=settings.home, max_iterations=8)
-        return Agent(model, ToolRegistry(chosen), config=config, approver=None)
+        # The same rules as the parent; with nobody to ask, anything needing approval is refused.
+        policy = RulesPolicy(settings.settings_path, settings.cwd)
+        return Agent(model, ToolRegistry(chosen), config=config, policy=policy, approver=None)
 
     return make
 
@@ -188,7 +191,10 @@ def build_agent(
         context_window=window_of(resolved),
         fast_context_window=fast_window,
     )
-    agent = SessionAgent(main_model, tools, config=config, approver=approver, fast_model=fast_model)
+    policy = RulesPolicy(settings.settings_path, settings.cwd)
+    agent = SessionAgent(
+        main_model, tools, config=config, policy=policy, approver=approver, fast_model=fast_model
+    )
     if "skill" in tools:
         agent.prompt_sections.append(skills_prompt(discover_skills(settings.home)))
     agent.attach(recorder, window_probe=window_probe(resolved))

@@ -15,15 +15,36 @@ from rich.table import Table
 from dexter.cli.session import build_tools
 from dexter.config import ConfigError, load_settings
 from dexter.data.router import DataRouter
-from dexter.tools.base import ToolContext, ToolFailure, ToolResult
+from dexter.permissions.gate import Decision
+from dexter.permissions.policy import RulesPolicy
+from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.registry import ToolRegistry
 
 
 def run_tools_command(args: argparse.Namespace) -> int:
-    registry, data_router = build_tools(load_settings(), None)
+    settings = load_settings()
+    registry, data_router = build_tools(settings, None)
     if args.tools_command == "list":
         return _list(registry, as_json=args.json)
-    return _run(registry, data_router, args.name, args.args, as_json=args.json)
+    policy = RulesPolicy(settings.settings_path, settings.cwd)
+    return _run(registry, data_router, policy, args.name, args.args, as_json=args.json)
+
+
+def _permitted(policy: RulesPolicy, tool: Tool[Any], arguments: dict[str, Any]) -> str | None:
+    """The same gate as an agent run: None when the call may go ahead, else why not."""
+    verdict = policy.evaluate(tool.name, arguments, needs_approval=tool.needs_approval)
+    if verdict.decision is Decision.ALLOW:
+        return None
+    if verdict.decision is Decision.DENY:
+        return f"denied: {verdict.reason or 'a permission rule denies it'}."
+    if not sys.stdin.isatty():
+        return (
+            f"{tool.name} needs approval and there is no one to ask (stdin is not a terminal). "
+            "Run it from a terminal, or allow it with `dexter permissions allow RULE`."
+        )
+    shown = f"$ {verdict.command}" if verdict.command else json.dumps(arguments)
+    answer = Console(stderr=True).input(f"Allow {tool.name}: {shown}? [y/N] ").strip().lower()
+    return None if answer in {"y", "yes"} else "denied by you."
 
 
 def _list(registry: ToolRegistry, *, as_json: bool) -> int:
@@ -57,7 +78,13 @@ def _list(registry: ToolRegistry, *, as_json: bool) -> int:
 
 
 def _run(
-    registry: ToolRegistry, data_router: DataRouter, name: str, raw_args: str, *, as_json: bool
+    registry: ToolRegistry,
+    data_router: DataRouter,
+    policy: RulesPolicy,
+    name: str,
+    raw_args: str,
+    *,
+    as_json: bool,
 ) -> int:
     tool = registry.get(name)
     if tool is None:
@@ -76,7 +103,11 @@ def _run(
         )
         raise ConfigError(f"invalid arguments for {name}: {problems}") from None
 
+    refusal = _permitted(policy, tool, arguments)
     err = Console(stderr=True, highlight=False)
+    if refusal is not None:
+        err.print(f"dexter: {name} was not run: {refusal}", markup=False)
+        return 1
     ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
 
     async def run() -> ToolResult:

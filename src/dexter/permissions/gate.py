@@ -21,6 +21,8 @@ class Decision(StrEnum):
 class ApprovalAnswer(StrEnum):
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
+    # Save `Verdict.proposed_rule` as an allow rule, then run (like ALLOW_ONCE when there is none).
+    ALLOW_ALWAYS = "allow_always"
     DENY = "deny"
 
 
@@ -30,6 +32,10 @@ class Verdict:
     reason: str = ""
     # Approvals "for this session" are remembered under this key; None means never cache.
     session_key: str | None = None
+    # A narrow rule that "allow always" may save (never one that could also cover a write).
+    proposed_rule: str | None = None
+    # For shell calls: the exact command the decision is about (shown when asking).
+    command: str | None = None
 
 
 class PermissionPolicy(Protocol):

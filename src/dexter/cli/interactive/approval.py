@@ -18,6 +18,7 @@ from dexter.agent.events import ApprovalRequest
 from dexter.permissions.gate import ApprovalAnswer
 
 HINT = "↑/↓ enter · 1/y allow once · 2/a allow for this session · 3/n/esc deny · ctrl+c cancel"
+HINT_ALWAYS = "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · 4/r always · ctrl+c cancel"
 ARGS_PREVIEW_LINES = 8
 ARGS_PREVIEW_CHARS = 600
 
@@ -60,6 +61,7 @@ class ApprovalPrompt(Vertical):
         Binding("1,y", "choose('allow_once')", "Allow once", show=False),
         Binding("2,a", "choose('allow_session')", "Allow for this session", show=False),
         Binding("3,n,escape", "choose('deny')", "Deny", show=False),
+        Binding("4,r", "choose('allow_always')", "Always allow", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -90,9 +92,19 @@ class ApprovalPrompt(Vertical):
         if request.reason:
             title.append(f"  ({request.reason.replace('`', '')})", style="dim")
         title.append("\n")
-        title.append(describe_args(request), style="dim")
+        if request.command:
+            title.append(f"$ {request.command}", style="bold")
+        else:
+            title.append(describe_args(request), style="dim")
         self.query_one("#approval-title", Static).update(title)
         options = self.query_one("#approval-options", OptionList)
+        options.clear_options()
+        options.add_options([Option(label, id=answer.value) for answer, label in CHOICES])
+        if request.proposed_rule:
+            label = f"4  Always allow (saves the rule {request.proposed_rule})"
+            options.add_option(Option(label, id=ApprovalAnswer.ALLOW_ALWAYS.value))
+        hint = HINT_ALWAYS if request.proposed_rule else HINT
+        self.query_one("#approval-hint", Static).update(hint)
         options.highlighted = 0
         self.add_class("-open")
         options.focus()
@@ -103,6 +115,10 @@ class ApprovalPrompt(Vertical):
         self._future = None
 
     def action_choose(self, answer: str) -> None:
+        if answer == ApprovalAnswer.ALLOW_ALWAYS.value and not (
+            self.request and self.request.proposed_rule
+        ):
+            return  # nothing safe to save for this call
         self._resolve(ApprovalAnswer(answer))
 
     @on(OptionList.OptionSelected, "#approval-options")
