@@ -8,15 +8,19 @@ labels each run so those records know which session and run they belong to.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
 from dexter.agent.loop import Agent
 from dexter.config import ConfigError
+from dexter.memory.context import memory_prompt
+from dexter.memory.flush import flush_memories
+from dexter.memory.index import MemoryIndex
+from dexter.models.base import Model
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
-from dexter.models.types import AssistantMessage, UserMessage
+from dexter.models.types import AssistantMessage, Message, UserMessage
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
 
 
@@ -48,6 +52,9 @@ class SessionAgent(Agent):
 
     recorder: SessionRecorder
     _window_probe: Callable[[], Awaitable[int | None]] | None = None
+    _memory: MemoryIndex | None = None
+    _memory_model: Model | None = None
+    _memory_loaded = True
 
     def attach(
         self,
@@ -78,12 +85,44 @@ class SessionAgent(Agent):
         self.recorder.session_id = info.id
         return info
 
+    def use_memory(self, memory: MemoryIndex, model: Model) -> None:
+        """Recall what is remembered about the user at the start of the session, and save
+        durable facts from their own messages before the context is summarised."""
+        self._memory = memory
+        self._memory_model = model
+        self._memory_loaded = False
+        self.before_compaction = self._flush_memories
+
+    async def _load_memory(self) -> None:
+        if self._memory is None or self._memory_loaded:
+            return
+        self._memory_loaded = True
+        try:
+            section = await memory_prompt(self._memory.files, self._memory)
+        except Exception:  # memory is a help, never a reason for a run to fail
+            return
+        if section:
+            self.prompt_sections.append(section)
+
+    async def _flush_memories(self, messages: Sequence[Message]) -> None:
+        if self._memory is None or self._memory_model is None:
+            return
+        user = [m.content for m in messages if isinstance(m, UserMessage)]
+        findings = "\n".join(m.content for m in messages if isinstance(m, AssistantMessage))
+        await flush_memories(
+            self._memory_model,
+            user_messages=user,
+            findings=findings[-8000:],
+            files=self._memory.files,
+        )
+
     def new_session(self) -> str:
         self.clear()
         self.recorder.session_id = self.recorder.sessions.create(self.model.name)
         return self.recorder.session_id
 
     async def run(self, query: str) -> AsyncIterator[Event]:
+        await self._load_memory()
         if self._window_probe is not None:
             probe, self._window_probe = self._window_probe, None
             window = await probe()

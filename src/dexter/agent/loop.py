@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -111,6 +111,8 @@ class Agent:
         self.constraints = Constraints()
         # Sections the session adds (skills, remembered facts), after the tool policy.
         self.prompt_sections: list[str] = []
+        # Called with the messages about to be summarised (the session flushes memories).
+        self.before_compaction: Callable[[Sequence[Message]], Awaitable[None]] | None = None
         self.tools = tools
         self.config = config or AgentConfig()
         self.policy = policy or SimplePolicy()
@@ -181,6 +183,7 @@ class _Run:
             constraints=lambda: agent.constraints.items,
             fast_model=agent.fast_model or agent.model,
             fast_window=self.config.fast_context_window,
+            before_compaction=agent.before_compaction,
         )
         self.executor = ToolExecutor(
             registry=agent.tools,

@@ -11,6 +11,9 @@ from dexter.agent.loop import Agent, AgentConfig
 from dexter.config import ConfigError, Settings
 from dexter.data.errors import DataError
 from dexter.data.router import DataRouter
+from dexter.memory.index import MemoryIndex
+from dexter.memory.setup import open_memory
+from dexter.memory.tools import memory_tools
 from dexter.models.base import Model
 from dexter.models.recording import RecordingModel
 from dexter.permissions.policy import RulesPolicy
@@ -56,6 +59,7 @@ def build_tools(
     channel: str = "cli",
     ask_user: Ask | None = None,
     subagent_model: Model | None = None,
+    memory: MemoryIndex | None = None,
 ) -> tuple[ToolRegistry, DataRouter]:
     """Every tool this configuration offers. `ask_user` is given only where a person can answer;
     the shell tool only on the command line; sub-agents only when a model for them is given."""
@@ -77,6 +81,9 @@ def build_tools(
         local.append(BashTool(workspace))
     for tool in [*local, *web_tools(settings)]:
         registry.register(tool)
+    if memory is not None:
+        for tool in memory_tools(memory):
+            registry.register(tool)
     skills = discover_skills(settings.home)
     if skills:
         registry.register(SkillTool(skills))
@@ -176,6 +183,7 @@ def build_agent(
         fast_model, fast_window = None, None
 
     subagent_model = RecordingModel(build_model(model_spec, settings), sink, phase="subagent")
+    memory = open_memory(settings)
     tools, data_router = build_tools(
         settings,
         model_spec,
@@ -183,6 +191,7 @@ def build_agent(
         channel=channel,
         ask_user=ask_user,
         subagent_model=subagent_model,
+        memory=memory,
     )
     config = AgentConfig(
         max_iterations=max_iterations or settings.max_iterations,
@@ -197,6 +206,13 @@ def build_agent(
     )
     if "skill" in tools:
         agent.prompt_sections.append(skills_prompt(discover_skills(settings.home)))
+    if memory is not None:
+        memory_model = (
+            RecordingModel(build_model(fast_spec, settings), sink, phase="memory")
+            if fast_model is not None
+            else main_model
+        )
+        agent.use_memory(memory, memory_model)
     agent.attach(recorder, window_probe=window_probe(resolved))
     if resume is not None:
         agent.resume(None if resume == "latest" else resume)

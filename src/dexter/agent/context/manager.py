@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,9 @@ class ContextManager:
         constraints: Callable[[], Sequence[str]],
         fast_model: Model | None = None,
         fast_window: int | None = None,
+        before_compaction: Callable[[Sequence[Message]], Awaitable[None]] | None = None,
     ) -> None:
+        self._before_compaction = before_compaction
         self.store = ResultStore(home, run_id)
         self.budget = ContextBudget(window)
         self._compactable = compactable
@@ -187,6 +189,11 @@ class ContextManager:
         )
         if not worth_compacting(tokens, estimate.cost, estimate.saving):
             return
+        if self._before_compaction is not None:
+            try:
+                await self._before_compaction(out.messages)
+            except Exception as error:  # a failed memory flush must never block compaction
+                out.events.append(ContextEvent("memory_flush_failed", str(error)[:200]))
         try:
             result = await compact(
                 out.messages,
