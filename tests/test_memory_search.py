@@ -99,7 +99,8 @@ async def test_decay_ranks_stale_daily_note_below_fresh_but_not_memory_md(
     assert set(by_path) == {_day(0), _day(90), "MEMORY.md"}
     fresh, stale, evergreen = by_path[_day(0)], by_path[_day(90)], by_path["MEMORY.md"]
     assert stale.score < fresh.score
-    assert stale.score == pytest.approx(fresh.score * 0.5**3)  # 90 days = three half-lives
+    # 90 days = three half-lives of the recency bonus, on top of a 0.6 floor.
+    assert stale.score == pytest.approx(fresh.score * (0.6 + 0.4 * 0.5**3))
     assert evergreen.score == pytest.approx(fresh.score)  # MEMORY.md never decays
     assert hits[-1].path == _day(90)
 
