@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
 from dexter.tools.ask_user import Answer, Question, QuestionOption
 
@@ -34,3 +36,16 @@ async def test_bridge_declines_without_a_session_and_delegates_with_one() -> Non
 
     bridge.handler = handler
     assert await bridge.ask(QUESTION) == Answer(selected=("FY2024",))
+
+
+def test_skills_command_lists_bundled_and_project_skills(tmp_path: Path) -> None:
+    from dexter.cli.interactive.commands import parse_command, skills_text
+
+    skill = tmp_path / "skills" / "peer-comps"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: peer-comps\ndescription: Compare peers.\n---\nSteps"
+    )
+    text = skills_text(tmp_path)
+    assert "dcf (bundled)" in text and "peer-comps (project): Compare peers." in text
+    assert parse_command("/skills") is not None

@@ -24,7 +24,13 @@ from textual.worker import Worker, WorkerState
 from dexter.agent.events import ApprovalRequest, QueueDrained
 from dexter.agent.loop import Agent
 from dexter.cli.interactive.approval import ApprovalPrompt
-from dexter.cli.interactive.commands import Command, UnknownCommand, help_text, parse_command
+from dexter.cli.interactive.commands import (
+    Command,
+    UnknownCommand,
+    help_text,
+    parse_command,
+    skills_text,
+)
 from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
@@ -228,6 +234,8 @@ class DexterApp(App[None]):
             await self._model_command(command.arg)
         elif command.name == "/resume":
             await self._resume_command(command.arg)
+        elif command.name == "/skills":
+            await self._add(Note(skills_text(self.agent.config.home), classes="info"))
 
     async def _resume_command(self, session_id: str) -> None:
         agent = self.agent

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 COMMANDS: dict[str, str] = {
     "/help": "Show commands and keys",
     "/model": "Show the current model",
     "/model provider:name": "Switch model for the next questions (e.g. /model openai:gpt-5.6-sol)",
     "/clear": "Forget the conversation and start a new session",
+    "/skills": "List the skills Dexter can use",
     "/resume": "List saved sessions",
     "/resume ID": "Continue a saved session: its history and standing constraints",
     "/exit": "Quit (also /quit)",
@@ -24,7 +26,7 @@ KEYS: dict[str, str] = {
 }
 
 _ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
-_NAMES = {"/help", "/model", "/clear", "/exit", "/resume"}
+_NAMES = {"/help", "/model", "/clear", "/exit", "/resume", "/skills"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,4 +58,16 @@ def help_text() -> str:
     lines += [f"  {name.ljust(width)}{what}" for name, what in COMMANDS.items()]
     lines.append("Keys")
     lines += [f"  {name.ljust(width)}{what}" for name, what in KEYS.items()]
+    return "\n".join(lines)
+
+
+def skills_text(home: Path) -> str:
+    from dexter.skills import load_skills
+
+    catalog = load_skills(home)
+    if not catalog.skills:
+        return "No skills found. Add one as .dexter/skills/<name>/SKILL.md."
+    lines = ["Skills"]
+    lines += [f"  {s.name} ({s.source}): {s.description}" for s in catalog.skills]
+    lines += [f"  ! {warning}" for warning in catalog.warnings]
     return "\n".join(lines)
