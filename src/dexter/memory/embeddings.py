@@ -455,20 +455,22 @@ class OpenAIEmbedder(_RemoteEmbedder):
     display = "OpenAI"
     key_env = "OPENAI_API_KEY"
     base_env = "OPENAI_BASE_URL"
+    default_model = DEFAULT_OPENAI_MODEL
+    default_base_url = DEFAULT_OPENAI_BASE_URL
 
     def __init__(
         self,
         api_key: str,
-        model: str = DEFAULT_OPENAI_MODEL,
+        model: str | None = None,
         *,
-        base_url: str = DEFAULT_OPENAI_BASE_URL,
+        base_url: str | None = None,
         timeout: float = REMOTE_TIMEOUT_SECONDS,
         batch_size: int = BATCH_SIZE,
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
-            model,
-            base_url=base_url,
+            model or self.default_model,
+            base_url=base_url or self.default_base_url,
             api_key=api_key,
             timeout=timeout,
             batch_size=batch_size,
@@ -486,7 +488,7 @@ class OpenAIEmbedder(_RemoteEmbedder):
         return _openai_vectors(body, count)
 
 
-class GeminiEmbedder(_RemoteEmbedder):
+class GeminiEmbedder(OpenAIEmbedder):
     """Gemini embeddings through Google's OpenAI-compatible endpoint.
 
     `POST {base}/embeddings` with `Authorization: Bearer $GOOGLE_API_KEY`, base
@@ -499,35 +501,8 @@ class GeminiEmbedder(_RemoteEmbedder):
     display = "Gemini"
     key_env = "GOOGLE_API_KEY"
     base_env = "GOOGLE_BASE_URL"
-
-    def __init__(
-        self,
-        api_key: str,
-        model: str = DEFAULT_GEMINI_MODEL,
-        *,
-        base_url: str = DEFAULT_GEMINI_BASE_URL,
-        timeout: float = REMOTE_TIMEOUT_SECONDS,
-        batch_size: int = BATCH_SIZE,
-        transport: httpx2.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            batch_size=batch_size,
-            transport=transport,
-        )
-
-    @property
-    def url(self) -> str:
-        return f"{self.base_url}/embeddings"
-
-    def _payload(self, texts: list[str]) -> dict[str, Any]:
-        return {"model": self.model, "input": texts, "encoding_format": "float"}
-
-    def _parse(self, body: Any, count: int) -> list[list[float]]:
-        return _openai_vectors(body, count)
+    default_model = DEFAULT_GEMINI_MODEL
+    default_base_url = DEFAULT_GEMINI_BASE_URL
 
 
 def ollama_root(base_url: str) -> str:
