@@ -17,6 +17,7 @@ import hashlib
 import importlib.resources
 import json
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -299,7 +300,7 @@ class LocalEmbedder:
 # Remote providers over httpx2
 
 
-class _RemoteEmbedder:
+class _RemoteEmbedder(ABC):
     """Shared request loop: batches of `batch_size`, one POST each, `timeout` seconds each."""
 
     provider = ""
@@ -331,14 +332,14 @@ class _RemoteEmbedder:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
     @property
-    def url(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def url(self) -> str: ...
 
-    def _payload(self, texts: list[str]) -> dict[str, Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def _payload(self, texts: list[str]) -> dict[str, Any]: ...
 
-    def _parse(self, body: Any, count: int) -> list[list[float]]:
-        raise NotImplementedError
+    @abstractmethod
+    def _parse(self, body: Any, count: int) -> list[list[float]]: ...
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
