@@ -344,11 +344,19 @@ class _StatementCall(DataCall[StatementArgs]):
     Args: ClassVar[type[BaseModel]] = StatementArgs
     capability: ClassVar[Capability] = Capability.STATEMENTS
     kind: ClassVar[StatementKind]
+    # The DataRouter method that serves this statement (income_statements, balance_sheets …).
+    router_method: ClassVar[str] = ""
 
-    @abstractmethod
-    async def load(
-        self, ticker: str, args: StatementArgs, limit: int
-    ) -> Sequence[StatementBase]: ...
+    async def load(self, ticker: str, args: StatementArgs, limit: int) -> Sequence[StatementBase]:
+        method = getattr(self.router, self.router_method)
+        records: Sequence[StatementBase] = await method(
+            ticker,
+            period=args.period,
+            limit=limit,
+            report_period_gte=args.report_period_gte,
+            report_period_lte=args.report_period_lte,
+        )
+        return records
 
     async def fetch(self, args: StatementArgs, ctx: ToolContext) -> ToolResult:
         company = await self.company(args.company)
@@ -384,15 +392,7 @@ class IncomeStatements(_StatementCall):
         "share counts, by fiscal year, quarter or TTM. USD millions, with source ids [S#]."
     )
     kind: ClassVar[StatementKind] = "income_statement"
-
-    async def load(self, ticker: str, args: StatementArgs, limit: int) -> Sequence[StatementBase]:
-        return await self.router.income_statements(
-            ticker,
-            period=args.period,
-            limit=limit,
-            report_period_gte=args.report_period_gte,
-            report_period_lte=args.report_period_lte,
-        )
+    router_method: ClassVar[str] = "income_statements"
 
 
 class BalanceSheets(_StatementCall):
@@ -402,15 +402,7 @@ class BalanceSheets(_StatementCall):
         "shares outstanding, at each period end. USD millions, with source ids [S#]."
     )
     kind: ClassVar[StatementKind] = "balance_sheet"
-
-    async def load(self, ticker: str, args: StatementArgs, limit: int) -> Sequence[StatementBase]:
-        return await self.router.balance_sheets(
-            ticker,
-            period=args.period,
-            limit=limit,
-            report_period_gte=args.report_period_gte,
-            report_period_lte=args.report_period_lte,
-        )
+    router_method: ClassVar[str] = "balance_sheets"
 
 
 class CashFlowStatements(_StatementCall):
@@ -420,15 +412,7 @@ class CashFlowStatements(_StatementCall):
         "capex, free cash flow, buybacks, dividends, debt. USD millions, with source ids [S#]."
     )
     kind: ClassVar[StatementKind] = "cash_flow"
-
-    async def load(self, ticker: str, args: StatementArgs, limit: int) -> Sequence[StatementBase]:
-        return await self.router.cash_flow_statements(
-            ticker,
-            period=args.period,
-            limit=limit,
-            report_period_gte=args.report_period_gte,
-            report_period_lte=args.report_period_lte,
-        )
+    router_method: ClassVar[str] = "cash_flow_statements"
 
 
 class FinancialMetricsCall(_StatementCall):
