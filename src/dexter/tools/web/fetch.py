@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -137,14 +137,16 @@ class WebFetchTool(Tool[WebFetchArgs]):
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept": ACCEPT},
         ) as client:
-            for hop in range(MAX_REDIRECTS + 1):
-                if hop:
-                    await check_url(
-                        current, allowed_hosts=self.allowed_hosts, resolver=self._resolver
-                    )
+            for _ in range(MAX_REDIRECTS + 1):
+                vetted = await check_url(
+                    current, allowed_hosts=self.allowed_hosts, resolver=self._resolver
+                )
+                target, headers, extensions = pinned_request(current, vetted)
                 self.requests_sent += 1
                 try:
-                    async with client.stream("GET", current) as response:
+                    async with client.stream(
+                        "GET", target, headers=headers, extensions=extensions
+                    ) as response:
                         status = response.status_code
                         if status in _REDIRECTS:
                             location = response.headers.get("location")
@@ -283,3 +285,24 @@ def _charset(content_type: str) -> str | None:
                 return None
             return name
     return None
+
+
+def pinned_request(
+    url: str, vetted: list[str] | None
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """Connect to the address that was checked, not to a fresh DNS answer.
+
+    The URL's host becomes the vetted IP; the Host header and (for https) the TLS server name
+    stay the original host, so virtual hosting and certificate checks work as before.
+    """
+    if not vetted:
+        return url, {}, {}
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    address = vetted[0]
+    literal = f"[{address}]" if ":" in address else address
+    netloc = f"{literal}:{parts.port}" if parts.port else literal
+    target = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    host_header = f"{host}:{parts.port}" if parts.port else host
+    extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
+    return target, {"Host": host_header}, extensions

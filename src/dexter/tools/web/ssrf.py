@@ -127,8 +127,13 @@ async def check_url(
     *,
     allowed_hosts: frozenset[str] = frozenset(),
     resolver: Resolver | None = None,
-) -> None:
-    """Raise BlockedURL unless `url` is an http(s) URL to a public host (or an allowed one)."""
+) -> list[str] | None:
+    """Raise BlockedURL unless `url` is an http(s) URL to a public host (or an allowed one).
+
+    Returns the vetted addresses of a DNS name, so the caller can connect to exactly those (a
+    second lookup at connect time could be answered differently: DNS rebinding); None for an
+    IP literal or an allowed host.
+    """
     if len(url) > MAX_URL_LENGTH:
         raise BlockedURL(f"URL is longer than {MAX_URL_LENGTH} characters.")
     try:
@@ -146,14 +151,14 @@ async def check_url(
     if not host:
         raise BlockedURL(f"URL has no host: {url}")
     if host in normalise_hosts(allowed_hosts):
-        return
+        return None
     hint = " If you trust this host, add it to webFetch.allowedHosts in .dexter/settings.json."
     literal = parse_ip_literal(host)
     if literal is not None:
         reason = blocked_reason(literal)
         if reason is not None:
             raise BlockedURL(f"Refused {url}: {host} is a {reason} address.{hint}")
-        return
+        return None
     if _NUMBERISH.match(host.rsplit(".", 1)[-1]):
         # Ends in a number but is no valid address (e.g. out of range): browsers treat such a
         # host as IPv4 and resolvers disagree on it, so refuse rather than guess.
@@ -174,3 +179,4 @@ async def check_url(
         reason = blocked_reason(ip)
         if reason is not None:
             raise BlockedURL(f"Refused {url}: {host} resolves to {ip}, a {reason} address.{hint}")
+    return [str(parse_ip_literal(raw)) for raw in addresses]
