@@ -109,6 +109,8 @@ class Agent:
         # Summaries and constraint extraction use a cheaper model when one is given.
         self.fast_model = fast_model
         self.constraints = Constraints()
+        # Picks standing instructions out of questions; defaults to the fast model.
+        self.constraint_model: Model | None = None
         # Sections the session adds (skills, remembered facts), after the tool policy.
         self.prompt_sections: list[str] = []
         # Called with the messages about to be summarised (the session flushes memories).
@@ -140,9 +142,8 @@ class Agent:
         self.constraints.clear()
 
     async def run(self, query: str) -> AsyncIterator[Event]:
-        added = [
-            c for c in await extract_constraints(query, self.fast_model) if self.constraints.add(c)
-        ]
+        extractor = self.constraint_model or self.fast_model
+        added = [c for c in await extract_constraints(query, extractor) if self.constraints.add(c)]
         run = _Run(self, query)
         if added:
             yield ContextEvent("constraints", "noted: " + "; ".join(added))

@@ -206,6 +206,10 @@ def build_agent(
     )
     if "skill" in tools:
         agent.prompt_sections.append(skills_prompt(discover_skills(settings.home)))
+    if fast_model is not None:
+        agent.constraint_model = RecordingModel(
+            build_model(fast_spec, settings), sink, phase="constraints"
+        )
     if memory is not None:
         memory_model = (
             RecordingModel(build_model(fast_spec, settings), sink, phase="memory")
