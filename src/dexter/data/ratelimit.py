@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 Clock = Callable[[], float]
+WINDOW_MARGIN = 0.005
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -27,7 +28,9 @@ class RateLimiter:
         self._capacity = max(1, int(rate))
         # Seconds in which `capacity` starts may happen. Never under one second: for a fractional
         # rate (9.5/s) `capacity / rate` would be, and two full bursts would land in one second.
-        self._window = max(1.0, self._capacity / rate)
+        # A few milliseconds over the second, so that even a window closed at both ends (as a
+        # server counting its own arrivals may use) never sees one start too many.
+        self._window = max(1.0, self._capacity / rate) + WINDOW_MARGIN
         self._starts: deque[float] = deque()
         self._lock = asyncio.Lock()
         self._clock = clock
