@@ -7,7 +7,6 @@ The handler imports numpy, SQLite and the embedding model when a memory command 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -71,6 +70,8 @@ def run_memory_command(args: argparse.Namespace) -> int:
         print(f"memory: {how}; search matches keywords only.", file=sys.stderr)
     index = MemoryIndex(settings.home, embedder)
     try:
+        import asyncio  # here, not at the top: every CLI start imports this module
+
         return asyncio.run(_dispatch(args, index, how))
     except StoreError as error:
         _err(str(error))
