@@ -14,7 +14,6 @@ from dexter.data.models import (
     FactPoint,
     Filing,
     FilingSection,
-    FinancialMetrics,
     InsiderTrade,
     InstitutionalHolding,
     NewsItem,
@@ -242,8 +241,3 @@ def sources_of(items: Sequence[Any]) -> list[str]:
         if isinstance(source, Source):
             out.append(source.cite())
     return out
-
-
-def metrics_title(rows: Sequence[FinancialMetrics], name: str) -> str:
-    period = rows[0].period if rows else "annual"
-    return f"{name} — financial metrics, {period}"

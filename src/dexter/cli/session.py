@@ -166,23 +166,26 @@ def build_agent(
     sink = recorder.record_model_call
 
     resolved = resolve_model(model_spec, settings)
-    main_model = RecordingModel(build_model(model_spec, settings), sink, phase="main")
+    # One client per endpoint; each phase wraps it so the ledger knows what the call was for.
+    main_inner = build_model(model_spec, settings)
+    main_model = RecordingModel(main_inner, sink, phase="main")
     fast_spec = router_model_spec(settings, model_spec)
+    try:
+        fast_inner: Model | None = build_model(fast_spec, settings)
+        fast_window: int | None = window_of(resolve_model(fast_spec, settings))
+    except ConfigError:
+        # A router model on another, unconfigured provider: summarise with the main model, and
+        # let the data tools report the missing key when they are used.
+        fast_inner, fast_window = None, None
 
     def router_model() -> Model:
-        return RecordingModel(build_model(fast_spec, settings), sink, phase="router")
+        inner = fast_inner if fast_inner is not None else build_model(fast_spec, settings)
+        return RecordingModel(inner, sink, phase="router")
 
-    try:
-        fast_resolved = resolve_model(fast_spec, settings)
-        fast_model: Model | None = RecordingModel(
-            build_model(fast_spec, settings), sink, phase="compaction"
-        )
-        fast_window: int | None = window_of(fast_resolved)
-    except ConfigError:
-        # A router model on another, unconfigured provider: summarise with the main model.
-        fast_model, fast_window = None, None
+    def fast(phase: str) -> Model | None:
+        return RecordingModel(fast_inner, sink, phase=phase) if fast_inner is not None else None
 
-    subagent_model = RecordingModel(build_model(model_spec, settings), sink, phase="subagent")
+    subagent_model = RecordingModel(main_inner, sink, phase="subagent")
     memory = open_memory(settings)
     tools, data_router = build_tools(
         settings,
@@ -202,21 +205,19 @@ def build_agent(
     )
     policy = RulesPolicy(settings.settings_path, settings.cwd)
     agent = SessionAgent(
-        main_model, tools, config=config, policy=policy, approver=approver, fast_model=fast_model
+        main_model,
+        tools,
+        config=config,
+        policy=policy,
+        approver=approver,
+        fast_model=fast("compaction"),
     )
-    if "skill" in tools:
-        agent.prompt_sections.append(skills_prompt(discover_skills(settings.home)))
-    if fast_model is not None:
-        agent.constraint_model = RecordingModel(
-            build_model(fast_spec, settings), sink, phase="constraints"
-        )
+    skill_tool = tools.get("skill")
+    if isinstance(skill_tool, SkillTool):
+        agent.prompt_sections.append(skills_prompt(list(skill_tool.skills.values())))
+    agent.constraint_model = fast("constraints")
     if memory is not None:
-        memory_model = (
-            RecordingModel(build_model(fast_spec, settings), sink, phase="memory")
-            if fast_model is not None
-            else main_model
-        )
-        agent.use_memory(memory, memory_model)
+        agent.use_memory(memory, fast("memory") or main_model)
     agent.attach(recorder, window_probe=window_probe(resolved))
     if resume is not None:
         agent.resume(None if resume == "latest" else resume)
