@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from dexter.agent.events import Done, Event, ToolEnd, ToolProgress
 from dexter.agent.loop import Agent, AgentConfig
+from dexter.agent.subagent import FORBIDDEN_TOOLS, SubagentArgs, SubagentTool
 from dexter.models.errors import ErrorKind, ModelError
 from dexter.models.scripted import Reply, ScriptedModel, calls, text
 from dexter.models.types import ModelRequest, SystemMessage, ToolMessage, Usage, UserMessage
@@ -19,7 +20,6 @@ from dexter.tools.ask_user import AskUserTool
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 from dexter.tools.finance.calculate import CalculateTool
 from dexter.tools.registry import ToolRegistry
-from dexter.tools.subagent import FORBIDDEN_TOOLS, SubagentArgs, SubagentTool
 from tests.support.tools import SleepTool, Timeline, WriteTool
 
 PARENT_SECRET = "parent-only: the user's portfolio is 60% NVDA"

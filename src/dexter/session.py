@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
@@ -55,6 +56,8 @@ class SessionAgent(Agent):
     _memory: MemoryIndex | None = None
     _memory_model: Model | None = None
     _memory_loaded = True
+    # The runtime's per-phase models for this agent (see `Runtime.with_model`).
+    phase_models: Any = None
 
     def attach(
         self,
@@ -64,6 +67,17 @@ class SessionAgent(Agent):
     ) -> None:
         self.recorder = recorder
         self._window_probe = window_probe
+
+    def set_window_probe(self, probe: Callable[[], Awaitable[int | None]] | None) -> None:
+        self._window_probe = probe
+
+    @property
+    def memory_model(self) -> Model | None:
+        return self._memory_model
+
+    @memory_model.setter
+    def memory_model(self, model: Model | None) -> None:
+        self._memory_model = model
 
     @property
     def session_id(self) -> str:

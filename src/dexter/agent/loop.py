@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 
 from dexter.agent.constraints import Constraints, extract_constraints
@@ -74,6 +75,10 @@ FINAL_ROUND_NOTE = (
 class AgentConfig:
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     channel: str = "cli"
+    # The prompt profile (see prompts.PROFILES); the runtime sets it from the channel.
+    profile: str = "cli"
+    # Research as of this date (None: today); the prompt states it.
+    today: date | None = None
     home: Path = field(default_factory=lambda: Path(".dexter"))
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     retry_attempts: int = DEFAULT_ATTEMPTS
@@ -130,7 +135,8 @@ class Agent:
         home = self.config.home
         return build_system_prompt(
             list(self.tools),
-            channel=self.config.channel,
+            channel=self.config.profile,
+            today=self.config.today,
             soul=load_soul(home),
             rules=load_rules(home),
             constraints=self.constraints.to_prompt(),

@@ -58,7 +58,12 @@ CHAT_PROFILE = ChannelProfile(
     ),
 )
 
-PROFILES = {"cli": CLI_PROFILE, "whatsapp": CHAT_PROFILE, "telegram": CHAT_PROFILE}
+PROFILES = {
+    "cli": CLI_PROFILE,
+    "chat": CHAT_PROFILE,
+    "whatsapp": CHAT_PROFILE,
+    "telegram": CHAT_PROFILE,
+}
 
 
 def profile_for(channel: str) -> ChannelProfile:

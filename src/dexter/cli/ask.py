@@ -46,8 +46,8 @@ def run_ask(
     max_iterations: int | None,
     resume: str | None = None,
 ) -> int:
-    from dexter.cli.session import build_agent
     from dexter.config import ConfigError, load_settings
+    from dexter.runtime import ASK, AgentSpec, Runtime
 
     if not question.strip():
         raise ConfigError('the question is empty. Usage: dexter ask "your question"')
@@ -57,9 +57,13 @@ def run_ask(
     err = Console(stderr=True, highlight=False)
     interactive = sys.stdin.isatty() and not as_json
     approver = _terminal_approver(err) if interactive else None
-    agent, data_router = build_agent(
-        settings, model, approver=approver, max_iterations=max_iterations, resume=resume
-    )
+    runtime = Runtime(settings)
+    spec = AgentSpec(model=model, channel=ASK, max_iterations=max_iterations, resume=resume)
+    try:
+        agent = runtime.agent(spec, approver=approver)
+    except BaseException:
+        runtime.close_local()
+        raise
     renderer = (
         JsonRenderer(sys.stdout)
         if as_json
@@ -74,7 +78,7 @@ def run_ask(
                 if isinstance(event, Done):
                     done = event
         finally:
-            await data_router.aclose()
+            await runtime.aclose()
         return done
 
     try:

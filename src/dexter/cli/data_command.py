@@ -21,7 +21,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def run_data_command(args: argparse.Namespace) -> int:
-    from dexter.data.sources import build_router
+    from dexter.config import ConfigError
+    from dexter.runtime import Runtime
 
     console = Console()
     err = Console(stderr=True, highlight=False)
@@ -30,8 +31,8 @@ def run_data_command(args: argparse.Namespace) -> int:
         err.print("dexter: --limit must be at least 1")
         return EXIT_USAGE
     try:
-        router = build_router(load_settings())
-    except DataError as error:
+        router = Runtime(load_settings()).data_router
+    except ConfigError as error:
         err.print(f"dexter: {error}", markup=False)
         return EXIT_USAGE
 

@@ -24,6 +24,29 @@ _SERVICE_KEYS = (
 _PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messages"}
 
 
+def _print_phases(settings: Settings, console: Console, spec: str | None) -> None:
+    """Which model each phase will call: a local server that serves one model must not be sent
+    the provider's fast model."""
+    from rich.text import Text
+
+    from dexter.runtime import Runtime
+
+    try:
+        plans = Runtime(settings).phase_plans(spec)
+    except ConfigError as exc:
+        console.print(Text(f"  phases: {exc}", style="red"))
+        return
+    fast = plans[1]
+    console.print(Text.assemble("  Phases  main ", (plans[0].spec, "cyan")))
+    console.print(
+        Text.assemble(
+            "          router, compaction, constraints, memory ",
+            (fast.spec, "cyan"),
+            (f"  ({fast.reason})", "dim"),
+        )
+    )
+
+
 def run_doctor(settings: Settings, console: Console, model_spec: str | None = None) -> int:
     """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
     import platform
@@ -129,6 +152,7 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
     else:
         ok = False
         console.print(Text(f"✗ {missing_key_message(provider, settings)}", style="red"))
+    _print_phases(settings, console, spec)
     if provider.id == "ollama" and resolved.context_window == provider.context_window:
         console.print(
             Text(

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-from dexter.cli.session import build_agent
 from dexter.config import load_settings
 from dexter.models.base import Model
-from dexter.models.recording import RecordingModel
-from dexter.providers import build_model
+from dexter.runtime import CLI, AgentSpec, Runtime
 
 
 def run_interactive_command(model_spec: str | None, *, resume: str | None = None) -> int:
     from dexter.cli.interactive import run_interactive
-
-    settings = load_settings()
     from dexter.cli.interactive.questions import QuestionBridge
 
+    runtime = Runtime(load_settings())
     questions = QuestionBridge()
-    agent, _data_router = build_agent(settings, model_spec, resume=resume, ask_user=questions.ask)
-
-    def switch_model(spec: str) -> Model:
-        # Calls on the new model are still recorded in the session's ledger.
-        return RecordingModel(
-            build_model(spec, settings), agent.recorder.record_model_call, phase="main"
+    try:
+        agent = runtime.agent(
+            AgentSpec(model=model_spec, channel=CLI, resume=resume), ask_user=questions.ask
         )
 
-    return run_interactive(
-        agent, switch_model=switch_model, model_label=agent.model.name, questions=questions
-    )
+        def switch_model(spec: str) -> Model:
+            # Every phase follows: window, fast model, sub-agents; the ledger keeps the session.
+            return runtime.with_model(agent, spec)
+
+        return run_interactive(
+            agent, switch_model=switch_model, model_label=agent.model.name, questions=questions
+        )
+    finally:
+        # The data router's HTTP clients belong to the app's event loop, which has ended.
+        runtime.close_local()

@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
     tools_list = tool_commands.add_parser("list", help="list the registered tools")
     tools_list.add_argument("--json", action="store_true", help="print names, flags and schemas")
+    tools_list.add_argument(
+        "--channel",
+        default="cli",
+        choices=("cli", "ask", "gateway", "cron", "mcp", "eval"),
+        help="list what an agent on this channel binds (default: cli, the interactive session)",
+    )
     tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
     tools_run.add_argument("name", help="tool name (see `dexter tools list`)")
     tools_run.add_argument("--args", default="{}", metavar="JSON", help="arguments as JSON object")

@@ -55,20 +55,17 @@ def _err(message: str) -> None:
 
 def run_memory_command(args: argparse.Namespace) -> int:
     from dexter.config import load_settings
-    from dexter.memory.embeddings import load_embedder
-    from dexter.memory.index import MemoryIndex
+    from dexter.runtime import Runtime
     from dexter.store.migrations import StoreError
 
     action: str = args.memory_command
     if action == "search" and args.limit < 1:
         _err("--limit must be at least 1")
         return EXIT_USAGE
-    settings = load_settings()
-    embedder, how = load_embedder(settings)
-    if embedder is None:
+    index, how = Runtime(load_settings()).memory_for_commands()
+    if index.embedder is None:
         # Plainly, and on stderr so --json output stays parseable.
         print(f"memory: {how}; search matches keywords only.", file=sys.stderr)
-    index = MemoryIndex(settings.home, embedder)
     try:
         import asyncio  # here, not at the top: every CLI start imports this module
 

@@ -12,25 +12,24 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from dexter.cli.session import build_tools
 from dexter.config import ConfigError, load_settings
-from dexter.data.router import DataRouter
-from dexter.permissions.gate import Decision
-from dexter.permissions.policy import RulesPolicy
+from dexter.permissions.gate import Decision, PermissionPolicy
+from dexter.runtime import AgentSpec, Runtime, channel_named
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.registry import ToolRegistry
 
 
 def run_tools_command(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    registry, data_router = build_tools(settings, None)
+    runtime = Runtime(load_settings())
+    channel = channel_named(getattr(args, "channel", None) or "cli")
+    registry = runtime.tools(AgentSpec(channel=channel))
     if args.tools_command == "list":
-        return _list(registry, as_json=args.json)
-    policy = RulesPolicy(settings.settings_path, settings.cwd)
-    return _run(registry, data_router, policy, args.name, args.args, as_json=args.json)
+        runtime.close_local()
+        return _list(registry, as_json=args.json, channel=channel.name)
+    return _run(registry, runtime, args.name, args.args, as_json=args.json)
 
 
-def _permitted(policy: RulesPolicy, tool: Tool[Any], arguments: dict[str, Any]) -> str | None:
+def _permitted(policy: PermissionPolicy, tool: Tool[Any], arguments: dict[str, Any]) -> str | None:
     """The same gate as an agent run: None when the call may go ahead, else why not."""
     verdict = policy.evaluate(tool.name, arguments, needs_approval=tool.needs_approval)
     if verdict.decision is Decision.ALLOW:
@@ -47,12 +46,13 @@ def _permitted(policy: RulesPolicy, tool: Tool[Any], arguments: dict[str, Any]) 
     return None if answer in {"y", "yes"} else "denied by you."
 
 
-def _list(registry: ToolRegistry, *, as_json: bool) -> int:
+def _list(registry: ToolRegistry, *, as_json: bool, channel: str) -> int:
     if as_json:
         rows = [
             {
                 "name": tool.name,
                 "summary": tool.summary,
+                "description": tool.description,
                 "concurrency_safe": tool.concurrency_safe,
                 "needs_approval": tool.needs_approval,
                 "parameters": tool.spec().parameters,
@@ -61,7 +61,7 @@ def _list(registry: ToolRegistry, *, as_json: bool) -> int:
         ]
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(title="Dexter tools", show_lines=False)
+    table = Table(title=f"Dexter tools (channel {channel})", show_lines=True)
     table.add_column("name", style="cyan", no_wrap=True)
     table.add_column("what it does")
     table.add_column("parallel", justify="center")
@@ -69,7 +69,7 @@ def _list(registry: ToolRegistry, *, as_json: bool) -> int:
     for tool in registry:
         table.add_row(
             tool.name,
-            tool.summary,
+            tool.description,
             "yes" if tool.concurrency_safe else "no",
             "yes" if tool.needs_approval else "no",
         )
@@ -79,8 +79,7 @@ def _list(registry: ToolRegistry, *, as_json: bool) -> int:
 
 def _run(
     registry: ToolRegistry,
-    data_router: DataRouter,
-    policy: RulesPolicy,
+    runtime: Runtime,
     name: str,
     raw_args: str,
     *,
@@ -103,7 +102,7 @@ def _run(
         )
         raise ConfigError(f"invalid arguments for {name}: {problems}") from None
 
-    refusal = _permitted(policy, tool, arguments)
+    refusal = _permitted(runtime.policy(), tool, arguments)
     err = Console(stderr=True, highlight=False)
     if refusal is not None:
         err.print(f"dexter: {name} was not run: {refusal}", markup=False)
@@ -117,7 +116,7 @@ def _run(
         except ToolFailure as exc:
             return ToolResult(str(exc), is_error=True)
         finally:
-            await data_router.aclose()
+            await runtime.aclose()
 
     result = asyncio.run(run())
     if as_json:

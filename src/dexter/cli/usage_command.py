@@ -14,7 +14,6 @@ from rich.text import Text
 
 from dexter.config import Settings, load_settings
 from dexter.store import Ledger, SessionLookupError, SessionStore, UsageRow, UsageTotals
-from dexter.store.db import open_store
 from dexter.store.ledger import REPORT_KEYS
 
 if TYPE_CHECKING:
@@ -73,10 +72,9 @@ def totals_line(totals: UsageTotals) -> Text:
 
 def open_existing(settings: Settings) -> Store | None:
     """The database, or None when nothing was ever recorded (don't create one just to read)."""
-    try:
-        return open_store(settings.home, create=False)
-    except FileNotFoundError:
-        return None
+    from dexter.runtime import Runtime
+
+    return Runtime(settings).existing_store()
 
 
 def print_lookup_error(error: SessionLookupError) -> int:

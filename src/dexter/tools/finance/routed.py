@@ -70,21 +70,24 @@ class RoutedTool(Tool[RoutedArgs]):
             raise ValueError(f"{self.name} needs at least one data call")
         self._tools = {tool.name: tool for tool in tools}
         self._model_factory = model_factory
-        self._model: Model | None = None
         self._timeout = timeout
         self._today = today
+
+    @property
+    def model_factory(self) -> ModelFactory:
+        return self._model_factory
 
     @property
     def inner_tools(self) -> list[Tool[Any]]:
         return list(self._tools.values())
 
     def _router_model(self) -> Model:
-        if self._model is None:
-            try:
-                self._model = self._model_factory()
-            except Exception as exc:  # a missing key for the router model is a tool failure
-                raise ToolFailure(f"the data router model is not available: {exc}") from None
-        return self._model
+        # Asked every call, not cached: the factory follows a mid-session model switch, and the
+        # runtime keeps one client per endpoint, so this is cheap.
+        try:
+            return self._model_factory()
+        except Exception as exc:  # a missing key for the router model is a tool failure
+            raise ToolFailure(f"the data router model is not available: {exc}") from None
 
     def system_prompt(self) -> str:
         today = self._today()

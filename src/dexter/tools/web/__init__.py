@@ -5,6 +5,8 @@ Both wrap what they return from the web in `<untrusted_content>` tags (see `wrap
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dexter.tools.web.extract import wrap_untrusted
 from dexter.tools.web.fetch import WebFetchTool, allowed_hosts_from_settings
 from dexter.tools.web.search import (
@@ -14,6 +16,26 @@ from dexter.tools.web.search import (
 )
 from dexter.tools.web.ssrf import BlockedURL, check_url
 
+if TYPE_CHECKING:
+    from dexter.config import Settings
+    from dexter.tools.base import Tool
+
+
+def web_tools(settings: Settings) -> list[Tool[Any]]:
+    """`web_fetch` always; `web_search` when a search provider is configured."""
+    tools: list[Tool[Any]] = []
+    providers = search_providers_from_settings(settings)
+    if providers:
+        tools.append(WebSearchTool(providers))
+    tools.append(
+        WebFetchTool(
+            allowed_hosts=allowed_hosts_from_settings(settings),
+            cache_dir=settings.home / "cache" / "web",
+        )
+    )
+    return tools
+
+
 __all__ = [
     "BlockedURL",
     "SearchProvider",
@@ -22,5 +44,6 @@ __all__ = [
     "allowed_hosts_from_settings",
     "check_url",
     "search_providers_from_settings",
+    "web_tools",
     "wrap_untrusted",
 ]

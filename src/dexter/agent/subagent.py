@@ -204,7 +204,8 @@ class SubagentTool(Tool[SubagentArgs]):
         agent.tools = ToolRegistry(tools)
         agent.config = replace(
             agent.config,
-            system_prompt=agent.config.system_prompt or worker_prompt(tools),
+            system_prompt=agent.config.system_prompt
+            or worker_prompt(tools, today=agent.config.today),
             max_iterations=self.max_iterations,
         )
         agent.history = []

@@ -1,0 +1,653 @@
+"""The one place that builds agents.
+
+Every entry point (the CLI, the interactive session, the gateway, schedules, the MCP server,
+evals) opens a `Runtime` and asks it for agents described by an `AgentSpec`. The runtime owns
+what agents share for its lifetime (the SQLite store and ledger, the data router, the memory
+index, one model client per endpoint) and closes each of them once.
+
+    async with Runtime(settings) as rt:
+        agent = rt.agent(AgentSpec(channel=CRON, model="openai:gpt-5.6-sol"))
+        async for event in agent.run("Did NVDA file its 10-Q?"):
+            ...
+
+What differs between entry points is the `Channel`: whether a person can be asked questions,
+whether the shell tool is bound, whether writes and memory updates are offered, and which
+prompt profile the system prompt uses. No module above this one checks channel names.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import TYPE_CHECKING, Any, Literal
+
+from dexter.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from dexter.agent.executor import Approver
+    from dexter.agent.loop import Agent
+    from dexter.data.router import DataRouter
+    from dexter.memory.index import MemoryIndex
+    from dexter.models.base import Model
+    from dexter.models.recording import Sink
+    from dexter.permissions.gate import PermissionPolicy
+    from dexter.providers import ResolvedModel
+    from dexter.session import SessionAgent
+    from dexter.store import Ledger, Store
+    from dexter.tools.ask_user import Ask
+    from dexter.tools.base import Tool
+    from dexter.tools.registry import ToolRegistry
+
+
+# --------------------------------------------------------------------------- channels
+
+
+@dataclass(frozen=True)
+class Channel:
+    """Who is on the other end of a run, and so what the agent may do.
+
+    `prompt` names a profile in `dexter.agent.prompts.PROFILES`.
+    """
+
+    name: str
+    can_ask_user: bool
+    allows_shell: bool
+    allows_writes: bool
+    memory_writes: bool
+    prompt: str
+    description: str
+
+
+CLI = Channel(
+    "cli",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="cli",
+    description="the interactive terminal session",
+)
+ASK = Channel(
+    "ask",
+    can_ask_user=False,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="cli",
+    description="`dexter ask`: one question; approvals prompted on a terminal only",
+)
+GATEWAY = Channel(
+    "gateway",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=True,
+    prompt="chat",
+    description="messaging channels (Telegram, WhatsApp, Slack)",
+)
+CRON = Channel(
+    "cron",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="cli",
+    description="scheduled jobs and heartbeats, with nobody watching",
+)
+MCP = Channel(
+    "mcp",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="cli",
+    description="the `research` tool of `dexter mcp serve`",
+)
+EVAL = Channel(
+    "eval",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="cli",
+    description="benchmark runs: isolated, nothing to ask",
+)
+
+CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
+
+# Tools that change files or memory: bound only where the channel allows writes.
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+MEMORY_WRITE_TOOLS = frozenset({"memory_update"})
+
+
+def channel_named(name: str) -> Channel:
+    """The channel called `name`, or a ConfigError that suggests the closest one."""
+    found = CHANNELS.get(name.strip().lower())
+    if found is not None:
+        return found
+    close = difflib.get_close_matches(name, list(CHANNELS), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown channel {name!r}.{hint} Channels: {', '.join(CHANNELS)}.")
+
+
+# --------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Everything that distinguishes one agent from another; plain data, so a schedule or a
+    chat can store it (`to_dict` / `from_dict`).
+
+    `tools`: bind only these tool names (None: everything the channel allows); `exclude_tools`
+    removes names after that. `resume`: a session id or prefix, or "latest"; None starts a new
+    session. `as_of`: research as of that date (the prompt's date; the data layer stops there).
+    """
+
+    model: str | None = None
+    channel: Channel = CLI
+    max_iterations: int | None = None
+    resume: str | None = None
+    tools: frozenset[str] | None = None
+    exclude_tools: frozenset[str] = frozenset()
+    as_of: date | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "channel": self.channel.name,
+            "max_iterations": self.max_iterations,
+            "resume": self.resume,
+            "tools": sorted(self.tools) if self.tools is not None else None,
+            "exclude_tools": sorted(self.exclude_tools),
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentSpec:
+        tools = data.get("tools")
+        as_of = data.get("as_of")
+        return cls(
+            model=data.get("model"),
+            channel=channel_named(str(data.get("channel") or "cli")),
+            max_iterations=data.get("max_iterations"),
+            resume=data.get("resume"),
+            tools=frozenset(tools) if tools is not None else None,
+            exclude_tools=frozenset(data.get("exclude_tools") or ()),
+            as_of=date.fromisoformat(as_of) if as_of else None,
+        )
+
+
+# --------------------------------------------------------------------------- phase models
+
+PhaseSource = Literal["configured", "provider", "main"]
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """Which model one phase calls and why (shown by `dexter doctor`)."""
+
+    phase: str
+    spec: str
+    source: PhaseSource
+    reason: str
+
+
+def router_override(settings: Settings) -> str | None:
+    configured = settings.env.get("DEXTER_ROUTER_MODEL") or settings.file_data.get("routerModel")
+    return str(configured).strip() or None if configured else None
+
+
+def fast_model_plan(settings: Settings, resolved: ResolvedModel) -> PhasePlan:
+    """The model for the router, compaction, constraint and memory phases.
+
+    An explicitly configured router model wins. Otherwise the provider's own fast model, but only
+    at the provider's own endpoint: a local or proxied server (LM Studio, vLLM, llama.cpp behind
+    OPENAI_BASE_URL) usually serves one model, so there the main model does every phase.
+    """
+    from dexter.providers import fast_model_spec
+
+    configured = router_override(settings)
+    if configured:
+        return PhasePlan(
+            "router", configured, "configured", "DEXTER_ROUTER_MODEL / routerModel setting"
+        )
+    provider = resolved.provider
+    main_spec = f"{provider.id}:{resolved.model_name}"
+    if resolved.base_url_source != "default":
+        return PhasePlan(
+            "router",
+            main_spec,
+            "main",
+            f"custom endpoint ({resolved.base_url_source}) may not serve "
+            f"{provider.fast_model or 'a fast model'}; using the main model",
+        )
+    spec = fast_model_spec(resolved)
+    if spec == main_spec:
+        return PhasePlan("router", spec, "main", "the provider has no separate fast model")
+    return PhasePlan("router", spec, "provider", f"{provider.display_name}'s fast model")
+
+
+def window_of(resolved: ResolvedModel) -> int:
+    from dexter.providers.discovery import context_window
+
+    provider = resolved.provider
+    return context_window(
+        provider.id,
+        resolved.model_name,
+        resolved.context_window,
+        overrides=provider.model_context_windows,
+    )
+
+
+def window_probe(resolved: ResolvedModel) -> Callable[[], Awaitable[int | None]] | None:
+    """For servers that can say their model's window (Ollama, OpenRouter): ask once, lazily."""
+    if not resolved.provider.id.startswith(("ollama", "openrouter")):
+        return None
+
+    async def probe() -> int | None:
+        from dexter.providers.discovery import discover_context_window
+
+        return await discover_context_window(
+            resolved.provider.id, resolved.base_url, resolved.model_name, api_key=resolved.api_key
+        )
+
+    return probe
+
+
+@dataclass
+class _PhaseModels:
+    """One agent's models, wrapped per phase so the ledger knows what each call was for.
+    Mutable on purpose: `Runtime.with_model` swaps them and every phase follows."""
+
+    main: Model
+    fast: Model | None
+    fast_spec: str
+    fast_window: int | None
+    sink: Sink
+
+    def phase(self, name: str) -> Model:
+        from dexter.models.recording import RecordingModel
+
+        return RecordingModel(self.main, self.sink, phase=name)
+
+    def fast_phase(self, name: str) -> Model | None:
+        from dexter.models.recording import RecordingModel
+
+        return RecordingModel(self.fast, self.sink, phase=name) if self.fast is not None else None
+
+
+def _no_sink(_record: object) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------- the runtime
+
+
+@dataclass
+class Runtime:
+    """Owns the store, ledger, data router, memory index and model clients of one process (or
+    one long-lived service), and builds every agent. Resources open lazily on first use."""
+
+    settings: Settings = field(default_factory=load_settings)
+    _store: Store | None = field(default=None, init=False, repr=False)
+    _ledger: Ledger | None = field(default=None, init=False, repr=False)
+    _data_router: DataRouter | None = field(default=None, init=False, repr=False)
+    _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
+    _memory_opened: bool = field(default=False, init=False, repr=False)
+    _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close everything this runtime opened, once."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._data_router is not None:
+            await self._data_router.aclose()
+        self.close_local()
+
+    def close_local(self) -> None:
+        """Close the synchronous resources (store, memory index); safe to call twice."""
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # ------------------------------------------------------------------ shared resources
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from dexter.store import open_store
+
+            self._store = open_store(self.settings.home)
+        return self._store
+
+    def existing_store(self) -> Store | None:
+        """The store if a database exists already; read-only commands create nothing."""
+        if self._store is None:
+            from dexter.store import open_store
+
+            try:
+                self._store = open_store(self.settings.home, create=False)
+            except FileNotFoundError:
+                return None
+        return self._store
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            from dexter.store import Ledger, overrides_from_settings
+
+            self._ledger = Ledger(self.store, overrides_from_settings(self.settings))
+        return self._ledger
+
+    @property
+    def data_router(self) -> DataRouter:
+        if self._data_router is None:
+            from dexter.data.errors import DataError
+            from dexter.data.sources import build_router
+
+            try:
+                self._data_router = build_router(self.settings)
+            except DataError as error:
+                raise ConfigError(str(error)) from None
+        return self._data_router
+
+    @property
+    def memory(self) -> MemoryIndex | None:
+        if not self._memory_opened:
+            from dexter.memory.setup import open_memory
+
+            self._memory_opened = True
+            self._memory = open_memory(self.settings)
+        return self._memory
+
+    def policy(self) -> PermissionPolicy:
+        """The permission gate every tool call passes: settings rules, the shell classifier and
+        the floor that nothing overrides."""
+        from dexter.permissions.policy import RulesPolicy
+
+        return RulesPolicy(self.settings.settings_path, self.settings.cwd)
+
+    def memory_for_commands(self) -> tuple[MemoryIndex, str]:
+        """The memory index with its embedder loaded eagerly (for `dexter memory …`, which
+        reports the embedding model), and how that embedder was chosen."""
+        from dexter.memory.embeddings import load_embedder
+        from dexter.memory.index import MemoryIndex
+
+        embedder, how = load_embedder(self.settings)
+        return MemoryIndex(self.settings.home, embedder), how
+
+    # ------------------------------------------------------------------ models
+
+    def resolve(self, spec: str | None) -> ResolvedModel:
+        from dexter.providers import resolve_model
+
+        return resolve_model(spec, self.settings)
+
+    def client(self, spec: str | None) -> Model:
+        """The model client for `spec`, one per provider:model for the runtime's lifetime."""
+        resolved = self.resolve(spec)
+        key = resolved.spec
+        model = self._clients.get(key)
+        if model is None:
+            from dexter.providers import build_model
+
+            model = self._clients[key] = build_model(key, self.settings)
+        return model
+
+    def model(self, spec: str | None, *, phase: str = "main", sink: Sink | None = None) -> Model:
+        """A model for one phase, recorded through `sink` (e.g. an eval judge's ledger)."""
+        from dexter.models.recording import RecordingModel
+
+        return RecordingModel(self.client(spec), sink or _no_sink, phase=phase)
+
+    def phase_plans(self, spec: str | None) -> list[PhasePlan]:
+        """Which model each phase will call, for `dexter doctor`."""
+        resolved = self.resolve(spec)
+        main = resolved.spec
+        fast = fast_model_plan(self.settings, resolved)
+        plans = [PhasePlan("main", main, "configured", "the selected model")]
+        for phase in ("router", "compaction", "constraints", "memory"):
+            plans.append(replace(fast, phase=phase))
+        plans.append(PhasePlan("subagent", main, "main", "sub-agents use the main model"))
+        return plans
+
+    def _phase_models(self, spec: str | None, sink: Sink) -> _PhaseModels:
+        resolved = self.resolve(spec)
+        main = self.client(spec)
+        plan = fast_model_plan(self.settings, resolved)
+        fast: Model | None
+        try:
+            fast = self.client(plan.spec)
+            fast_window: int | None = window_of(self.resolve(plan.spec))
+        except ConfigError:
+            # A configured router model on an unconfigured provider: summarise with the main
+            # model, and let the data tools report the missing key when they are used.
+            fast, fast_window = None, None
+        return _PhaseModels(main, fast, plan.spec, fast_window, sink)
+
+    # ------------------------------------------------------------------ tools
+
+    def tools(
+        self,
+        spec: AgentSpec,
+        *,
+        ask_user: Ask | None = None,
+        _models: _PhaseModels | None = None,
+    ) -> ToolRegistry:
+        """Exactly the tools an agent built from `spec` binds (what `dexter tools list` prints).
+
+        `ask_user` is used only where the channel can ask a person; without it the question
+        tool is still listed for such channels, since the session supplies one.
+        """
+        from dexter.tools.default import default_registry
+        from dexter.tools.fs import EditFileTool, ReadFileTool, WriteFileTool
+        from dexter.tools.shell import BashTool
+        from dexter.tools.web import web_tools
+
+        channel = spec.channel
+        settings = self.settings
+        models = _models
+
+        def router_model() -> Model:
+            from dexter.models.recording import RecordingModel
+
+            if models is not None:
+                fast = models.fast_phase("router")
+                if fast is not None:
+                    return fast
+                return RecordingModel(self.client(models.fast_spec), models.sink, phase="router")
+            plan = fast_model_plan(settings, self.resolve(spec.model))
+            return self.model(plan.spec, phase="router")
+
+        registry = default_registry(
+            settings, data_router=self.data_router, router_model=router_model
+        )
+        workspace = settings.cwd
+        local: list[Tool[Any]] = [ReadFileTool(workspace)]
+        if channel.allows_writes:
+            local += [WriteFileTool(workspace), EditFileTool(workspace)]
+        if channel.allows_shell:
+            local.append(BashTool(workspace))
+        for tool in [*local, *web_tools(settings)]:
+            registry.register(tool)
+        memory = self.memory
+        if memory is not None:
+            from dexter.memory.tools import memory_tools
+
+            for tool in memory_tools(memory):
+                if channel.memory_writes or tool.name not in MEMORY_WRITE_TOOLS:
+                    registry.register(tool)
+        from dexter.skills import discover_skills
+
+        skills = discover_skills(settings.home)
+        if skills:
+            from dexter.tools.skill import SkillTool
+
+            registry.register(SkillTool(skills))
+        if channel.can_ask_user:
+            from dexter.tools.ask_user import AskUserTool
+
+            registry.register(AskUserTool(ask_user))
+        from dexter.agent.subagent import SubagentTool
+
+        registry.register(SubagentTool(self._subagent_factory(spec, registry, models)))
+        return _filtered(registry, spec)
+
+    def _subagent_factory(
+        self, spec: AgentSpec, parent: ToolRegistry, models: _PhaseModels | None
+    ) -> Callable[[list[str] | None], Agent]:
+        """A fresh, isolated agent per sub-task, over a subset of the parent's tools, on the
+        parent's current model (so a model switch reaches sub-agents too)."""
+        from dexter.agent.loop import Agent, AgentConfig
+        from dexter.tools.registry import ToolRegistry
+
+        settings = self.settings
+
+        def make(names: list[str] | None) -> Agent:
+            chosen = [t for t in parent if names is None or t.name in names]
+            model = models.phase("subagent") if models is not None else self.model(spec.model)
+            config = AgentConfig(
+                home=settings.home,
+                max_iterations=8,
+                channel=spec.channel.name,
+                profile=spec.channel.prompt,
+                today=spec.as_of,
+            )
+            # The same rules as the parent; with nobody to ask, anything needing approval is
+            # refused.
+            return Agent(
+                model, ToolRegistry(chosen), config=config, policy=self.policy(), approver=None
+            )
+
+        return make
+
+    # ------------------------------------------------------------------ agents
+
+    def agent(
+        self,
+        spec: AgentSpec | None = None,
+        *,
+        approver: Approver | None = None,
+        ask_user: Ask | None = None,
+    ) -> SessionAgent:
+        """A session agent for `spec`, recording into this runtime's store and ledger.
+
+        `approver` is who answers permission prompts (None: anything needing approval is
+        refused, as it must be where nobody is watching).
+        """
+        from dexter.agent.loop import AgentConfig
+        from dexter.session import SessionAgent, SessionRecorder
+        from dexter.tools.skill import SkillTool, skills_prompt
+
+        spec = spec or AgentSpec()
+        if spec.max_iterations is not None and spec.max_iterations < 1:
+            raise ConfigError("max iterations must be at least 1")
+        recorder = SessionRecorder(self.store, self.ledger, session_id="")
+        models = self._phase_models(spec.model, recorder.record_model_call)
+        resolved = self.resolve(spec.model)
+        tools = self.tools(
+            spec, ask_user=ask_user if spec.channel.can_ask_user else None, _models=models
+        )
+        config = AgentConfig(
+            max_iterations=spec.max_iterations or self.settings.max_iterations,
+            channel=spec.channel.name,
+            profile=spec.channel.prompt,
+            home=self.settings.home,
+            context_window=window_of(resolved),
+            fast_context_window=models.fast_window,
+            today=spec.as_of,
+        )
+        agent = SessionAgent(
+            models.phase("main"),
+            tools,
+            config=config,
+            policy=self.policy(),
+            approver=approver,
+            fast_model=models.fast_phase("compaction"),
+        )
+        agent.phase_models = models
+        skill_tool = tools.get("skill")
+        if isinstance(skill_tool, SkillTool):
+            agent.prompt_sections.append(skills_prompt(list(skill_tool.skills.values())))
+        agent.constraint_model = models.fast_phase("constraints")
+        memory = self.memory
+        if memory is not None:
+            agent.use_memory(memory, models.fast_phase("memory") or models.phase("memory"))
+        agent.attach(recorder, window_probe=window_probe(resolved))
+        if spec.resume is not None:
+            agent.resume(None if spec.resume == "latest" else spec.resume)
+        else:
+            agent.new_session()
+        return agent
+
+    def with_model(self, agent: SessionAgent, spec: str) -> Model:
+        """Switch `agent` to `spec` mid-session: the main model, its context window, the fast
+        model (unless one is configured explicitly), compaction, constraints, memory flushes and
+        sub-agents all follow, and the ledger keeps recording under the same session."""
+        resolved = self.resolve(spec)
+        old = agent.phase_models
+        fresh = self._phase_models(spec, old.sink if old is not None else _no_sink)
+        if old is not None:
+            # Update in place: the tools and sub-agent factory hold this object.
+            old.main, old.fast = fresh.main, fresh.fast
+            old.fast_spec, old.fast_window = fresh.fast_spec, fresh.fast_window
+            fresh = old
+        agent.model = fresh.phase("main")
+        agent.fast_model = fresh.fast_phase("compaction")
+        agent.constraint_model = fresh.fast_phase("constraints")
+        agent.config.context_window = window_of(resolved)
+        agent.config.fast_context_window = fresh.fast_window
+        if agent.memory_model is not None:
+            agent.memory_model = fresh.fast_phase("memory") or fresh.phase("memory")
+        agent.set_window_probe(window_probe(resolved))
+        return agent.model
+
+
+def _filtered(registry: ToolRegistry, spec: AgentSpec) -> ToolRegistry:
+    from dexter.tools.registry import ToolRegistry
+
+    if spec.tools is None and not spec.exclude_tools:
+        return registry
+    if spec.tools is not None:
+        unknown = sorted(spec.tools - set(registry.names()))
+        if unknown:
+            raise ConfigError(
+                f"unknown tool(s) {', '.join(unknown)} for channel {spec.channel.name!r}. "
+                f"Available: {', '.join(registry.names())}."
+            )
+    kept = [
+        tool
+        for tool in registry
+        if (spec.tools is None or tool.name in spec.tools) and tool.name not in spec.exclude_tools
+    ]
+    return ToolRegistry(kept)
+
+
+__all__ = [
+    "ASK",
+    "CHANNELS",
+    "CLI",
+    "CRON",
+    "EVAL",
+    "GATEWAY",
+    "MCP",
+    "AgentSpec",
+    "Channel",
+    "PhasePlan",
+    "Runtime",
+    "channel_named",
+    "fast_model_plan",
+]
