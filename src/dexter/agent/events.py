@@ -70,6 +70,10 @@ class ToolStart(Event):
     call_id: str
     tool: str
     args: dict[str, Any]
+    # Calls that started in the same wave of one response share `group` (1, 2, …); `group_size`
+    # says how many ran together.
+    group: int = 1
+    group_size: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Run one model turn's tool calls: gate, validate, execute, and return results in call order.
 
-Adjacent concurrency-safe calls run together (bounded); any other call runs alone, in order.
+Calls are ordered by what they declare they read and write: calls on different things run
+together (bounded), conflicting calls run in the order the model gave them.
 Every call gets exactly one ToolMessage, whatever happens to it, because providers reject a turn
 whose tool calls are not all answered.
 """
@@ -8,14 +9,10 @@ whose tool calls are not all answered.
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import Any, Protocol
 
 from dexter.agent.events import (
     ApprovalRequest,
@@ -29,9 +26,16 @@ from dexter.agent.events import (
 )
 from dexter.agent.scratchpad import Scratchpad
 from dexter.models.types import ToolCall, ToolMessage
-from dexter.permissions.gate import ApprovalAnswer, Decision, PermissionPolicy, SimplePolicy
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.permissions.gate import (
+    ApprovalAnswer,
+    Decision,
+    PermissionPolicy,
+    SimplePolicy,
+    Verdict,
+)
+from dexter.tools.base import TOUCHES_EVERYTHING, Resources, Tool, ToolContext
 from dexter.tools.citations import SourceLedger
+from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
 from dexter.tools.registry import ToolRegistry
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -48,7 +52,10 @@ class _Prepared:
     tool: Tool[Any]
     args: dict[str, Any]
     validated: Any
+    resources: Resources
+    verdict: Verdict
     warning: str | None = None
+    events: list[Event] = field(default_factory=list)
 
 
 @dataclass
@@ -59,8 +66,24 @@ class ExecutionResult:
     stopped_by_user: bool = False
 
 
+class BatchApprover(Protocol):
+    """An approver that can put several requests in front of a person at once."""
+
+    async def approve_many(
+        self, requests: Sequence[ApprovalRequest]
+    ) -> Sequence[ApprovalAnswer]: ...
+
+
 @dataclass
 class ToolExecutor:
+    """Runs one response's calls in dependency order.
+
+    Each call declares what it reads and writes (`Tool.resources`). A call waits for every
+    earlier call that writes what it reads or writes, or reads what it writes; everything else
+    runs together, in waves of ready calls, under `max_concurrency`. Approvals are asked once
+    per wave; a denial stops the rest of the response. Results come back in call order.
+    """
+
     registry: ToolRegistry
     scratchpad: Scratchpad
     policy: PermissionPolicy = field(default_factory=SimplePolicy)
@@ -72,127 +95,177 @@ class ToolExecutor:
 
     async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | ExecutionResult]:
         results: dict[int, ToolMessage] = {}
+        waiting: list[_Prepared] = []
+        for position, call in enumerate(calls):
+            outcome = self._prepare(position, call)
+            if isinstance(outcome, _Prepared):
+                waiting.append(outcome)
+                continue
+            events, message = outcome
+            for event in events:
+                yield event
+            results[position] = message
+        depends = {
+            later.position: {
+                earlier.position
+                for earlier in waiting
+                if earlier.position < later.position
+                and later.resources.must_follow(earlier.resources)
+            }
+            for later in waiting
+        }
+        finished: set[int] = set(results)
         stopped = False
-        for batch in self._batches(calls):
+        group = 0
+        while waiting:
+            ready = [p for p in waiting if depends[p.position] <= finished]
+            waiting = [p for p in waiting if p not in ready]
             runnable: list[_Prepared] = []
-            for position, call in batch:
-                if stopped:
-                    results[position] = _message(call, USER_STOPPED, is_error=True)
-                    continue
-                outcome = await self._prepare(position, call)
-                if isinstance(outcome, _Prepared):
-                    runnable.append(outcome)
-                    continue
-                events, message, user_denied = outcome
-                for event in events:
-                    yield event
-                results[position] = message
-                stopped = stopped or user_denied
+            async for item in self._approve(ready):
+                if isinstance(item, _Prepared):
+                    runnable.append(item)
+                elif isinstance(item, tuple):
+                    results[item[0]] = item[1]
+                    stopped = stopped or item[2]
+                else:
+                    yield item
             if stopped:
-                for prepared in runnable:
+                for prepared in [*runnable, *waiting]:
                     results[prepared.position] = _message(
                         prepared.call, USER_STOPPED, is_error=True
                     )
-                continue
-            # Warnings are decided before any call of the batch records, so parallel
+                break
+            group += 1
+            # Warnings are decided before any call of the wave records, so parallel
             # duplicates do not warn each other.
             for prepared in runnable:
                 prepared.warning = self.scratchpad.limit_warning(prepared.tool.name, prepared.args)
-            async for item in self._run_batch(runnable):
-                if isinstance(item, tuple):
-                    results[item[0]] = item[1]
+            async for ran in self._run_batch(runnable, group):
+                if isinstance(ran, tuple):
+                    results[ran[0]] = ran[1]
                 else:
-                    yield item
+                    yield ran
+            finished |= {p.position for p in ready}
         yield ExecutionResult(
             messages=[results[i] for i in range(len(calls))], stopped_by_user=stopped
         )
 
-    def _batches(self, calls: Sequence[ToolCall]) -> list[list[tuple[int, ToolCall]]]:
-        batches: list[list[tuple[int, ToolCall]]] = []
-        last_safe = False
-        for position, call in enumerate(calls):
-            tool = self.registry.get(call.name)
-            safe = tool is not None and tool.concurrency_safe
-            if safe and last_safe:
-                batches[-1].append((position, call))
-            else:
-                batches.append([(position, call)])
-            last_safe = safe
-        return batches
-
-    async def _prepare(
+    def _prepare(
         self, position: int, call: ToolCall
-    ) -> _Prepared | tuple[list[Event], ToolMessage, bool]:
-        """Parse, validate and gate a call. Returns it ready to run, or its final outcome."""
+    ) -> _Prepared | tuple[list[Event], ToolMessage]:
+        """Parse, validate and check the rules. Returns the call ready for approval, or its
+        final outcome (unknown tool, bad arguments, denied by a rule)."""
         tool = self.registry.get(call.name)
-        args, parse_error = _parse_arguments(call.arguments)
+        args, parse_error = parse_arguments(call.arguments)
         if tool is None:
             available = ", ".join(self.registry.names()) or "none"
             error = f"unknown tool `{call.name}`. Available tools: {available}."
             return self._failed(call, args, error)
         if parse_error is not None:
             return self._failed(call, args, parse_error)
-        try:
-            validated = tool.Args.model_validate(args)
-        except ValidationError as exc:
-            return self._failed(call, args, _describe_validation(call.name, exc))
-
+        validated, problem = validate_arguments(tool, args)
+        if validated is None:
+            return self._failed(call, args, problem)
         verdict = self.policy.evaluate(tool.name, args, needs_approval=tool.needs_approval)
         if verdict.decision is Decision.DENY:
             reason = verdict.reason or "denied by a permission rule"
             text = f"Error: permission denied: {reason}. Do not retry this call; find another way."
             denied = ToolDenied(call.id, tool.name, args, by="rule", reason=reason)
-            return [denied], _message(call, text, is_error=True), False
-        if verdict.decision is Decision.ASK:
-            cached = (
-                verdict.session_key is not None and verdict.session_key in self.session_approvals
-            )
-            if not cached:
-                events: list[Event] = []
-                if self.approver is None:
-                    reason = f"`{tool.name}` needs approval and there is no one to ask"
-                    text = f"Error: permission denied: {reason}. Continue without it."
-                    denied = ToolDenied(call.id, tool.name, args, by="rule", reason=reason)
-                    return [denied], _message(call, text, is_error=True), False
-                request = ApprovalRequest(
-                    call.id,
-                    tool.name,
-                    args,
-                    verdict.reason,
-                    proposed_rule=verdict.proposed_rule,
-                    command=verdict.command,
+            return [denied], _message(call, text, is_error=True)
+        try:
+            resources = tool.resources(validated)
+        except Exception:  # a declaration that cannot be computed orders the call against all
+            resources = TOUCHES_EVERYTHING
+        return _Prepared(position, call, tool, args, validated, resources, verdict)
+
+    def _needs_asking(self, prepared: _Prepared) -> bool:
+        verdict = prepared.verdict
+        if verdict.decision is not Decision.ASK:
+            return False
+        return verdict.session_key is None or verdict.session_key not in self.session_approvals
+
+    async def _approve(
+        self, ready: list[_Prepared]
+    ) -> AsyncIterator[Event | _Prepared | tuple[int, ToolMessage, bool]]:
+        """Yield each ready call that may run, or its refusal `(position, message, by_user)`.
+        Every call of the wave that needs a person is put to them together."""
+        asking = [p for p in ready if self._needs_asking(p)]
+        if asking and self.approver is None:
+            for prepared in asking:
+                reason = f"`{prepared.tool.name}` needs approval and there is no one to ask"
+                text = f"Error: permission denied: {reason}. Continue without it."
+                yield ToolDenied(
+                    prepared.call.id, prepared.tool.name, prepared.args, by="rule", reason=reason
                 )
-                answer = await self.approver(request)
-                events.append(ToolApproval(call.id, tool.name, answer.value))
+                yield prepared.position, _message(prepared.call, text, is_error=True), False
+            asking = []
+        answers = await self._ask(asking)
+        for prepared in ready:
+            if prepared in asking:
+                answer = answers.get(prepared.position, ApprovalAnswer.DENY)
+                call, tool = prepared.call, prepared.tool
+                yield ToolApproval(call.id, tool.name, answer.value)
                 if answer is ApprovalAnswer.DENY:
-                    events.append(ToolDenied(call.id, tool.name, args, by="user"))
+                    yield ToolDenied(call.id, tool.name, prepared.args, by="user")
                     text = "Error: the user denied this call and stopped the run."
-                    return events, _message(call, text, is_error=True), True
-                if answer is ApprovalAnswer.ALLOW_SESSION and verdict.session_key is not None:
-                    self.session_approvals.add(verdict.session_key)
-                if answer is ApprovalAnswer.ALLOW_ALWAYS and verdict.proposed_rule:
-                    save = getattr(self.policy, "add_rule", None)
-                    if callable(save):
-                        save("allow", verdict.proposed_rule)
-                return _PreparedWithEvents(position, call, tool, args, validated, events=events)
-        return _Prepared(position, call, tool, args, validated)
+                    yield prepared.position, _message(call, text, is_error=True), True
+                    continue
+                self._remember(prepared.verdict, answer)
+            elif self._needs_asking(prepared):  # refused above: nobody to ask
+                continue
+            yield prepared
+
+    async def _ask(self, asking: list[_Prepared]) -> dict[int, ApprovalAnswer]:
+        if not asking or self.approver is None:
+            return {}
+        requests = [
+            ApprovalRequest(
+                p.call.id,
+                p.tool.name,
+                p.args,
+                p.verdict.reason,
+                proposed_rule=p.verdict.proposed_rule,
+                command=p.verdict.command,
+            )
+            for p in asking
+        ]
+        many = getattr(self.approver, "approve_many", None)
+        if len(requests) > 1 and callable(many):
+            given = list(await many(requests))
+            return {p.position: a for p, a in zip(asking, given, strict=False)}
+        answers: dict[int, ApprovalAnswer] = {}
+        for prepared, request in zip(asking, requests, strict=True):
+            key = prepared.verdict.session_key
+            if key is not None and key in self.session_approvals:
+                answers[prepared.position] = ApprovalAnswer.ALLOW_SESSION
+                continue
+            answer = await self.approver(request)
+            answers[prepared.position] = answer
+            if answer is ApprovalAnswer.DENY:
+                break  # the rest of the response is stopped; don't ask about it
+            self._remember(prepared.verdict, answer)
+        return answers
+
+    def _remember(self, verdict: Verdict, answer: ApprovalAnswer) -> None:
+        if answer is ApprovalAnswer.ALLOW_SESSION and verdict.session_key is not None:
+            self.session_approvals.add(verdict.session_key)
+        if answer is ApprovalAnswer.ALLOW_ALWAYS and verdict.proposed_rule:
+            save = getattr(self.policy, "add_rule", None)
+            if callable(save):
+                save("allow", verdict.proposed_rule)
 
     def _failed(
         self, call: ToolCall, args: dict[str, Any], error: str
-    ) -> tuple[list[Event], ToolMessage, bool]:
+    ) -> tuple[list[Event], ToolMessage]:
         self.scratchpad.add_tool_call(
             call.name, args, f"Error: {error}", duration_ms=0, error=error
         )
         event = ToolError(call.id, call.name, args, error)
-        return [event], _message(call, f"Error: {error}", is_error=True), False
+        return [event], _message(call, f"Error: {error}", is_error=True)
 
     async def _run_batch(
-        self, batch: list[_Prepared]
+        self, batch: list[_Prepared], group: int
     ) -> AsyncIterator[Event | tuple[int, ToolMessage]]:
-        for prepared in batch:
-            if isinstance(prepared, _PreparedWithEvents):
-                for event in prepared.events:
-                    yield event
         if not batch:
             return
         queue: asyncio.Queue[Event | tuple[int, ToolMessage]] = asyncio.Queue()
@@ -201,7 +274,7 @@ class ToolExecutor:
         async def worker(prepared: _Prepared) -> None:
             try:
                 async with limit:
-                    message = await self._invoke(prepared, queue.put_nowait)
+                    message = await self._invoke(prepared, queue.put_nowait, group, len(batch))
             except BaseException:
                 queue.put_nowait((prepared.position, _message(prepared.call, "Error: cancelled")))
                 raise
@@ -221,45 +294,35 @@ class ToolExecutor:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _invoke(
-        self, prepared: _Prepared, emit: Callable[[Event | tuple[int, ToolMessage]], None]
+        self,
+        prepared: _Prepared,
+        emit: Callable[[Event | tuple[int, ToolMessage]], None],
+        group: int,
+        group_size: int,
     ) -> ToolMessage:
         call, tool = prepared.call, prepared.tool
-        emit(ToolStart(call.id, tool.name, prepared.args))
+        emit(ToolStart(call.id, tool.name, prepared.args, group=group, group_size=group_size))
         ctx = ToolContext(
             call_id=call.id,
             home=self.home,
             progress=lambda text: emit(ToolProgress(call.id, tool.name, text)),
             sources=self.sources,
         )
-        started = time.perf_counter()
-        error: str | None = None
-        try:
-            outcome = await tool.run(prepared.validated, ctx)
-            result = outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
-            if result.is_error:
-                error = result.content
-        except ToolFailure as exc:
-            error = str(exc) or type(exc).__name__
-        except Exception as exc:  # a tool bug must not kill the run; the model gets told
-            error = f"the tool failed unexpectedly ({type(exc).__name__}: {exc})"
-        duration = (time.perf_counter() - started) * 1000
-        if error is not None:
-            content = f"Error: {error}"
+        outcome = await run_tool(tool, prepared.validated, ctx)
+        duration = outcome.duration_ms
+        if outcome.error is not None:
             self.scratchpad.add_tool_call(
-                tool.name, prepared.args, content, duration_ms=duration, error=error
+                tool.name, prepared.args, outcome.content, duration_ms=duration, error=outcome.error
             )
-            emit(ToolError(call.id, tool.name, prepared.args, error, duration))
-            return _message(call, _with_warning(content, prepared.warning), is_error=True)
+            emit(ToolError(call.id, tool.name, prepared.args, outcome.error, duration))
+            return _message(call, _with_warning(outcome.content, prepared.warning), is_error=True)
         self.scratchpad.add_tool_call(
-            tool.name, prepared.args, result.content, duration_ms=duration
+            tool.name, prepared.args, outcome.content, duration_ms=duration
         )
-        emit(ToolEnd(call.id, tool.name, prepared.args, result.content, duration, prepared.warning))
-        return _message(call, _with_warning(result.content, prepared.warning))
-
-
-@dataclass
-class _PreparedWithEvents(_Prepared):
-    events: list[Event] = field(default_factory=list)
+        emit(
+            ToolEnd(call.id, tool.name, prepared.args, outcome.content, duration, prepared.warning)
+        )
+        return _message(call, _with_warning(outcome.content, prepared.warning))
 
 
 def _message(call: ToolCall, content: str, *, is_error: bool = False) -> ToolMessage:
@@ -268,26 +331,3 @@ def _message(call: ToolCall, content: str, *, is_error: bool = False) -> ToolMes
 
 def _with_warning(content: str, warning: str | None) -> str:
     return f"{content}\n\n{warning}" if warning else content
-
-
-def _parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {"_raw": raw}, (
-            f"the arguments were not valid JSON ({exc.msg} at position {exc.pos}). "
-            "Send them again as one JSON object matching the tool's schema."
-        )
-    if not isinstance(value, dict):
-        return {"_raw": raw}, "the arguments must be a JSON object matching the tool's schema."
-    return value, None
-
-
-def _describe_validation(tool: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        problems.append(f"{where}: {error['msg']}")
-    return f"invalid arguments for `{tool}`: " + "; ".join(problems) + ". Fix them and call again."

@@ -8,14 +8,14 @@ import json
 import sys
 from typing import Any
 
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from dexter.config import ConfigError, load_settings
-from dexter.permissions.gate import Decision, PermissionPolicy
+from dexter.permissions.gate import Verdict
 from dexter.runtime import AgentSpec, Runtime, channel_named
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Tool, ToolContext
+from dexter.tools.invoke import Outcome
 from dexter.tools.registry import ToolRegistry
 
 
@@ -29,21 +29,11 @@ def run_tools_command(args: argparse.Namespace) -> int:
     return _run(registry, runtime, args.name, args.args, as_json=args.json)
 
 
-def _permitted(policy: PermissionPolicy, tool: Tool[Any], arguments: dict[str, Any]) -> str | None:
-    """The same gate as an agent run: None when the call may go ahead, else why not."""
-    verdict = policy.evaluate(tool.name, arguments, needs_approval=tool.needs_approval)
-    if verdict.decision is Decision.ALLOW:
-        return None
-    if verdict.decision is Decision.DENY:
-        return f"denied: {verdict.reason or 'a permission rule denies it'}."
-    if not sys.stdin.isatty():
-        return (
-            f"{tool.name} needs approval and there is no one to ask (stdin is not a terminal). "
-            "Run it from a terminal, or allow it with `dexter permissions allow RULE`."
-        )
+async def _ask_on_terminal(tool: Tool[Any], arguments: dict[str, Any], verdict: Verdict) -> bool:
     shown = f"$ {verdict.command}" if verdict.command else json.dumps(arguments)
-    answer = Console(stderr=True).input(f"Allow {tool.name}: {shown}? [y/N] ").strip().lower()
-    return None if answer in {"y", "yes"} else "denied by you."
+    prompt = f"Allow {tool.name}: {shown}? (y/N) "
+    answer = await asyncio.to_thread(Console(stderr=True).input, prompt)
+    return answer.strip().lower() in {"y", "yes"}
 
 
 def _list(registry: ToolRegistry, *, as_json: bool, channel: str) -> int:
@@ -85,36 +75,25 @@ def _run(
     *,
     as_json: bool,
 ) -> int:
+    from dexter.tools.invoke import invoke, parse_arguments, validate_arguments
+
     tool = registry.get(name)
     if tool is None:
         raise ConfigError(f"unknown tool {name!r}. Available: {', '.join(registry.names())}.")
-    try:
-        arguments: Any = json.loads(raw_args)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}") from None
-    if not isinstance(arguments, dict):
-        raise ConfigError('--args must be a JSON object, e.g. \'{"expression": "1+1"}\'')
-    try:
-        validated = tool.Args.model_validate(arguments)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"invalid arguments for {name}: {problems}") from None
+    arguments, problem = parse_arguments(raw_args)
+    if problem is not None:
+        raise ConfigError(f"--args: {problem}")
+    validated, problem = validate_arguments(tool, arguments)
+    if validated is None:
+        raise ConfigError(problem)
 
-    refusal = _permitted(runtime.policy(), tool, arguments)
     err = Console(stderr=True, highlight=False)
-    if refusal is not None:
-        err.print(f"dexter: {name} was not run: {refusal}", markup=False)
-        return 1
     ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
+    approve = _ask_on_terminal if sys.stdin.isatty() else None
 
-    async def run() -> ToolResult:
+    async def run() -> Outcome:
         try:
-            outcome = await tool.run(validated, ctx)
-            return outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
-        except ToolFailure as exc:
-            return ToolResult(str(exc), is_error=True)
+            return await invoke(tool, arguments, ctx, policy=runtime.policy(), approve=approve)
         finally:
             await runtime.aclose()
 
@@ -127,8 +106,8 @@ def _run(
             "data": result.data,
         }
         print(json.dumps(payload, indent=2, default=str))
-    elif result.is_error:
-        err.print(f"Error: {result.content}", style="red", markup=False)
+    elif result.error is not None:
+        err.print(f"dexter: {name}: {result.error}", style="red", markup=False)
     else:
         sys.stdout.write(result.content + ("\n" if not result.content.endswith("\n") else ""))
         if len(ctx.sources):

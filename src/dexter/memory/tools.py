@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.memory.files import EVERGREEN_NAME, MemoryFiles, MemoryNameError
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 if TYPE_CHECKING:
     from dexter.memory.index import MemoryIndex
@@ -332,6 +332,9 @@ class MemorySearchTool(Tool[MemorySearchArgs]):
         self.index = index
         self.files = files
 
+    def resources(self, args: MemorySearchArgs) -> Resources:
+        return Resources.of(reads=["memory"])
+
     async def run(self, args: MemorySearchArgs, ctx: ToolContext) -> ToolResult:
         if args.since and args.until and args.since > args.until:
             raise ToolFailure("since must not be after until")
@@ -386,6 +389,9 @@ class MemoryGetTool(Tool[MemoryGetArgs]):
         self.index = index
         self.files = files
         self.today = today
+
+    def resources(self, args: MemoryGetArgs) -> Resources:
+        return Resources.of(reads=["memory"])
 
     async def run(self, args: MemoryGetArgs, ctx: ToolContext) -> ToolResult:
         name = resolve_file(self.files, args.file, self.today)
@@ -512,6 +518,9 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
         self.index = index
         self.files = files
         self.today = today
+
+    def resources(self, args: MemoryUpdateArgs) -> Resources:
+        return Resources.of(writes=["memory", "memory-index"])
 
     async def run(self, args: MemoryUpdateArgs, ctx: ToolContext) -> ToolResult:
         name = resolve_file(self.files, args.file, self.today)

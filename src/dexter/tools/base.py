@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -41,6 +41,38 @@ class ToolResult:
     data: Any = None
 
 
+# A resource name that stands for everything: a call that may touch anything declares it.
+EVERYTHING = "*"
+
+
+def _meet(a: frozenset[str], b: frozenset[str]) -> bool:
+    if not a or not b:
+        return False
+    return EVERYTHING in a or EVERYTHING in b or not a.isdisjoint(b)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one call reads and writes: `file:/abs/path`, `memory:FILE`, `network`, `data`,
+    `results`, or `*` for anything. The executor orders calls by these, not by tool names."""
+
+    reads: frozenset[str] = frozenset()
+    writes: frozenset[str] = frozenset()
+
+    def must_follow(self, earlier: Resources) -> bool:
+        """True when this call may not start before `earlier` has finished: one writes what
+        the other reads or writes."""
+        return _meet(earlier.writes, self.reads | self.writes) or _meet(self.writes, earlier.reads)
+
+    @classmethod
+    def of(cls, *, reads: Iterable[str] = (), writes: Iterable[str] = ()) -> Resources:
+        return cls(frozenset(reads), frozenset(writes))
+
+
+READS_ANYTHING = Resources.of(reads=[EVERYTHING])
+TOUCHES_EVERYTHING = Resources.of(reads=[EVERYTHING], writes=[EVERYTHING])
+
+
 class ToolFailure(Exception):
     """Raised by a tool for an expected failure; the message goes back to the model verbatim."""
 
@@ -60,6 +92,12 @@ class Tool(ABC, Generic[ArgsT]):
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
+
+    def resources(self, args: ArgsT) -> Resources:
+        """What a call with `args` reads and writes. Unknown means everything: a tool that is
+        not concurrency-safe is ordered against every other call; a safe one reads anything
+        and writes nothing. Override to declare exactly what a call touches."""
+        return READS_ANYTHING if self.concurrency_safe else TOUCHES_EVERYTHING
 
     def spec(self) -> ToolSpec:
         return ToolSpec(

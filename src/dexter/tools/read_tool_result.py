@@ -22,7 +22,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.agent.context.results import ResultStore, safe_key
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 MAX_READ_CHARS = 40_000
 MAX_MATCHES = 20
@@ -74,6 +74,9 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
 
     def __init__(self, run_dir: Callable[[], Path | None] | None = None) -> None:
         self._run_dir = run_dir or current_results_dir.get
+
+    def resources(self, args: ReadToolResultArgs) -> Resources:
+        return Resources.of(reads=["results"])
 
     async def run(self, args: ReadToolResultArgs, ctx: ToolContext) -> ToolResult:
         store, key = self._locate(_normalise(args.call_id), ctx.home)

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 PRECISION = 34
 # Bounds that keep results meaningful and printable; finance never needs numbers near them.
@@ -214,6 +214,9 @@ class CalculateTool(Tool[CalculateArgs]):
     Args: ClassVar[type[BaseModel]] = CalculateArgs
     concurrency_safe: ClassVar[bool] = True
     needs_approval: ClassVar[bool] = False
+
+    def resources(self, args: CalculateArgs) -> Resources:
+        return Resources()  # pure arithmetic
 
     async def run(self, args: CalculateArgs, ctx: ToolContext) -> ToolResult:
         with localcontext(_CONTEXT):

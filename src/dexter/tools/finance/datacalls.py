@@ -22,7 +22,7 @@ from dexter.data.models import Company, Period, StatementBase
 from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.sec import urls as sec_urls
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.finance.format import (
     PriceRows,
     StatementKind,
@@ -316,6 +316,9 @@ class DataCall(Tool[ArgsT]):
 
     def __init__(self, router: DataRouter) -> None:
         self.router = router
+
+    def resources(self, args: ArgsT) -> Resources:
+        return Resources.of(reads=["data"])
 
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult:
         try:

@@ -10,19 +10,19 @@ quarterly, say) never overwrite each other.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from dexter.models.base import Model
 from dexter.models.errors import ModelError
 from dexter.models.retry import complete_with_retry
 from dexter.models.types import ModelRequest, SystemMessage, ToolCall, UserMessage
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
 
 DEFAULT_CALL_TIMEOUT = 30.0
 MAX_CALLS = 12
@@ -109,6 +109,9 @@ class RoutedTool(Tool[RoutedArgs]):
             + (f"\n{self.guidance}" if self.guidance else "")
         )
 
+    def resources(self, args: RoutedArgs) -> Resources:
+        return Resources.of(reads=["data"])
+
     async def run(self, args: RoutedArgs, ctx: ToolContext) -> ToolResult:
         calls = await self._plan(args.query, ctx)
         names = ", ".join(dict.fromkeys(call.name for call in calls))
@@ -139,42 +142,24 @@ class RoutedTool(Tool[RoutedArgs]):
 
     async def _execute(self, call: ToolCall, ctx: ToolContext) -> CallOutcome:
         tool = self._tools.get(call.name)
-        try:
-            raw = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError:
-            raw = None
-        label = describe_call(call.name, raw if isinstance(raw, dict) else {})
+        raw, problem = parse_arguments(call.arguments or "{}")
+        label = describe_call(call.name, raw if problem is None else {})
         if tool is None:
             return CallOutcome(
                 call, label, error=f"the router asked for an unknown data call `{call.name}`"
             )
-        if not isinstance(raw, dict):
+        if problem is not None:
             return CallOutcome(
                 call, label, error="the router sent arguments that are not a JSON object"
             )
-        try:
-            validated = tool.Args.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            return CallOutcome(call, label, error=f"invalid arguments ({problems})")
-        try:
-            result = await asyncio.wait_for(tool.run(validated, ctx), self._timeout)
-        except TimeoutError:
-            return CallOutcome(call, label, error=f"timed out after {self._timeout:g} s")
-        except ToolFailure as exc:
-            return CallOutcome(call, label, error=str(exc))
-        except Exception as exc:  # one broken call must not sink the others
-            return CallOutcome(
-                call, label, error=f"failed unexpectedly ({type(exc).__name__}: {exc})"
-            )
-        if isinstance(result, ToolResult):
-            if result.is_error:
-                return CallOutcome(call, label, error=result.content)
-            return CallOutcome(call, label, content=result.content, data=result.data)
-        return CallOutcome(call, label, content=str(result))
+        validated, problem = validate_arguments(tool, raw)
+        if validated is None:
+            return CallOutcome(call, label, error=problem)
+        # The same invocation path as every other tool call, one data call at a time.
+        outcome = await run_tool(tool, validated, ctx, time_limit=self._timeout)
+        if outcome.error is not None:
+            return CallOutcome(call, label, error=outcome.error)
+        return CallOutcome(call, label, content=outcome.content, data=outcome.data)
 
     def _merge(self, outcomes: Sequence[CallOutcome]) -> ToolResult:
         sections = []

@@ -17,8 +17,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.fs.paths import display_path, resolve_in_workspace, write_atomically
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.fs.paths import (
+    display_path,
+    file_resource,
+    resolve_in_workspace,
+    write_atomically,
+)
 
 MAX_EDIT_FILE_BYTES = 16 * 1024 * 1024
 MAX_DIFF_CHARS = 30_000
@@ -75,6 +80,9 @@ class EditFileTool(Tool[EditFileArgs]):
     def preview(self, args: EditFileArgs) -> str:
         """The diff this edit would make, without writing anything."""
         return preview_edit(self.workspace, args)
+
+    def resources(self, args: EditFileArgs) -> Resources:
+        return Resources.of(writes=[file_resource(self.workspace, args.path)])
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         plan = plan_edit(self.workspace, args)

@@ -21,6 +21,16 @@ _SPACES = str.maketrans(
 )
 
 
+def file_resource(workspace: Path, user_path: str) -> str:
+    """The resource name a call on `user_path` touches, through the same resolver as the file
+    tools, so two spellings of one file conflict. A path that does not resolve names itself:
+    the call will fail on its own."""
+    try:
+        return f"file:{resolve_in_workspace(workspace, user_path)}"
+    except ToolFailure:
+        return f"file:?{user_path}"
+
+
 def resolve_in_workspace(workspace: Path, user_path: str) -> Path:
     """The real (symlink-free) absolute path of `user_path`, which must lie inside `workspace`.
 

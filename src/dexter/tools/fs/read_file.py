@@ -15,8 +15,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.fs.paths import display_path, resolve_in_workspace
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.fs.paths import display_path, file_resource, resolve_in_workspace
 
 MAX_OUTPUT_CHARS = 40_000
 DEFAULT_LINES = 400
@@ -69,6 +69,9 @@ class ReadFileTool(Tool[ReadFileArgs]):
 
     def __init__(self, workspace: Path | None = None) -> None:
         self.workspace = (workspace or Path.cwd()).resolve()
+
+    def resources(self, args: ReadFileArgs) -> Resources:
+        return Resources.of(reads=[file_resource(self.workspace, args.path)])
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(self.workspace, args.path)

@@ -7,8 +7,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.fs.paths import display_path, resolve_in_workspace, write_atomically
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.fs.paths import (
+    display_path,
+    file_resource,
+    resolve_in_workspace,
+    write_atomically,
+)
 
 
 class WriteFileArgs(BaseModel):
@@ -34,6 +39,9 @@ class WriteFileTool(Tool[WriteFileArgs]):
 
     def __init__(self, workspace: Path | None = None) -> None:
         self.workspace = (workspace or Path.cwd()).resolve()
+
+    def resources(self, args: WriteFileArgs) -> Resources:
+        return Resources.of(writes=[file_resource(self.workspace, args.path)])
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(self.workspace, args.path)

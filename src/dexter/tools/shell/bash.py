@@ -23,7 +23,15 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import (
+    READS_ANYTHING,
+    TOUCHES_EVERYTHING,
+    Resources,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolResult,
+)
 from dexter.tools.fs.paths import display_path, resolve_in_workspace
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -87,6 +95,16 @@ class BashTool(Tool[BashArgs]):
     def __init__(self, workspace: Path | None = None, *, grace_seconds: float = GRACE_SECONDS):
         self.workspace = (workspace or Path.cwd()).resolve()
         self.grace_seconds = grace_seconds
+
+    def resources(self, args: BashArgs) -> Resources:
+        # Ordered against everything unless the permission classifier proves it read-only.
+        from dexter.permissions.classify import command_is_read_only
+        from dexter.permissions.shell import parse_command
+
+        parsed = parse_command(args.command)
+        if parsed.parseable and command_is_read_only(parsed):
+            return READS_ANYTHING
+        return TOUCHES_EVERYTHING
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         cwd = self.workspace

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings
 from dexter.data.cache import DiskCache
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.web.extract import html_to_markdown, wrap_untrusted
 from dexter.tools.web.ssrf import MAX_URL_LENGTH, Resolver, check_url, normalise_hosts
 
@@ -104,6 +104,9 @@ class WebFetchTool(Tool[WebFetchArgs]):
 
     def _cache(self, ctx: ToolContext) -> DiskCache:
         return DiskCache(self._cache_dir or ctx.home / "cache" / "web-fetch")
+
+    def resources(self, args: WebFetchArgs) -> Resources:
+        return Resources.of(reads=["network"])
 
     async def run(self, args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         url = args.url.strip()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings, get_secret
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.web.extract import wrap_untrusted
 
 if TYPE_CHECKING:
@@ -332,6 +332,9 @@ class WebSearchTool(Tool[WebSearchArgs]):
         self.providers = list(providers)
         self._transport = transport
         self._timeout = timeout
+
+    def resources(self, args: WebSearchArgs) -> Resources:
+        return Resources.of(reads=["network"])
 
     async def run(self, args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
         import httpx2
