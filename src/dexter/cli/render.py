@@ -6,6 +6,7 @@ import json
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 
 from dexter.agent.events import (
     ContextEvent,
@@ -75,8 +76,10 @@ class PlainRenderer:
             return
         self._end_text_line()
         if isinstance(event, ToolStart):
+            together = f" [dim]∥ {event.group_size} together[/dim]" if event.group_size > 1 else ""
             self.err.print(
-                f"[cyan]→ {event.tool}[/cyan]([dim]{compact_args(event.args)}[/dim])",
+                f"[cyan]→ {escape(event.tool)}[/cyan]([dim]{escape(compact_args(event.args))}"
+                f"[/dim]){together}",
                 highlight=False,
             )
         elif isinstance(event, ToolProgress):

@@ -71,6 +71,7 @@ class TurnView:
         elif isinstance(event, ToolStart):
             row = await self._row(event.call_id, event.tool, event.args)
             row.args = event.args
+            row.together = event.group_size
             row.start()
             self._update_phase()
         elif isinstance(event, ToolProgress):

@@ -59,6 +59,8 @@ class ToolRow(Widget):
         self.note = ""
         self.progress = ""
         self.detail = ""
+        # How many calls of the response ran together with this one (1: alone).
+        self.together = 1
         self.duration_ms: float | None = None
         self._started = time.monotonic()
 
@@ -111,6 +113,8 @@ class ToolRow(Widget):
         args = compact_args(self.args)
         call = Text.assemble((self.tool, "bold"), ("(", "dim"), (args, "dim"), (")", "dim"))
         note = f" · {self.note}" if self.note else ""
+        if self.together > 1:
+            note += f" · ∥ {self.together} together"
         if self.state == "running":
             elapsed = format_duration((time.monotonic() - self._started) * 1000)
             head = Text(f"{spinner_frame()} ", style="cyan")
