@@ -8,7 +8,6 @@ import pytest
 from dexter.agent.context.results import (
     MAX_RESULT_CHARS,
     PREVIEW_CHARS,
-    ResultNotFound,
     ResultStore,
     apply_turn_budget,
     cap_result,
@@ -16,6 +15,7 @@ from dexter.agent.context.results import (
     stored_reference,
 )
 from dexter.models.types import ToolMessage
+from dexter.tools.results import ResultNotFound
 
 
 def _text(n: int, seed: str = "x") -> str:

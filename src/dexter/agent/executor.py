@@ -37,6 +37,7 @@ from dexter.tools.base import TOUCHES_EVERYTHING, Resources, Tool, ToolContext
 from dexter.tools.citations import SourceLedger
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
 from dexter.tools.registry import ToolRegistry
+from dexter.tools.results import ResultStore
 
 DEFAULT_MAX_CONCURRENCY = 10
 
@@ -92,6 +93,7 @@ class ToolExecutor:
     home: Path = field(default_factory=lambda: Path(".dexter"))
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     sources: SourceLedger = field(default_factory=SourceLedger)
+    results: ResultStore | None = None
 
     async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | ExecutionResult]:
         results: dict[int, ToolMessage] = {}
@@ -307,6 +309,7 @@ class ToolExecutor:
             home=self.home,
             progress=lambda text: emit(ToolProgress(call.id, tool.name, text)),
             sources=self.sources,
+            results=self.results,
         )
         outcome = await run_tool(tool, prepared.validated, ctx)
         duration = outcome.duration_ms

@@ -52,7 +52,6 @@ from dexter.models.types import (
 )
 from dexter.permissions.gate import PermissionPolicy, SimplePolicy
 from dexter.tools.citations import SourceLedger
-from dexter.tools.read_tool_result import current_results_dir
 from dexter.tools.registry import ToolRegistry
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -201,10 +200,10 @@ class _Run:
             home=self.config.home,
             max_concurrency=self.config.max_concurrency,
             sources=self.sources,
+            results=self.context.store,
         )
 
     async def events(self) -> AsyncIterator[Event]:
-        current_results_dir.set(self.context.store.directory)
         yield RunStarted(
             run_id=self.scratchpad.run_id,
             query=self.query,

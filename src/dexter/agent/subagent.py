@@ -41,7 +41,6 @@ from dexter.agent.loop import Agent
 from dexter.agent.prompts import format_date
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.citations import SourceEntry
-from dexter.tools.read_tool_result import current_results_dir
 from dexter.tools.registry import ToolRegistry
 
 MakeAgent = Callable[[list[str] | None], Agent]
@@ -255,9 +254,6 @@ class SubagentTool(Tool[SubagentArgs]):
     ) -> tuple[Done, int]:
         done: Done | None = None
         tool_calls = 0
-        # The sub-agent's run points `read_tool_result` at its own results folder; put the
-        # parent's back afterwards in case this runs in the parent's task.
-        results_dir = current_results_dir.get()
         try:
             async for event in agent.run(query):
                 if isinstance(event, ToolStart):
@@ -269,8 +265,6 @@ class SubagentTool(Tool[SubagentArgs]):
             raise
         except Exception as exc:
             raise ToolFailure(f"sub-agent {label!r} failed ({type(exc).__name__}: {exc})") from exc
-        finally:
-            current_results_dir.set(results_dir)
         if done is None:
             raise ToolFailure(f"sub-agent {label!r} ended without a result")
         return done, tool_calls

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from dexter.models.types import ToolSpec
 from dexter.tools.citations import SourceLedger
+from dexter.tools.results import ResultStore
 from dexter.tools.schema import provider_safe_schema
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -30,6 +31,8 @@ class ToolContext:
     progress: Callable[[str], None] = _ignore_progress
     # Shared by every call in a run, so source ids ([S1], [S2] …) are unique across tools.
     sources: SourceLedger = field(default_factory=SourceLedger)
+    # The run's stored full results (read back by `read_tool_result`); None outside a run.
+    results: ResultStore | None = None
 
 
 @dataclass(frozen=True)

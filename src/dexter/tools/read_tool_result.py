@@ -13,7 +13,6 @@ cap that would persist it again.
 from __future__ import annotations
 
 import bisect
-import contextvars
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +20,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.agent.context.results import ResultStore, safe_key
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.results import ResultStore, safe_key
 
 MAX_READ_CHARS = 40_000
 MAX_MATCHES = 20
@@ -54,13 +53,6 @@ class ReadToolResultArgs(BaseModel):
     )
 
 
-# The running agent sets this to its run's result folder, so reads never cross into another run
-# (parallel runs and sub-agents reuse ids like "call_0").
-current_results_dir: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
-    "dexter_results_dir", default=None
-)
-
-
 class ReadToolResult(Tool[ReadToolResultArgs]):
     name: ClassVar[str] = "read_tool_result"
     description: ClassVar[str] = (
@@ -73,13 +65,15 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
     needs_approval: ClassVar[bool] = False
 
     def __init__(self, run_dir: Callable[[], Path | None] | None = None) -> None:
-        self._run_dir = run_dir or current_results_dir.get
+        # Normally the run's store comes with each call (ctx.results), so reads never cross
+        # into another run: parallel runs and sub-agents reuse ids like "call_0".
+        self._run_dir = run_dir
 
     def resources(self, args: ReadToolResultArgs) -> Resources:
         return Resources.of(reads=["results"])
 
     async def run(self, args: ReadToolResultArgs, ctx: ToolContext) -> ToolResult:
-        store, key = self._locate(_normalise(args.call_id), ctx.home)
+        store, key = self._locate(_normalise(args.call_id), ctx)
         text = store.load(key)
         info = store.info(key)
         what = f'call_id="{key}"'
@@ -91,17 +85,19 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
             content = _slice(text, args.offset, args.length, what)
         return ToolResult(content=content, data={"call_id": key, "chars": len(text)})
 
-    def _stores(self, home: Path) -> list[ResultStore]:
+    def _stores(self, ctx: ToolContext) -> list[ResultStore]:
         directory = self._run_dir() if self._run_dir is not None else None
         if directory is not None:
             return [ResultStore.at(directory)]
-        root = home / "tool-results"
+        if ctx.results is not None:
+            return [ctx.results]
+        root = ctx.home / "tool-results"
         runs = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
         runs.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
         return [ResultStore.at(p) for p in runs]
 
-    def _locate(self, key: str, home: Path) -> tuple[ResultStore, str]:
-        stores = self._stores(home)
+    def _locate(self, key: str, ctx: ToolContext) -> tuple[ResultStore, str]:
+        stores = self._stores(ctx)
         found = [s for s in stores if s.saved(key)]
         if found:
             newest = max(found, key=lambda s: s.path(key).stat().st_mtime_ns)
