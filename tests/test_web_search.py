@@ -8,6 +8,7 @@ import pytest
 
 from dexter.config import Settings
 from dexter.tools.base import ToolContext, ToolFailure
+from dexter.tools.web.duckduckgo import parse_results
 from dexter.tools.web.search import (
     ExaProvider,
     LangSearchProvider,
@@ -239,21 +240,39 @@ def test_providers_from_settings_order_and_preference(tmp_path: Path) -> None:
         "DEXTER_TAVILY_BASE_URL": "http://127.0.0.1:9/",
     }
     providers = search_providers_from_settings(_settings(tmp_path, env))
-    assert [p.key for p in providers] == ["exa", "tavily", "perplexity", "langsearch"]
+    assert [p.key for p in providers] == [
+        "exa",
+        "tavily",
+        "perplexity",
+        "langsearch",
+        "duckduckgo",  # key-less, always last
+    ]
     assert providers[1].root == "http://127.0.0.1:9"
     assert providers[0].root == "https://api.exa.ai"
 
     preferred = _settings(tmp_path, env, {"webSearchPreferredProvider": "Perplexity"})
     keys = [p.key for p in search_providers_from_settings(preferred)]
-    assert keys == ["perplexity", "exa", "tavily", "langsearch"]
+    assert keys == ["perplexity", "exa", "tavily", "langsearch", "duckduckgo"]
 
     only_two = _settings(
         tmp_path,
         {"TAVILY_API_KEY": "t", "LANGSEARCH_API_KEY": "l"},
         {"webSearchPreferredProvider": "exa"},  # not configured: ignored
     )
-    assert [p.key for p in search_providers_from_settings(only_two)] == ["tavily", "langsearch"]
-    assert search_providers_from_settings(_settings(tmp_path, {})) == []
+    assert [p.key for p in search_providers_from_settings(only_two)] == [
+        "tavily",
+        "langsearch",
+        "duckduckgo",
+    ]
+    # With no key at all the key-less provider still searches; it can be turned off.
+    assert [p.key for p in search_providers_from_settings(_settings(tmp_path, {}))] == [
+        "duckduckgo"
+    ]
+    off = _settings(tmp_path, {"DEXTER_KEYLESS_SEARCH": "off"})
+    assert search_providers_from_settings(off) == []
+    assert (
+        search_providers_from_settings(_settings(tmp_path, {}, {"webSearchKeyless": False})) == []
+    )
 
 
 async def test_preferred_provider_is_tried_first_over_the_wire(
@@ -280,3 +299,65 @@ def test_args_limits() -> None:
     with pytest.raises(ValueError):
         WebSearchArgs(query="")
     assert WebSearchTool([]).concurrency_safe
+
+
+DDG_PAGE = Path(__file__).parent / "data" / "duckduckgo_results.html"
+
+
+def html_reply(text: str, status: int = 200) -> Reply:
+    return Reply(status=status, headers={"content-type": "text/html"}, body=text.encode())
+
+
+def test_duckduckgo_page_parses_into_real_links_without_ads_or_duplicates() -> None:
+    results = parse_results(DDG_PAGE.read_text())
+    assert [r.url for r in results] == [
+        "https://www.reuters.com/technology/nvidia-capex-2025/",
+        "https://investor.nvidia.com/news/press-release-details/2025/default.aspx",
+        "https://example.org/direct",
+    ]
+    assert results[0].title == "Nvidia's biggest customers lift capex plans again"
+    assert "$300 billion" in results[0].snippet
+    assert results[2].snippet == "Plain snippet & entity."
+    assert parse_results("") == []
+
+
+async def test_keyless_search_over_the_wire_with_date_filter(
+    tmp_path: Path, wire_server: WireServer
+) -> None:
+    settings = _settings(tmp_path, {"DEXTER_DUCKDUCKGO_BASE_URL": wire_server.url})
+    wire_server.push(html_reply(DDG_PAGE.read_text()))
+    tool = WebSearchTool(search_providers_from_settings(settings))
+    ctx = ToolContext()
+    result = await tool.run(WebSearchArgs(query="nvidia capex plans", days=7), ctx)
+    request = wire_server.requests[0]
+    assert request.method == "POST" and request.path == "/html/"
+    assert b"q=nvidia+capex+plans" in request.body and b"df=w" in request.body
+    assert "answered by DuckDuckGo (no key)" in result.content
+    assert "https://investor.nvidia.com/" in result.content
+    assert "<untrusted_content" in result.content
+    assert len(ctx.sources) == 3
+
+
+async def test_a_keyed_provider_is_tried_before_the_keyless_one(
+    tmp_path: Path, wire_server: WireServer
+) -> None:
+    env = {
+        "LANGSEARCH_API_KEY": "l",
+        "DEXTER_LANGSEARCH_BASE_URL": wire_server.url,
+        "DEXTER_DUCKDUCKGO_BASE_URL": wire_server.url,
+    }
+    wire_server.push(json_reply({"error": "down"}, status=503), html_reply(DDG_PAGE.read_text()))
+    tool = WebSearchTool(search_providers_from_settings(_settings(tmp_path, env)))
+    result = await tool.run(WebSearchArgs(query="q"), ToolContext())
+    assert [r.path for r in wire_server.requests] == ["/v1/web-search", "/html/"]
+    assert "earlier providers failed: LangSearch: HTTP 503" in result.content
+
+
+async def test_a_bot_check_is_reported_not_mistaken_for_no_results(
+    tmp_path: Path, wire_server: WireServer
+) -> None:
+    settings = _settings(tmp_path, {"DEXTER_DUCKDUCKGO_BASE_URL": wire_server.url})
+    wire_server.push(html_reply('<div class="anomaly-modal">are you a robot</div>', status=202))
+    tool = WebSearchTool(search_providers_from_settings(settings))
+    with pytest.raises(ToolFailure, match="bot check"):
+        await tool.run(WebSearchArgs(query="q"), ToolContext())

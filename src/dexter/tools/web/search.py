@@ -283,15 +283,33 @@ PROVIDER_CLASSES: tuple[type[SearchProvider], ...] = (
 )
 
 
+KEYLESS_ENV = "DEXTER_KEYLESS_SEARCH"
+KEYLESS_SETTING = "webSearchKeyless"
+
+
+def keyless_search_enabled(settings: Settings) -> bool:
+    raw = settings.env.get(KEYLESS_ENV)
+    if raw is None:
+        raw = str(settings.file_data.get(KEYLESS_SETTING, "true"))
+    return raw.strip().lower() not in {"0", "false", "off", "no"}
+
+
 def search_providers_from_settings(settings: Settings) -> list[SearchProvider]:
     """A provider for each key that is set, in preference order (Exa, Tavily, Perplexity,
-    LangSearch); the `webSearchPreferredProvider` setting moves the one it names to the front."""
+    LangSearch), then the key-less DuckDuckGo provider (unless `DEXTER_KEYLESS_SEARCH=off` or
+    `"webSearchKeyless": false`); the `webSearchPreferredProvider` setting moves the one it
+    names to the front."""
+    from dexter.tools.web.duckduckgo import DuckDuckGoProvider
+
     providers: list[SearchProvider] = []
     for cls in PROVIDER_CLASSES:
         api_key = get_secret(settings, cls.env_key)
         if api_key:
             base = settings.env.get(f"DEXTER_{cls.key.upper()}_BASE_URL", "").strip() or None
             providers.append(cls(api_key=api_key, base_url=base))
+    if keyless_search_enabled(settings):
+        base = settings.env.get("DEXTER_DUCKDUCKGO_BASE_URL", "").strip() or None
+        providers.append(DuckDuckGoProvider(base_url=base))
     preferred = settings.file_data.get(PREFERRED_SETTING)
     if isinstance(preferred, str) and preferred.strip():
         wanted = preferred.strip().lower()
