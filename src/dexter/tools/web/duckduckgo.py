@@ -43,7 +43,7 @@ def _target(href: str, base: str) -> str:
 
 def parse_results(html: str, *, base: str = "https://duckduckgo.com") -> list[SearchResult]:
     """The organic results of a DuckDuckGo HTML results page, in page order (ads skipped)."""
-    import lxml.html
+    import lxml.html  # type: ignore[import-untyped]
 
     if not html.strip():
         return []
