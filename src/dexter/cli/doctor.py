@@ -19,6 +19,8 @@ _SERVICE_KEYS = (
     ("EXASEARCH_API_KEY", "Exa search"),
     ("PERPLEXITY_API_KEY", "Perplexity search"),
     ("TAVILY_API_KEY", "Tavily search"),
+    ("LANGSEARCH_API_KEY", "LangSearch"),
+    ("X_BEARER_TOKEN", "X search"),
 )
 
 _PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messages"}

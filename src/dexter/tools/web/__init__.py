@@ -22,11 +22,19 @@ if TYPE_CHECKING:
 
 
 def web_tools(settings: Settings) -> list[Tool[Any]]:
-    """`web_fetch` always; `web_search` when a search provider is configured."""
+    """`web_fetch` always; `web_search` unless every provider is off; `x_search` with
+    X_BEARER_TOKEN."""
+    from dexter.config import get_secret
+    from dexter.tools.web.x_search import DEFAULT_BASE_URL, TOKEN_ENV, XSearchTool
+
     tools: list[Tool[Any]] = []
     providers = search_providers_from_settings(settings)
     if providers:
         tools.append(WebSearchTool(providers))
+    token = get_secret(settings, TOKEN_ENV)
+    if token:
+        base = settings.env.get("DEXTER_X_API_URL", "").strip() or DEFAULT_BASE_URL
+        tools.append(XSearchTool(token, base_url=base))
     tools.append(
         WebFetchTool(
             allowed_hosts=allowed_hosts_from_settings(settings),
