@@ -306,6 +306,7 @@ class ToolExecutor:
         emit(ToolStart(call.id, tool.name, prepared.args, group=group, group_size=group_size))
         ctx = ToolContext(
             call_id=call.id,
+            run_id=self.scratchpad.run_id,
             home=self.home,
             progress=lambda text: emit(ToolProgress(call.id, tool.name, text)),
             sources=self.sources,

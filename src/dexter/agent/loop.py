@@ -217,6 +217,18 @@ class _Run:
         except asyncio.CancelledError:
             self.scratchpad.add_note("cancelled", f"cancelled at iteration {self.iteration}")
             raise
+        finally:
+            await self._release_tools()
+
+    async def _release_tools(self) -> None:
+        run_id = self.scratchpad.run_id
+        for tool in self.agent.tools:
+            try:
+                await asyncio.shield(tool.run_finished(run_id))
+            except Exception:  # releasing must never turn a finished run into a failure
+                continue
+            except asyncio.CancelledError:
+                continue
 
     async def _iterate(self) -> AsyncIterator[Event]:
         max_iterations = max(1, self.config.max_iterations)

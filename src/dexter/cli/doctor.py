@@ -177,6 +177,15 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
                 ' (the SEC requires "Name email@example.com"; needed for key-less data)',
             )
         )
+    from dexter.tools.web.browser import browser_status
+
+    available, detail = browser_status(settings)
+    console.print(
+        Text.assemble(
+            "Browser      ",
+            ("✓ " + detail, "green") if available else ("✗ " + detail, "yellow"),
+        )
+    )
     services = Text("Other services: ")
     for index, (env_name, title) in enumerate(_SERVICE_KEYS):
         if index:

@@ -27,6 +27,8 @@ class ToolContext:
     """What a running tool may use. Cancellation arrives as `asyncio.CancelledError`."""
 
     call_id: str = ""
+    # The agent run this call belongs to; tools that keep per-run state (a browser) key it so.
+    run_id: str = ""
     home: Path = field(default_factory=lambda: Path(".dexter"))
     progress: Callable[[str], None] = _ignore_progress
     # Shared by every call in a run, so source ids ([S1], [S2] …) are unique across tools.
@@ -95,6 +97,11 @@ class Tool(ABC, Generic[ArgsT]):
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
+
+    async def run_finished(self, run_id: str) -> None:
+        """Called once when an agent run that bound this tool ends, however it ends: release
+        anything kept for that run (a browser, a connection). Most tools keep nothing."""
+        return None
 
     def resources(self, args: ArgsT) -> Resources:
         """What a call with `args` reads and writes. Unknown means everything: a tool that is

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 
 def web_tools(settings: Settings) -> list[Tool[Any]]:
-    """`web_fetch` always; `web_search` unless every provider is off; `x_search` with
-    X_BEARER_TOKEN."""
+    """`web_fetch` always; `web_search` unless every provider is off; `browser` where Playwright
+    and a Chromium are installed; `x_search` with X_BEARER_TOKEN."""
     from dexter.config import get_secret
     from dexter.tools.web.x_search import DEFAULT_BASE_URL, TOKEN_ENV, XSearchTool
 
@@ -31,6 +31,11 @@ def web_tools(settings: Settings) -> list[Tool[Any]]:
     providers = search_providers_from_settings(settings)
     if providers:
         tools.append(WebSearchTool(providers))
+    from dexter.tools.web.browser import browser_tool
+
+    browser = browser_tool(settings)
+    if browser is not None:
+        tools.append(browser)
     token = get_secret(settings, TOKEN_ENV)
     if token:
         base = settings.env.get("DEXTER_X_API_URL", "").strip() or DEFAULT_BASE_URL

@@ -1,0 +1,400 @@
+"""`browser`: a real headless Chromium for pages that need one (JavaScript-built tables,
+investor-relations sites, forms).
+
+One browser per agent run, started on the first call and closed when the run ends, so parallel
+runs and sub-agents never share pages. Playwright drives the system's Chromium (Debian's
+`chromium` package, or `DEXTER_BROWSER_PATH`): no browser download is needed.
+
+Every request the page makes, not just the address typed, passes the same guard as `web_fetch`:
+http(s) only, no credentials, no loopback, private, link-local or cloud-metadata addresses
+(names are resolved and checked), and each redirect is checked before it is followed. What the
+page says comes back marked as untrusted data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
+from urllib.parse import urljoin
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.web.ssrf import BlockedURL, Resolver, check_url, normalise_hosts
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+
+    from dexter.config import Settings
+
+BROWSER_PATH_ENV = "DEXTER_BROWSER_PATH"
+_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Without these, Chromium phones home at start-up, which a closed network refuses noisily.
+_LAUNCH_ARGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+)
+NAVIGATION_TIMEOUT_MS = 30_000
+ACTION_TIMEOUT_MS = 8_000
+SETTLE_TIMEOUT_MS = 5_000
+MAX_WAIT_MS = 10_000
+DEFAULT_MAX_CHARS = 40_000
+INSTALL_HINT = (
+    "The browser tool needs Chromium and the optional Playwright package: "
+    "`sudo apt-get install chromium` (Debian/Ubuntu; or set DEXTER_BROWSER_PATH to a Chrome or "
+    "Chromium binary) and `uv sync --extra browser`."
+)
+
+
+def find_chromium(env: Mapping[str, str] | None = None) -> str | None:
+    """The Chromium binary to drive: DEXTER_BROWSER_PATH, else the first one on PATH."""
+    environ = env if env is not None else os.environ
+    configured = (environ.get(BROWSER_PATH_ENV) or "").strip()
+    if configured:
+        return configured if Path(configured).is_file() else None
+    return next((found for name in _CANDIDATES if (found := shutil.which(name))), None)
+
+
+def playwright_installed() -> bool:
+    return importlib.util.find_spec("playwright") is not None
+
+
+def browser_status(settings: Settings) -> tuple[bool, str]:
+    """Whether the browser tool can run here, and what to do if not (for `dexter doctor`)."""
+    chromium = find_chromium(dict(settings.env))
+    if not playwright_installed():
+        return False, "Playwright is not installed (`uv sync --extra browser`)"
+    if chromium is None:
+        return False, "no Chromium found (`sudo apt-get install chromium`, or DEXTER_BROWSER_PATH)"
+    return True, chromium
+
+
+class BrowserArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal[
+        "navigate",
+        "open_tab",
+        "switch_tab",
+        "snapshot",
+        "click",
+        "type",
+        "press",
+        "scroll",
+        "wait",
+        "read",
+        "close",
+    ] = Field(description="what to do (see the tool description)")
+    url: str | None = Field(None, max_length=2000, description="navigate / open_tab: the URL")
+    ref: str | None = Field(
+        None, max_length=20, description="click / type / press: an element ref from snapshot"
+    )
+    text: str | None = Field(None, max_length=2000, description="type: the text to enter")
+    key: str | None = Field(None, max_length=40, description="press: e.g. Enter, Tab, ArrowDown")
+    direction: Literal["up", "down"] = Field("down", description="scroll direction")
+    time_ms: int = Field(1000, ge=0, le=MAX_WAIT_MS, description="wait: milliseconds")
+    tab: int | None = Field(None, ge=0, description="switch_tab: the tab number from the list")
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1000, le=200_000, description="snapshot / read: output cap"
+    )
+
+
+@dataclass
+class BrowserSession:
+    """One run's browser: pages (tabs), the current one, and what the guard refused."""
+
+    playwright: Playwright
+    browser: Browser
+    context: BrowserContext
+    pages: list[Page] = field(default_factory=list)
+    current: int = 0
+    refused: list[str] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def page(self) -> Page:
+        if not self.pages:
+            raise ToolFailure("no page is open yet: call browser with action navigate first")
+        return self.pages[self.current]
+
+    async def close(self) -> None:
+        try:
+            await self.browser.close()
+        finally:
+            await self.playwright.stop()
+
+
+class BrowserTool(Tool[BrowserArgs]):
+    name: ClassVar[str] = "browser"
+    description: ClassVar[str] = (
+        "Use a real headless browser for pages that need JavaScript or interaction (investor-"
+        "relations sites, tables that load late, forms); prefer web_fetch for ordinary pages. "
+        "Actions: navigate (url) opens a page in the current tab; open_tab (url) opens another "
+        "tab; switch_tab (tab); snapshot returns the page's accessibility tree with element refs "
+        "like [ref=e5]; click (ref), type (ref, text), press (key, optional ref), scroll "
+        "(direction), wait (time_ms) act on it; read returns the main text; close ends the "
+        "browser. Always snapshot after navigate or click before using refs; never guess refs "
+        "or URLs. Internal and private addresses are refused."
+    )
+    Args: ClassVar[type[BaseModel]] = BrowserArgs
+
+    def __init__(
+        self,
+        *,
+        executable: str | None = None,
+        allowed_hosts: Iterable[str] = (),
+        resolver: Resolver | None = None,
+    ) -> None:
+        self.executable = executable
+        self.allowed_hosts = normalise_hosts(allowed_hosts)
+        self._resolver = resolver
+        self._sessions: dict[str, BrowserSession] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+
+    def resources(self, args: BrowserArgs) -> Resources:
+        # Calls on the browser change its page, so they keep their order; others run alongside.
+        return Resources.of(reads=["network"], writes=["browser"])
+
+    async def run_finished(self, run_id: str) -> None:
+        session = self._sessions.pop(run_id, None)
+        self._starting.pop(run_id, None)
+        if session is not None:
+            await session.close()
+
+    async def run(self, args: BrowserArgs, ctx: ToolContext) -> ToolResult:
+        from playwright.async_api import Error as PlaywrightError
+
+        if args.action == "close":
+            await self.run_finished(ctx.run_id)
+            return ToolResult("Browser closed.")
+        session = await self._session(ctx.run_id)
+        async with session.lock:
+            try:
+                return await self._act(session, args, ctx)
+            except PlaywrightError as exc:
+                message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if session.refused:
+                    message = f"{session.refused[-1]} ({message})"
+                raise ToolFailure(f"[browser] {message}") from None
+
+    async def _session(self, run_id: str) -> BrowserSession:
+        existing = self._sessions.get(run_id)
+        if existing is not None:
+            return existing
+        lock = self._starting.setdefault(run_id, asyncio.Lock())
+        async with lock:
+            existing = self._sessions.get(run_id)
+            if existing is not None:
+                return existing
+            session = await self._launch()
+            self._sessions[run_id] = session
+            return session
+
+    async def _launch(self) -> BrowserSession:
+        if not playwright_installed():
+            raise ToolFailure(INSTALL_HINT)
+        executable = self.executable or find_chromium()
+        if executable is None:
+            raise ToolFailure(INSTALL_HINT)
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
+
+        playwright = await async_playwright().start()
+        try:
+            args = list(_LAUNCH_ARGS)
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                args.append("--no-sandbox")  # Chromium refuses its own sandbox as root
+            browser = await playwright.chromium.launch(
+                executable_path=executable, headless=True, args=args
+            )
+            context = await browser.new_context(service_workers="block", accept_downloads=False)
+        except PlaywrightError as exc:
+            await playwright.stop()
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ToolFailure(f"could not start Chromium at {executable}: {first}") from None
+        session = BrowserSession(playwright, browser, context)
+
+        async def guard(route: Route, request: Request) -> None:
+            await self._guard(session, route, request)
+
+        await context.route("**/*", guard)
+        return session
+
+    async def _guard(self, session: BrowserSession, route: Route, request: Request) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        url = request.url
+        if url.startswith(("data:", "blob:", "about:")):
+            await route.continue_()
+            return
+        if not await self._permitted(session, url):
+            await route.abort("blockedbyclient")
+            return
+        try:
+            # Fetch without following redirects, so each hop is vetted before the page goes on.
+            response = await route.fetch(max_redirects=0)
+        except PlaywrightError:
+            await route.abort("failed")
+            return
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            if not await self._permitted(session, urljoin(url, location)):
+                await route.abort("blockedbyclient")
+                return
+        await route.fulfill(response=response)
+
+    async def _permitted(self, session: BrowserSession, url: str) -> bool:
+        try:
+            await check_url(url, allowed_hosts=self.allowed_hosts, resolver=self._resolver)
+        except BlockedURL as exc:
+            session.refused.append(str(exc))
+            return False
+        return True
+
+    async def _act(
+        self, session: BrowserSession, args: BrowserArgs, ctx: ToolContext
+    ) -> ToolResult:
+        from playwright.async_api import Error as PlaywrightError
+
+        action = args.action
+        if action in ("navigate", "open_tab"):
+            if not args.url:
+                raise ToolFailure(f"[browser] {action} needs a url")
+            if action == "open_tab" or not session.pages:
+                session.pages.append(await session.context.new_page())
+                session.current = len(session.pages) - 1
+            page = session.page
+            session.refused.clear()
+            ctx.progress(f"Opening {args.url}")
+            try:
+                await page.goto(
+                    args.url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="domcontentloaded"
+                )
+            except PlaywrightError:
+                # A refused or failed load leaves Chromium's error page navigating in the tab;
+                # give the tab a fresh page so the next navigation is not interrupted by it.
+                await page.close()
+                session.pages[session.current] = await session.context.new_page()
+                raise
+            await _settle(page)
+            source = ctx.sources.add(f"Web: {await page.title() or page.url}", page.url)
+            return ToolResult(
+                f"[{source}] Opened {page.url} (tab {session.current}): "
+                f"{await page.title()!r}. Call snapshot to see the page and its element refs.",
+                data={"url": page.url, "tab": session.current},
+            )
+        if action == "switch_tab":
+            if args.tab is None or args.tab >= len(session.pages):
+                raise ToolFailure(f"[browser] no tab {args.tab}; {self._tabs(session)}")
+            session.current = args.tab
+            return ToolResult(f"Switched to tab {args.tab}: {session.page.url}")
+        page = session.page
+        if action == "snapshot":
+            await _settle(page)
+            tree = await page.aria_snapshot(mode="ai")
+            body, cut = _cap(tree, args.max_chars)
+            note = "\n[snapshot truncated: use read for the full text]" if cut else ""
+            header = f"Page {page.url} ({await page.title()!r}); {self._tabs(session)}\n"
+            return ToolResult(header + wrap_untrusted("browser", body) + note)
+        if action in ("click", "type"):
+            locator = page.locator(f"aria-ref={_ref(args.ref, action)}")
+            if action == "click":
+                await locator.click(timeout=ACTION_TIMEOUT_MS)
+                await _settle(page)
+                return ToolResult(f"Clicked {args.ref}; now at {page.url}. Snapshot to see it.")
+            if args.text is None:
+                raise ToolFailure("[browser] type needs text")
+            await locator.fill(args.text, timeout=ACTION_TIMEOUT_MS)
+            return ToolResult(f"Typed into {args.ref}.")
+        if action == "press":
+            if not args.key:
+                raise ToolFailure("[browser] press needs a key")
+            if args.ref:
+                await page.locator(f"aria-ref={args.ref}").press(
+                    args.key, timeout=ACTION_TIMEOUT_MS
+                )
+            else:
+                await page.keyboard.press(args.key)
+            await _settle(page)
+            return ToolResult(f"Pressed {args.key}; now at {page.url}.")
+        if action == "scroll":
+            await page.mouse.wheel(0, 600 if args.direction == "down" else -600)
+            await page.wait_for_timeout(300)
+            return ToolResult(f"Scrolled {args.direction}.")
+        if action == "wait":
+            await page.wait_for_timeout(args.time_ms)
+            return ToolResult(f"Waited {args.time_ms} ms.")
+        return await self._read(page, args, ctx)
+
+    async def _read(self, page: Page, args: BrowserArgs, ctx: ToolContext) -> ToolResult:
+        await _settle(page)
+        main = page.locator('main, article, [role="main"], #content, .content').first
+        text = (await main.inner_text()) if await main.count() else await page.inner_text("body")
+        body, cut = _cap(text.strip(), args.max_chars)
+        source = ctx.sources.add(f"Web: {await page.title() or page.url}", page.url)
+        note = f"\n[text truncated at {args.max_chars:,} characters]" if cut else ""
+        return ToolResult(
+            f"[{source}] Text of {page.url}:\n" + wrap_untrusted("browser", body) + note,
+            data={"url": page.url, "chars": len(text)},
+        )
+
+    @staticmethod
+    def _tabs(session: BrowserSession) -> str:
+        listed = ", ".join(
+            f"{'*' if i == session.current else ''}{i}: {p.url}"
+            for i, p in enumerate(session.pages)
+        )
+        return f"tabs: {listed}"
+
+
+def _ref(ref: str | None, action: str) -> str:
+    if not ref:
+        raise ToolFailure(f"[browser] {action} needs a ref from the latest snapshot")
+    return ref.strip().removeprefix("ref=")
+
+
+def _cap(text: str, limit: int) -> tuple[str, bool]:
+    return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+async def _settle(page: Page) -> None:
+    """Give late scripts a moment: wait for the network to go quiet, but never long."""
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        await page.wait_for_load_state("networkidle", timeout=SETTLE_TIMEOUT_MS)
+    except PlaywrightError:
+        pass  # a page that keeps polling never goes idle; what is there is good enough
+
+
+def browser_tool(settings: Settings) -> BrowserTool | None:
+    """The browser tool when Playwright and a Chromium are present, else None."""
+    available, found = browser_status(settings)
+    if not available:
+        return None
+    from dexter.tools.web.fetch import allowed_hosts_from_settings
+
+    return BrowserTool(executable=found, allowed_hosts=allowed_hosts_from_settings(settings))
+
+
+__all__ = [
+    "BROWSER_PATH_ENV",
+    "INSTALL_HINT",
+    "BrowserArgs",
+    "BrowserTool",
+    "browser_status",
+    "browser_tool",
+    "find_chromium",
+]
