@@ -64,6 +64,8 @@ class WireServer:
         self._replies: list[Reply] = []
         self._routes: list[tuple[Callable[[Recorded], bool], Reply]] = []
         self.requests: list[Recorded] = []
+        # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
+        self.hung_up = threading.Event()
         self._lock = threading.Lock()
         server = self
 
@@ -117,7 +119,8 @@ class WireServer:
                             if reply.chunk_delay:
                                 time.sleep(reply.chunk_delay)
                     except (BrokenPipeError, ConnectionResetError):
-                        pass  # the client hung up mid-stream, as cancellation tests make it do
+                        # The client hung up mid-stream, as cancellation tests make it do.
+                        server.hung_up.set()
                     self.close_connection = True
                 else:
                     self.send_header("content-length", str(len(reply.body)))
