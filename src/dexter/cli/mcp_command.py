@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dexter.agent.events import Event
     from dexter.config import Settings
     from dexter.mcp.server import Served
+    from dexter.runtime import Runtime
 
 HOSTS = ("claude-desktop", "claude-code", "cursor")
 
@@ -83,29 +84,21 @@ def run_mcp_command(args: argparse.Namespace) -> int:
 # serve
 
 
-def _served(settings: Settings, model: str | None, *, research: bool) -> tuple[Served, Any]:
-    from dexter.cli.session import build_agent, build_data_router
+def _served(runtime: Runtime, model: str | None, *, research: bool) -> Served:
     from dexter.mcp.server import Served
-    from dexter.permissions.policy import RulesPolicy
-    from dexter.tools.finance.calculate import CalculateTool
-    from dexter.tools.finance.datacalls import available_data_calls
-
-    router = build_data_router(settings)
-    tools = [CalculateTool(), *available_data_calls(router)]
+    from dexter.runtime import MCP, AgentSpec
 
     async def run(question: str, max_iterations: int | None) -> AsyncIterator[Event]:
-        # Nobody to ask and no shell on this channel: anything needing approval is refused.
-        agent, data_router = build_agent(
-            settings, model, approver=None, max_iterations=max_iterations, channel="mcp"
-        )
-        try:
-            async for event in agent.run(question):
-                yield event
-        finally:
-            await data_router.aclose()
+        # The mcp channel: nobody to ask, no shell, no writes; anything needing approval is
+        # refused. One runtime serves every call, so store, router and models are shared.
+        spec = AgentSpec(model=model, channel=MCP, max_iterations=max_iterations)
+        agent = runtime.agent(spec)
+        async for event in agent.run(question):
+            yield event
 
-    policy = RulesPolicy(settings.settings_path, settings.cwd)
-    return Served(tools=tools, policy=policy, research=run if research else None), router
+    return Served(
+        tools=runtime.data_tools(), policy=runtime.policy(), research=run if research else None
+    )
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
@@ -115,6 +108,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from dexter.config import ConfigError
     from dexter.mcp.server import build_server
     from dexter.mcp.transport import MCP_PATH, TOKEN_ENV, bind, choose_token, is_loopback
+    from dexter.runtime import Runtime
 
     err = sys.stderr
     token: str | None = None
@@ -144,19 +138,21 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     elif args.token or args.require_token:
         raise ConfigError("--token and --require-token apply to --http only (stdio has no network)")
 
-    served, router = _served(settings, args.mcp_model, research=not args.no_research)
-    server = build_server(served, version=__version__)
+    runtime = Runtime(settings)
+    if not args.no_research:
+        runtime.resolve(args.mcp_model)  # a missing key is said now, not on the first question
+    server = build_server(
+        _served(runtime, args.mcp_model, research=not args.no_research), version=__version__
+    )
 
     async def main() -> None:
         from dexter.mcp.transport import serve_http, serve_stdio
 
-        try:
+        async with runtime:
             if sock is not None:
                 await serve_http(server, sock, host=args.host, token=token)
             else:
                 await serve_stdio(server)
-        finally:
-            await router.aclose()
 
     try:
         asyncio.run(main())
@@ -172,14 +168,16 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, Any]]:
     import asyncio
 
-    from dexter.mcp.client import McpConnection, McpUnavailable
+    from dexter.mcp.client import McpUnavailable
     from dexter.mcp.config import mcp_servers, tool_name
+    from dexter.mcp.tools import McpToolset
 
     configs = [c for c in mcp_servers(settings) if names is None or c.name in names]
-    log_dir = settings.home / "logs"
+    # Listing live also refreshes the cached listing agents are built from.
+    toolset = McpToolset(configs, home=settings.home)
 
     async def one(config: Any) -> dict[str, Any]:
-        connection = McpConnection(config, log_dir=log_dir)
+        connection = toolset.connections[config.name]
         row: dict[str, Any] = {
             "name": config.name,
             "transport": config.transport,

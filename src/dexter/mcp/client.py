@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dexter.mcp.config import McpServerConfig
 
@@ -46,9 +47,11 @@ class McpConnection:
         log_dir: Path | None = None,
         sleep: Sleep = asyncio.sleep,
         connect_timeout: float = CONNECT_TIMEOUT,
+        on_listed: Callable[[McpServerConfig, list[mcp_types.Tool]], None] | None = None,
     ) -> None:
         self.config = config
-        self._log_dir = log_dir
+        self.log_dir = log_dir
+        self._on_listed = on_listed
         self._sleep = sleep
         self._connect_timeout = connect_timeout
         self._client: Client | None = None
@@ -69,12 +72,16 @@ class McpConnection:
         client = await self._connected()
         if self._tools is None:
             self._tools = await self._list(client)
+            if self._on_listed is not None:
+                self._on_listed(self.config, self._tools)
         return self._tools
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         client = await self._connected()
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
+            result = await client.call_tool(
+                tool, arguments, read_timeout_seconds=self.config.timeout
+            )
         except TimeoutError:
             raise McpUnavailable(
                 f"MCP server {self.config.name!r} did not answer {tool} within "
@@ -91,6 +98,8 @@ class McpConnection:
                 f"MCP server {self.config.name!r} stopped while running {tool} "
                 f"({self.last_error}); it will be restarted on the next call."
             ) from None
+        self.crashes = 0
+        return result
 
     async def aclose(self) -> None:
         await self._drop()
@@ -119,9 +128,9 @@ class McpConnection:
 
     def _unavailable(self) -> str:
         hint = (
-            "check the command runs on its own"
+            "Check the command runs on its own"
             if self.config.command
-            else "check the server is running at that address"
+            else "Check the server is running at that address"
         )
         return (
             f"MCP server {self.config.name!r} ({self.config.target}) is not available: "
@@ -135,10 +144,10 @@ class McpConnection:
         ready: asyncio.Future[Client] = loop.create_future()
         stop = asyncio.Event()
         self._stop = stop
-        target = self._target()
+        errlog = self._errlog()
+        target = self._target(errlog)
 
         async def own() -> None:
-            errlog = self._errlog()
             try:
                 async with Client(target, read_timeout_seconds=self.config.timeout) as client:
                     if not ready.done():
@@ -154,23 +163,24 @@ class McpConnection:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
             finally:
-                if errlog is not None:
-                    errlog.close()
+                errlog.close()
 
         self._owner = asyncio.create_task(own(), name=f"mcp:{self.config.name}")
         return await ready
 
-    def _target(self) -> Any:
+    def _target(self, errlog: TextIO) -> Any:
         config = self.config
         if config.command:
             from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
 
-            return StdioServerParameters(
+            params = StdioServerParameters(
                 command=config.command,
                 args=list(config.args),
                 env=dict(config.env) or None,
                 cwd=config.cwd,
             )
+            return stdio_client(params, errlog=errlog)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -181,14 +191,13 @@ class McpConnection:
             config.url, http_client=create_mcp_http_client(headers=dict(config.headers))
         )
 
-    def _errlog(self) -> IO[str] | None:
+    def _errlog(self) -> TextIO:
         """A stdio server's stderr goes to a log file, never over the terminal UI."""
-        if not self.config.command or self._log_dir is None:
-            return None
-        with contextlib.suppress(OSError):
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            return (self._log_dir / f"mcp-{self.config.name}.log").open("a", encoding="utf-8")
-        return None
+        if self.config.command and self.log_dir is not None:
+            with contextlib.suppress(OSError):
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                return (self.log_dir / f"mcp-{self.config.name}.log").open("a", encoding="utf-8")
+        return open(os.devnull, "w", encoding="utf-8")
 
     async def _list(self, client: Client) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []

@@ -8,14 +8,16 @@ it), and everything it returns is framed as untrusted data, like a fetched web p
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from dexter.mcp.client import McpConnection, McpUnavailable
+from dexter.mcp.client import McpConnection, McpUnavailable, Sleep
 from dexter.mcp.config import McpServerConfig, tool_name
 from dexter.models.types import ToolSpec
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 MAX_DESCRIPTION = 1_000
 MAX_OUTPUT = 60_000
+PROBE_TIMEOUT = 15.0
 
 
 class McpArgs(BaseModel):
@@ -115,30 +118,126 @@ def adapt(connection: McpConnection, tool: mcp_types.Tool) -> McpTool:
 
 
 class McpToolset:
-    """Every configured server, connected on first use and closed together."""
+    """Every configured server's tools, known without starting anything.
 
-    def __init__(self, configs: Sequence[McpServerConfig], *, log_dir: Path | None = None) -> None:
-        self.connections = [McpConnection(c, log_dir=log_dir) for c in configs]
+    Building an agent is synchronous and happens before its event loop runs, so the tool list
+    comes from a listing cached under `$DEXTER_HOME/cache/mcp/` (refreshed whenever the server's
+    configuration changes, and by `dexter mcp list|test`). A server with no listing yet is
+    started once, briefly, to list its tools. The connections the tools call through start on
+    their first call, in the run's own event loop.
+    """
+
+    def __init__(
+        self, configs: Sequence[McpServerConfig], *, home: Path, sleep: Sleep = asyncio.sleep
+    ) -> None:
+        self.configs = list(configs)
+        self.cache_dir = home / "cache" / "mcp"
+        self.connections = {
+            c.name: McpConnection(c, log_dir=home / "logs", on_listed=self._store, sleep=sleep)
+            for c in configs
+        }
         self.errors: dict[str, str] = {}
+        self._tools: list[Tool[Any]] | None = None
 
-    async def tools(self) -> list[Tool[Any]]:
-        """The tools of every server that answers; a server that does not is left out, and why
-        is kept in `errors` (one broken server must not stop a run)."""
-        listed = await asyncio.gather(
-            *(c.tools() for c in self.connections), return_exceptions=True
-        )
+    def tools(self) -> list[Tool[Any]]:
+        if self._tools is None:
+            self._tools = self._build()
+        return list(self._tools)
+
+    def _build(self) -> list[Tool[Any]]:
+        listings = {c.name: self._cached(c) for c in self.configs}
+        missing = [c for c in self.configs if listings[c.name] is None]
+        if missing:
+            listings.update(_probe_in_thread(missing, self))
         tools: list[Tool[Any]] = []
         seen: set[str] = set()
-        for connection, outcome in zip(self.connections, listed, strict=True):
-            if isinstance(outcome, BaseException):
-                self.errors[connection.config.name] = str(outcome)
+        for config in self.configs:
+            listed = listings.get(config.name)
+            if listed is None:
                 continue
-            for remote in outcome:
-                adapted = adapt(connection, remote)
+            for remote in listed:
+                adapted = adapt(self.connections[config.name], remote)
                 if adapted.name not in seen:
                     seen.add(adapted.name)
                     tools.append(adapted)
         return tools
 
+    def _cache_file(self, config: McpServerConfig) -> Path:
+        return self.cache_dir / f"{config.name}.json"
+
+    def _cached(self, config: McpServerConfig) -> list[mcp_types.Tool] | None:
+        import mcp_types
+
+        try:
+            raw = json.loads(self._cache_file(config).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(raw, dict) or raw.get("fingerprint") != fingerprint(config):
+            return None
+        try:
+            return [mcp_types.Tool.model_validate(t) for t in raw.get("tools", [])]
+        except ValueError:
+            return None
+
+    def _store(self, config: McpServerConfig, tools: Sequence[mcp_types.Tool]) -> None:
+        payload = {
+            "fingerprint": fingerprint(config),
+            "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+        }
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self._cache_file(config).with_suffix(".tmp")
+            tmp.write_text(json.dumps(payload), encoding="utf-8")
+            tmp.replace(self._cache_file(config))
+        except OSError:
+            pass  # a read-only home only means listing again next time
+
     async def aclose(self) -> None:
-        await asyncio.gather(*(c.aclose() for c in self.connections), return_exceptions=True)
+        await asyncio.gather(
+            *(c.aclose() for c in self.connections.values()), return_exceptions=True
+        )
+
+
+def fingerprint(config: McpServerConfig) -> str:
+    """Changes whenever the server's configuration does (secrets only as part of a hash)."""
+    material = json.dumps(
+        [
+            config.command,
+            config.args,
+            sorted(config.env.items()),
+            config.cwd,
+            config.url,
+            sorted(config.headers.items()),
+        ],
+        default=str,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:32]  # fmt: skip
+
+
+def _probe_in_thread(
+    configs: Sequence[McpServerConfig], toolset: McpToolset
+) -> dict[str, list[mcp_types.Tool] | None]:
+    """Start each server, list its tools, stop it, in a thread with its own event loop (this
+    may be called from inside a running loop)."""
+
+    async def probe_all() -> dict[str, list[mcp_types.Tool] | None]:
+        async def one(config: McpServerConfig) -> list[mcp_types.Tool] | None:
+            connection = McpConnection(
+                config,
+                log_dir=toolset.connections[config.name].log_dir,
+                on_listed=toolset._store,
+                connect_timeout=PROBE_TIMEOUT,
+            )
+            try:
+                return await connection.tools()
+            except McpUnavailable as exc:
+                toolset.errors[config.name] = str(exc)
+                return None
+            finally:
+                await connection.aclose()
+
+        results = await asyncio.gather(*(one(c) for c in configs))
+        return {c.name: r for c, r in zip(configs, results, strict=True)}
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-probe") as pool:
+        return pool.submit(asyncio.run, probe_all()).result()
