@@ -169,3 +169,39 @@ async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) ->
     assert f"(pid {pid})" not in again.content  # a new process answered
     assert sleeps == [0.5]  # the second crash in a row waited before restarting
     assert toolset.connections["notes"].starts == 3
+
+
+def test_mcp_list_shows_a_server_that_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    (tmp_path / ".dexter").mkdir()
+    (tmp_path / ".dexter" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}})
+    )
+    assert main(["mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "gone" in out and "is not available" in out and "no-such-mcp-server-here" in out
+    assert main(["mcp", "test", "missing"]) == 2
+    assert "no MCP server named 'missing'" in capsys.readouterr().err
+
+
+def test_install_merges_into_the_hosts_config_keeping_what_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    config = tmp_path / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
+    assert main(["mcp", "install", "cursor", "--project", "--write"]) == 0
+    written = json.loads(config.read_text())
+    assert written["theme"] == "dark" and written["mcpServers"]["other"] == {"command": "x"}
+    dexter = written["mcpServers"]["dexter"]
+    assert dexter["args"][-2:] == ["mcp", "serve"]
+    assert dexter["env"]["DEXTER_HOME"] == str((tmp_path / ".dexter").resolve())
+
+    assert main(["mcp", "install", "claude-desktop"]) == 0
+    printed = capsys.readouterr().out
+    assert '"dexter"' in printed and "claude_desktop_config.json" in printed

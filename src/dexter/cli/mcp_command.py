@@ -300,8 +300,20 @@ def _install(settings: Settings, host: str, *, write: bool, project: bool) -> in
         else:
             print(f"Add this to {target} (then restart {host}):")
         print(json.dumps(snippet, indent=2))
-        print(f"\n`dexter mcp install {host} --write` merges it for you.", file=sys.stderr)
+        print(
+            "\nFor the research tool, add your model key (e.g. OPENAI_API_KEY) to env: hosts do "
+            "not read your shell's environment or .env.",
+            file=sys.stderr,
+        )
+        how = "--project --write" if host == "claude-code" else "--write"
+        print(f"`dexter mcp install {host} {how}` merges it for you.", file=sys.stderr)
         return 0
+    if host == "claude-code" and not project:
+        raise ConfigError(
+            "Claude Code keeps user-level servers in its own state file; add Dexter there with "
+            "the `claude mcp add …` line that `dexter mcp install claude-code` prints, or write "
+            "the project's .mcp.json with --project --write."
+        )
     try:
         existing = read_settings_file(target)
     except ConfigError as exc:
