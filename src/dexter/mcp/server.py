@@ -9,7 +9,6 @@ is refused), run under a timeout, normalise, and list the sources the output cit
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, ValidationError
 
 from dexter.agent.events import Done, Event, ToolEnd, ToolError, ToolStart
-from dexter.permissions.gate import Decision, PermissionPolicy
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.permissions.gate import PermissionPolicy
+from dexter.tools.base import Tool, ToolContext
 from dexter.tools.citations import SourceEntry
+from dexter.tools.invoke import invoke
 
 if TYPE_CHECKING:
     import mcp_types
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 SERVER_NAME = "dexter"
-DEFAULT_TIMEOUT = 120.0
 RESEARCH_TOOL = "research"
 
 INSTRUCTIONS = (
@@ -60,7 +59,6 @@ class Served:
     tools: Sequence[Tool[Any]]
     policy: PermissionPolicy
     research: ResearchRun | None = None
-    timeout: float = DEFAULT_TIMEOUT
 
 
 def _title(tool: Tool[Any]) -> str:
@@ -139,34 +137,14 @@ def _json_safe(value: Any) -> Any:
 async def call_data_tool(
     served: Served, tool: Tool[Any], arguments: dict[str, Any]
 ) -> mcp_types.CallToolResult:
-    """Validate, gate, run under the timeout, normalise; the answer lists its sources."""
+    """Through the one invocation path (validate, gate with nobody to ask, run under the tool's
+    timeout, normalise), exactly as inside Dexter; the answer links its sources."""
     import mcp_types as types
 
-    try:
-        validated = tool.Args.model_validate(arguments)
-    except ValidationError as exc:
-        return _error(f"invalid arguments for {tool.name}: {_problems(exc)}")
-    verdict = served.policy.evaluate(tool.name, arguments, needs_approval=tool.needs_approval)
-    if verdict.decision is Decision.DENY:
-        return _error(f"{tool.name} was not run: {verdict.reason or 'a permission rule denies it'}")
-    if verdict.decision is Decision.ASK:
-        return _error(
-            f"{tool.name} needs approval and there is nobody to ask over MCP; allow it with "
-            f"`dexter permissions allow {tool.name}`."
-        )
     ctx = ToolContext(call_id="mcp")
-    try:
-        async with asyncio.timeout(served.timeout):
-            outcome = await tool.run(validated, ctx)
-        result = outcome if isinstance(outcome, ToolResult) else ToolResult(str(outcome))
-    except TimeoutError:
-        return _error(f"{tool.name} timed out after {served.timeout:g} s")
-    except ToolFailure as exc:
-        result = ToolResult(str(exc), is_error=True)
-    except Exception as exc:  # a tool bug must not take the server down
-        result = ToolResult(f"{tool.name} failed unexpectedly ({type(exc).__name__})", True)
+    outcome = await invoke(tool, arguments, ctx, policy=served.policy, approve=None)
     sources = ctx.sources.entries()
-    text = result.content
+    text = outcome.content
     # The output already names its sources; hosts also get the links to open them.
     links = [f"[{s.id}] {s.url}" for s in sources if s.url]
     if links:
@@ -174,11 +152,11 @@ async def call_data_tool(
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content={
-            "content": result.content,
-            "data": _json_safe(result.data),
+            "content": outcome.content,
+            "data": _json_safe(outcome.data),
             "sources": [s.to_dict() for s in sources],
         },
-        is_error=result.is_error,
+        is_error=outcome.is_error,
     )
 
 

@@ -111,6 +111,8 @@ def adapt(connection: McpConnection, tool: mcp_types.Tool) -> McpTool:
         "server": server,
         "remote_name": tool.name,
         "input_schema": schema,
+        # The connection gives up after the server's own timeout; this outer limit only backs it.
+        "timeout": connection.config.timeout + 10,
     }
     cls = type(f"McpTool_{name}", (McpTool,), attrs)
     instance: McpTool = cls(connection)
