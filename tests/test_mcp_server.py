@@ -90,6 +90,18 @@ async def check_server(client: Client, wire: WireServer) -> None:
     bad = await client.call_tool("income_statements", {"company": "AAPL", "limit": "many"})
     assert bad.is_error and "limit" in bad.content[0].text  # type: ignore[union-attr]
 
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["dexter://filings/{company}"]
+    filings = await client.read_resource("dexter://filings/AAPL")
+    listing = filings.contents[0].text  # type: ignore[union-attr]
+    assert "10-K" in listing and "0000320193-25-000079" in listing
+
+    prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    assert {"dcf", "write-memo"} <= set(prompts)
+    dcf = await client.get_prompt("dcf", {"request": "NVIDIA"})
+    text = dcf.messages[0].content.text  # type: ignore[union-attr]
+    assert "NVIDIA" in text and "calculate" in text
+
     script_answered_research(wire)
     progress: list[str] = []
 

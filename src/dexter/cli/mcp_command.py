@@ -96,8 +96,13 @@ def _served(runtime: Runtime, model: str | None, *, research: bool) -> Served:
         async for event in agent.run(question):
             yield event
 
+    from dexter.skills import discover_skills
+
     return Served(
-        tools=runtime.data_tools(), policy=runtime.policy(), research=run if research else None
+        tools=runtime.data_tools(),
+        policy=runtime.policy(),
+        research=run if research else None,
+        skills=discover_skills(runtime.settings.home),
     )
 
 

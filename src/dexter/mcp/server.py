@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from dexter.agent.events import Done, Event, ToolEnd, ToolError, ToolStart
 from dexter.permissions.gate import PermissionPolicy
+from dexter.skills.discovery import Skill
 from dexter.tools.base import Tool, ToolContext
 from dexter.tools.citations import SourceEntry
 from dexter.tools.invoke import invoke
@@ -59,6 +60,8 @@ class Served:
     tools: Sequence[Tool[Any]]
     policy: PermissionPolicy
     research: ResearchRun | None = None
+    # Built-in and user skills (DCF, memo …), offered to hosts as prompts.
+    skills: Sequence[Skill] = ()
 
 
 def _title(tool: Tool[Any]) -> str:
@@ -216,6 +219,47 @@ async def run_research(
     )
 
 
+FILINGS_TEMPLATE = "dexter://filings/{company}"
+_FILINGS_PREFIX = "dexter://filings/"
+REPORT_FORMS = ("10-K", "10-Q", "8-K", "20-F", "40-F", "6-K")
+
+
+async def read_filings_resource(served: Served, uri: str) -> mcp_types.ReadResourceResult:
+    """`dexter://filings/AAPL`: the company's 20 most recent reports (annual, quarterly,
+    current), with links; insider forms and the like are left to the `filings` tool."""
+    import mcp_types as types
+    from mcp import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    filings = next((t for t in served.tools if t.name == "filings"), None)
+    company = (
+        uri.removeprefix(_FILINGS_PREFIX).strip("/") if uri.startswith(_FILINGS_PREFIX) else ""
+    )
+    if filings is None or not company:
+        raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}; try {FILINGS_TEMPLATE}")
+    result = await call_data_tool(
+        served, filings, {"company": company, "forms": list(REPORT_FORMS), "limit": 20}
+    )
+    if result.is_error:
+        raise MCPError(INVALID_PARAMS, result.content[0].text)  # type: ignore[union-attr]
+    text = result.content[0].text  # type: ignore[union-attr]
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+    )
+
+
+def skill_prompt(skill: Skill, request: str) -> str:
+    return (
+        f"Follow Dexter's {skill.name!r} workflow below for: {request.strip()}\n\n"
+        "Use the Dexter server's tools for data (income_statements, balance_sheets, "
+        "cash_flow_statements, financial_metrics, filing_section, filings, insider_trades …) and "
+        "`calculate` for every computation; where the steps name get_financials, "
+        "get_market_data or read_filings, call the matching data tools instead. Cite the [S#] "
+        "source ids the tools return.\n\n"
+        f"{skill.body.strip()}"
+    )
+
+
 def build_server(served: Served, *, version: str = "") -> Server[Any]:
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -243,6 +287,77 @@ def build_server(served: Served, *, version: str = "") -> Server[Any]:
             return _error(f"unknown tool {params.name!r}; list_tools shows what is served")
         return await call_data_tool(served, tool, arguments)
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = []
+        if "filings" in by_name:
+            templates.append(
+                types.ResourceTemplate(
+                    name="recent-filings",
+                    title="Recent SEC filings",
+                    uri_template=FILINGS_TEMPLATE,
+                    description="A company's 20 most recent SEC reports (10-K, 10-Q, 8-K, "
+                    "20-F …: form, dates, accession number, link), by ticker, CIK or name.",
+                    mime_type="text/markdown",
+                )
+            )
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await read_filings_resource(served, str(params.uri))
+
+    skills = {skill.name: skill for skill in served.skills}
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=skill.name,
+                    description=skill.description,
+                    arguments=[
+                        types.PromptArgument(
+                            name="request",
+                            description="What to apply it to, e.g. 'NVIDIA' or 'Apple's FY2025 "
+                            "results for a one-page memo'.",
+                            required=True,
+                        )
+                    ],
+                )
+                for skill in skills.values()
+            ]
+        )
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        from mcp import MCPError
+        from mcp_types import INVALID_PARAMS
+
+        skill = skills.get(params.name)
+        if skill is None:
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {params.name!r}")
+        request = (params.arguments or {}).get("request", "").strip()
+        if not request:
+            raise MCPError(INVALID_PARAMS, f"prompt {params.name!r} needs a request argument")
+        return types.GetPromptResult(
+            description=skill.description,
+            messages=[
+                types.PromptMessage(
+                    role="user", content=types.TextContent(text=skill_prompt(skill, request))
+                )
+            ],
+        )
+
     return Server(
         SERVER_NAME,
         version=version,
@@ -250,4 +365,9 @@ def build_server(served: Served, *, version: str = "") -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
