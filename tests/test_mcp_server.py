@@ -121,6 +121,7 @@ async def check_server(client: Client, wire: WireServer) -> None:
 
 async def check_cancel(client: Client, wire: WireServer) -> None:
     script_slow_research(wire)
+    before = len(wire.requests)
     calculated = anyio.Event()
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -137,6 +138,8 @@ async def check_cancel(client: Client, wire: WireServer) -> None:
         group.start_soon(research)
         with anyio.fail_after(30):
             await calculated.wait()
+        # Cancel once the answer is streaming, so stopping the run has a stream to drop.
+        assert await asyncio.to_thread(wire.wait_for_requests, before + 2, 30)
         group.cancel_scope.cancel()
     # The server stopped the run: its model stream was dropped mid-answer.
     assert await asyncio.to_thread(wire.hung_up.wait, 30)
@@ -189,6 +192,7 @@ async def test_http_server_requires_its_token_and_serves_with_it(
         authorised = create_mcp_http_client(headers={"authorization": "Bearer s3cret-token"})
         async with Client(streamable_http_client(url, http_client=authorised)) as client:
             await check_server(client, wire_server)
+            await check_cancel(client, wire_server)
 
 
 def test_only_loopback_addresses_may_go_without_a_token() -> None:

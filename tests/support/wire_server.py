@@ -67,6 +67,7 @@ class WireServer:
         # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
         self.hung_up = threading.Event()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -94,6 +95,7 @@ class WireServer:
                         )
                     )
                     recorded = server.requests[-1]
+                    server._arrived.notify_all()
                     routed = next(
                         (i for i, (match, _) in enumerate(server._routes) if match(recorded)), None
                     )
@@ -150,6 +152,11 @@ class WireServer:
         """
         with self._lock:
             self._routes.append((matches, reply))
+
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Block until `count` requests have arrived (False if `timeout` passes first)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
 
     def start(self) -> WireServer:
         self._thread.start()

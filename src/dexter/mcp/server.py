@@ -281,7 +281,10 @@ def build_server(served: Served, *, version: str = "") -> Server[Any]:
             async def progress(step: float, message: str) -> None:
                 await ctx.session.report_progress(step, None, message)
 
-            return await run_research(served.research, arguments, progress)
+            try:
+                return await run_research(served.research, arguments, progress)
+            except Exception as exc:  # e.g. no key for the model: say so, keep serving
+                return _error(f"research could not run: {exc}")
         tool = by_name.get(params.name)
         if tool is None:
             return _error(f"unknown tool {params.name!r}; list_tools shows what is served")
