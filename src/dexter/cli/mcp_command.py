@@ -230,13 +230,30 @@ def _list(settings: Settings, *, as_json: bool) -> int:
 
 
 def _print_server(row: dict[str, Any]) -> None:
+    import textwrap
+
+    width = max(40, min(shutil.get_terminal_size().columns, 100))
+
+    def show(text: str, first: str, rest: str) -> None:
+        print(
+            textwrap.fill(
+                text,
+                width,
+                initial_indent=first,
+                subsequent_indent=rest,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
+
     status = "error" if row["error"] else f"{len(row['tools'])} tools"
-    print(f"{row['name']}  ({row['transport']}: {row['target']})  {status}")
+    print(f"{row['name']}: {status}")
+    show(f"{row['transport']}: {row['target']}", "  ", "    ")
     if row["error"]:
-        print(f"  {row['error']}")
+        show(row["error"], "  ", "  ")
     for tool in row["tools"]:
-        hint = "  [says read-only]" if tool["read_only_hint"] else ""
-        print(f"  {tool['name']}  {tool['description']}{hint}")
+        hint = " [says read-only]" if tool["read_only_hint"] else ""
+        show(f"{tool['name']}  {tool['description']}{hint}", "  - ", "    ")
 
 
 def _test(settings: Settings, name: str) -> int:
