@@ -205,3 +205,19 @@ def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     assert main(["mcp", "install", "claude-desktop"]) == 0
     printed = capsys.readouterr().out
     assert '"dexter"' in printed and "claude_desktop_config.json" in printed
+
+
+def test_server_schemas_are_inlined_safely() -> None:
+    from dexter.mcp.tools import server_schema
+
+    recursive = {
+        "type": "object",
+        "title": "Args",
+        "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}},
+        "properties": {"tree": {"$ref": "#/$defs/Node"}, "gone": {"$ref": "#/$defs/Missing"}},
+    }
+    schema = server_schema(recursive)
+    assert "$defs" not in schema and "title" not in schema
+    assert schema["properties"]["tree"]["properties"]["child"] == {}
+    assert schema["properties"]["gone"] == {}
+    assert server_schema({"type": "string"}) == {"type": "object", "properties": {}}

@@ -102,9 +102,7 @@ def adapt(connection: McpConnection, tool: mcp_types.Tool) -> McpTool:
     about = (tool.description or title or tool.name).strip()
     if len(about) > MAX_DESCRIPTION:
         about = about[:MAX_DESCRIPTION].rstrip() + " …"
-    schema = dict(tool.input_schema or {})
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
+    schema = server_schema(tool.input_schema or {})
     attrs = {
         "name": name,
         "description": f"[MCP server {server}] {about}",
@@ -117,6 +115,48 @@ def adapt(connection: McpConnection, tool: mcp_types.Tool) -> McpTool:
     cls = type(f"McpTool_{name}", (McpTool,), attrs)
     instance: McpTool = cls(connection)
     return instance
+
+
+MAX_SCHEMA_DEPTH = 12
+
+
+def server_schema(raw: dict[str, Any]) -> dict[str, Any]:
+    """A server's input schema in the shape providers accept: local `$ref`s inlined (a
+    recursive or dangling one becomes an open `{}` rather than looping or failing), titles and
+    `$schema` dropped, an object at the root."""
+    defs: dict[str, Any] = {}
+    for key in ("definitions", "$defs"):
+        found = raw.get(key)
+        if isinstance(found, dict):
+            defs.update(found)
+
+    def walk(node: Any, depth: int, seen: frozenset[str]) -> Any:
+        if depth > MAX_SCHEMA_DEPTH:
+            return {}
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                key = ref.rsplit("/", 1)[-1]
+                target = defs.get(key) if ref.startswith(("#/$defs/", "#/definitions/")) else None
+                if not isinstance(target, dict) or key in seen:
+                    return {k: walk(v, depth + 1, seen) for k, v in node.items() if k != "$ref"}
+                merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged, depth + 1, seen | {key})
+            return {
+                k: walk(v, depth + 1, seen)
+                for k, v in node.items()
+                if k not in ("$defs", "definitions", "$schema")
+                and not (k == "title" and isinstance(v, str))
+            }
+        if isinstance(node, list):
+            return [walk(item, depth + 1, seen) for item in node]
+        return node
+
+    schema = walk(raw, 0, frozenset())
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        schema = {"type": "object", "properties": {}}
+    schema.setdefault("properties", {})
+    return schema
 
 
 class McpToolset:
