@@ -20,7 +20,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from dexter.mcp.config import McpServerConfig
+from dexter.mcp.tools import McpToolset
 from dexter.mcp.transport import choose_token, is_loopback
+from dexter.tools.base import ToolContext, ToolResult
 from tests.support.sec_mirror import Mirror, MirrorServer
 from tests.support.wire_server import Reply, WireServer, sse
 from tests.test_research_e2e import chunk, text_reply, tool_calls_reply
@@ -178,7 +181,7 @@ async def http_server(env: dict[str, str], *args: str) -> AsyncIterator[str]:
 
 
 async def test_http_server_requires_its_token_and_serves_with_it(
-    server_env: dict[str, str], wire_server: WireServer
+    server_env: dict[str, str], wire_server: WireServer, tmp_path: Path
 ) -> None:
     env = {**server_env, "DEXTER_MCP_TOKEN": "s3cret-token"}
     async with http_server(env, "--require-token") as url:
@@ -193,6 +196,21 @@ async def test_http_server_requires_its_token_and_serves_with_it(
         async with Client(streamable_http_client(url, http_client=authorised)) as client:
             await check_server(client, wire_server)
             await check_cancel(client, wire_server)
+
+        # Dexter as a client of an HTTP server (this one), with the token as a header.
+        config = McpServerConfig(
+            name="dexter", url=url, headers={"Authorization": "Bearer s3cret-token"}
+        )
+        toolset = McpToolset([config], home=tmp_path)
+        try:
+            tools = {tool.name: tool for tool in toolset.tools()}
+            calculate = tools["dexter__calculate"]
+            args = calculate.Args.model_validate({"operation": "sum", "values": [2, 3]})
+            result = await calculate.run(args, ToolContext())
+        finally:
+            await toolset.aclose()
+        assert isinstance(result, ToolResult) and "5" in result.content
+        assert '<untrusted_content source="mcp:dexter/calculate">' in result.content
 
 
 def test_only_loopback_addresses_may_go_without_a_token() -> None:
