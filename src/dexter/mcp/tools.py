@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +26,8 @@ from dexter.tools.web.extract import wrap_untrusted
 
 if TYPE_CHECKING:
     import mcp_types
+
+log = logging.getLogger(__name__)
 
 MAX_DESCRIPTION = 1_000
 MAX_OUTPUT = 60_000
@@ -274,6 +277,7 @@ def _probe_in_thread(
                 return await connection.tools()
             except McpUnavailable as exc:
                 toolset.errors[config.name] = str(exc)
+                log.info("MCP server %s left out: %s", config.name, exc)
                 return None
             finally:
                 await connection.aclose()
