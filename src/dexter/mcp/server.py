@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from dexter.agent.events import Done, Event, ToolEnd, ToolError, ToolStart
+from dexter.agent.events import Done, Event, ToolEnd, ToolError, ToolProgress, ToolStart
 from dexter.permissions.gate import PermissionPolicy
 from dexter.skills.discovery import Skill
 from dexter.tools.base import Tool, ToolContext
@@ -173,6 +173,8 @@ def _progress_line(event: Event) -> str | None:
         return f"{event.tool} done ({event.duration_ms / 1000:.1f} s)"
     if isinstance(event, ToolError):
         return f"{event.tool} failed: {event.error[:200]}"
+    if isinstance(event, ToolProgress):
+        return f"{event.tool}: {event.message[:200]}"
     return None
 
 
