@@ -224,3 +224,23 @@ def test_a_server_beyond_loopback_always_gets_a_token() -> None:
     assert choose_token("0.0.0.0", "mine", require=False) == ("mine", False)
     assert choose_token("127.0.0.1", None, require=False) == (None, False)
     assert choose_token("127.0.0.1", None, require=True)[0]
+
+
+async def test_served_tools_come_from_the_registry_and_rules_still_apply(tmp_path: Path) -> None:
+    from dexter.config import Settings
+    from dexter.mcp.server import Served, build_server
+    from dexter.permissions.gate import SimplePolicy
+    from dexter.runtime import Runtime
+
+    async with Runtime(Settings(home=tmp_path, cwd=tmp_path)) as runtime:
+        tools = runtime.data_tools()
+        served = Served(tools=tools, policy=SimplePolicy(deny=["insider_trades"]))
+        async with Client(build_server(served)) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            denied = await client.call_tool("insider_trades", {"company": "AAPL"})
+            unknown = await client.call_tool("no_such_tool", {})
+    # One registry: every data call the sources serve, and no research without a runtime agent.
+    assert listed == {tool.name for tool in tools}
+    assert {"calculate", "income_statements", "filing_section", "screen_companies"} <= listed
+    assert denied.is_error and "denied" in denied.content[0].text  # type: ignore[union-attr]
+    assert unknown.is_error
