@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dexter.agent.executor import Approver
     from dexter.agent.loop import Agent
     from dexter.data.router import DataRouter
+    from dexter.mcp.tools import McpToolset
     from dexter.memory.index import MemoryIndex
     from dexter.models.base import Model
     from dexter.models.recording import Sink
@@ -297,6 +298,7 @@ class Runtime:
     _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
     _memory_opened: bool = field(default=False, init=False, repr=False)
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
+    _mcp: McpToolset | None = field(default=None, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
     async def __aenter__(self) -> Runtime:
@@ -312,6 +314,8 @@ class Runtime:
         self._closed = True
         if self._data_router is not None:
             await self._data_router.aclose()
+        if self._mcp is not None:
+            await self._mcp.aclose()
         self.close_local()
 
     def close_local(self) -> None:
@@ -440,6 +444,33 @@ class Runtime:
 
     # ------------------------------------------------------------------ tools
 
+    def data_tools(self) -> list[Tool[Any]]:
+        """`calculate` and every data call the configured providers serve, each its own tool
+        (what `dexter mcp serve` offers a host, whatever the agents' finance mode)."""
+        from dexter.tools.finance.calculate import CalculateTool
+        from dexter.tools.finance.datacalls import available_data_calls
+
+        return [CalculateTool(), *available_data_calls(self.data_router)]
+
+    def mcp_tools(self) -> list[Tool[Any]]:
+        """The tools of the MCP servers under "mcpServers" in settings, as `server__tool`; each
+        asks before it runs. Servers start on their first call; `mcp_errors` says which could
+        not be listed."""
+        if self._mcp is None:
+            from dexter.mcp.config import mcp_servers
+
+            configs = mcp_servers(self.settings)
+            if not configs:
+                return []
+            from dexter.mcp.tools import McpToolset
+
+            self._mcp = McpToolset(configs, home=self.settings.home)
+        return self._mcp.tools()
+
+    @property
+    def mcp_errors(self) -> dict[str, str]:
+        return dict(self._mcp.errors) if self._mcp is not None else {}
+
     def tools(
         self,
         spec: AgentSpec,
@@ -501,6 +532,9 @@ class Runtime:
             from dexter.tools.ask_user import AskUserTool
 
             registry.register(AskUserTool(ask_user))
+        for tool in self.mcp_tools():
+            if tool.name not in registry:
+                registry.register(tool)
         from dexter.agent.subagent import SubagentTool
 
         registry.register(SubagentTool(self._subagent_factory(spec, registry, models)))

@@ -64,7 +64,10 @@ class WireServer:
         self._replies: list[Reply] = []
         self._routes: list[tuple[Callable[[Recorded], bool], Reply]] = []
         self.requests: list[Recorded] = []
+        # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
+        self.hung_up = threading.Event()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -92,6 +95,7 @@ class WireServer:
                         )
                     )
                     recorded = server.requests[-1]
+                    server._arrived.notify_all()
                     routed = next(
                         (i for i, (match, _) in enumerate(server._routes) if match(recorded)), None
                     )
@@ -117,7 +121,8 @@ class WireServer:
                             if reply.chunk_delay:
                                 time.sleep(reply.chunk_delay)
                     except (BrokenPipeError, ConnectionResetError):
-                        pass  # the client hung up mid-stream, as cancellation tests make it do
+                        # The client hung up mid-stream, as cancellation tests make it do.
+                        server.hung_up.set()
                     self.close_connection = True
                 else:
                     self.send_header("content-length", str(len(reply.body)))
@@ -147,6 +152,11 @@ class WireServer:
         """
         with self._lock:
             self._routes.append((matches, reply))
+
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Block until `count` requests have arrived (False if `timeout` passes first)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
 
     def start(self) -> WireServer:
         self._thread.start()

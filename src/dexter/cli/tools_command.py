@@ -23,6 +23,8 @@ def run_tools_command(args: argparse.Namespace) -> int:
     runtime = Runtime(load_settings())
     channel = channel_named(getattr(args, "channel", None) or "cli")
     registry = runtime.tools(AgentSpec(channel=channel))
+    for error in runtime.mcp_errors.values():
+        print(f"dexter: {error}", file=sys.stderr)
     if args.tools_command == "list":
         runtime.close_local()
         return _list(registry, as_json=args.json, channel=channel.name)

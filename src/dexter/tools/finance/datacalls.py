@@ -440,6 +440,7 @@ class FinancialMetricsCall(_StatementCall):
 
 class XbrlFacts(DataCall[FactsArgs]):
     name: ClassVar[str] = "xbrl_facts"
+    title: ClassVar[str] = "XBRL facts as filed"
     description: ClassVar[str] = (
         "Every value a company filed for one XBRL concept, exactly as reported, with period, "
         "form and filing. For line items the statements do not show."

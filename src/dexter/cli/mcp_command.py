@@ -1,0 +1,352 @@
+"""`dexter mcp serve|list|test|install`: Dexter as an MCP server, and the MCP servers it uses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dexter.agent.events import Event
+    from dexter.config import Settings
+    from dexter.mcp.server import Served
+    from dexter.runtime import Runtime
+
+HOSTS = ("claude-desktop", "claude-code", "cursor")
+
+
+def add_mcp_parser(commands: Any) -> None:
+    """Register `dexter mcp` on the top-level subparsers (stdlib only)."""
+    parser = commands.add_parser(
+        "mcp",
+        help="serve Dexter's data and research over MCP; list and test MCP servers Dexter uses",
+        description="Dexter speaks the Model Context Protocol both ways: `dexter mcp serve` offers "
+        "its finance data calls and a research tool to Claude Desktop, Claude Code, Cursor and "
+        'other hosts; servers listed under "mcpServers" in settings.json become tools '
+        "inside Dexter (named server__tool, asking before they run).",
+    )
+    actions = parser.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    serve = actions.add_parser(
+        "serve",
+        help="run Dexter as an MCP server (stdio by default)",
+        description="Serve over stdio (what desktop hosts start), or with --http over "
+        "streamable HTTP at http://HOST:PORT/mcp. HTTP binds to 127.0.0.1 unless --host says "
+        "otherwise; on any other address a bearer token is required (--token, DEXTER_MCP_TOKEN, "
+        "or one generated and printed at start).",
+    )
+    serve.add_argument("--http", action="store_true", help="serve streamable HTTP, not stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks one)")
+    serve.add_argument("--token", help="bearer token clients must send (default: DEXTER_MCP_TOKEN)")
+    serve.add_argument(
+        "--require-token",
+        action="store_true",
+        help="require the token on loopback too (always required on other addresses)",
+    )
+    serve.add_argument("-m", "--model", dest="mcp_model", help="model for the research tool")
+    serve.add_argument("--no-research", action="store_true", help="serve the data tools only")
+    listing = actions.add_parser("list", help="the configured MCP servers, their tools and errors")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    test = actions.add_parser("test", help="start one configured server and list its tools")
+    test.add_argument("name", help="server name from mcpServers")
+    install = actions.add_parser(
+        "install",
+        help="print (or write) the config that makes a host start `dexter mcp serve`",
+    )
+    install.add_argument("host", choices=HOSTS, help="the MCP host")
+    install.add_argument(
+        "--write", action="store_true", help="merge it into the host's config file"
+    )
+    install.add_argument(
+        "--project", action="store_true", help="claude-code / cursor: the project's config file"
+    )
+
+
+def run_mcp_command(args: argparse.Namespace) -> int:
+    from dexter.config import load_settings
+
+    settings = load_settings()
+    if args.mcp_command == "serve":
+        return _serve(settings, args)
+    if args.mcp_command == "list":
+        return _list(settings, as_json=args.json)
+    if args.mcp_command == "test":
+        return _test(settings, args.name)
+    return _install(settings, args.host, write=args.write, project=args.project)
+
+
+# ---------------------------------------------------------------------------------------------
+# serve
+
+
+def _served(runtime: Runtime, model: str | None, *, research: bool) -> Served:
+    from dexter.mcp.server import Served
+    from dexter.runtime import MCP, AgentSpec
+
+    async def run(question: str, max_iterations: int | None) -> AsyncIterator[Event]:
+        # The mcp channel: nobody to ask, no shell, no writes; anything needing approval is
+        # refused. One runtime serves every call, so store, router and models are shared.
+        spec = AgentSpec(model=model, channel=MCP, max_iterations=max_iterations)
+        agent = runtime.agent(spec)
+        async for event in agent.run(question):
+            yield event
+
+    from dexter.skills import discover_skills
+
+    return Served(
+        tools=runtime.data_tools(),
+        policy=runtime.policy(),
+        research=run if research else None,
+        skills=discover_skills(runtime.settings.home),
+    )
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from dexter import __version__
+    from dexter.config import ConfigError
+    from dexter.mcp.server import build_server
+    from dexter.mcp.transport import MCP_PATH, TOKEN_ENV, bind, choose_token, is_loopback
+    from dexter.runtime import Runtime
+
+    err = sys.stderr
+    token: str | None = None
+    sock = None
+    if args.http:
+        if not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port must be between 0 and 65535, not {args.port}")
+        loopback = is_loopback(args.host)
+        given = args.token or settings.env.get(TOKEN_ENV) or None
+        token, generated = choose_token(args.host, given, require=args.require_token)
+        try:
+            sock = bind(args.host, args.port)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. Choose another "
+                "--port (0 picks a free one)."
+            ) from None
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in str(host) else host
+        print(f"Dexter MCP server on http://{shown}:{port}{MCP_PATH}", file=err, flush=True)
+        if token and generated:
+            print(f"Bearer token (send as Authorization: Bearer …): {token}", file=err, flush=True)
+        elif token:
+            print("Bearer token required (the one you gave).", file=err, flush=True)
+        if not loopback:
+            print(f"Listening beyond this machine on {args.host}.", file=err, flush=True)
+    elif args.token or args.require_token:
+        raise ConfigError("--token and --require-token apply to --http only (stdio has no network)")
+
+    runtime = Runtime(settings)
+    if not args.no_research:
+        runtime.resolve(args.mcp_model)  # a missing key is said now, not on the first question
+    server = build_server(
+        _served(runtime, args.mcp_model, research=not args.no_research), version=__version__
+    )
+
+    async def main() -> None:
+        from dexter.mcp.transport import serve_http, serve_stdio
+
+        async with runtime:
+            if sock is not None:
+                await serve_http(server, sock, host=args.host, token=token)
+            else:
+                await serve_stdio(server)
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# list / test
+
+
+async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, Any]]:
+    import asyncio
+
+    from dexter.mcp.client import McpUnavailable
+    from dexter.mcp.config import mcp_servers, tool_name
+    from dexter.mcp.tools import McpToolset
+
+    configs = [c for c in mcp_servers(settings) if names is None or c.name in names]
+    # Listing live also refreshes the cached listing agents are built from.
+    toolset = McpToolset(configs, home=settings.home)
+
+    async def one(config: Any) -> dict[str, Any]:
+        connection = toolset.connections[config.name]
+        row: dict[str, Any] = {
+            "name": config.name,
+            "transport": config.transport,
+            "target": config.target,
+            "tools": [],
+            "error": None,
+        }
+        try:
+            tools = await connection.tools()
+            row["tools"] = [
+                {
+                    "name": tool_name(config.name, t.name),
+                    "description": (t.description or "").strip().split("\n", 1)[0][:120],
+                    "read_only_hint": bool(t.annotations and t.annotations.read_only_hint),
+                }
+                for t in tools
+            ]
+        except McpUnavailable as exc:
+            row["error"] = str(exc)
+        finally:
+            await connection.aclose()
+        return row
+
+    return list(await asyncio.gather(*(one(c) for c in configs)))
+
+
+def _list(settings: Settings, *, as_json: bool) -> int:
+    import asyncio
+
+    from dexter.mcp.config import SETTINGS_KEY
+
+    rows = asyncio.run(_probe(settings, None))
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0 if all(r["error"] is None for r in rows) else 1
+    if not rows:
+        print(
+            f'No MCP servers configured. Add them under "{SETTINGS_KEY}" in '
+            f"{settings.settings_path} (see README: Adding MCP servers to Dexter)."
+        )
+        return 0
+    for row in rows:
+        _print_server(row)
+    return 0 if all(r["error"] is None for r in rows) else 1
+
+
+def _print_server(row: dict[str, Any]) -> None:
+    import textwrap
+
+    width = max(40, min(shutil.get_terminal_size().columns, 100))
+
+    def show(text: str, first: str, rest: str) -> None:
+        print(
+            textwrap.fill(
+                text,
+                width,
+                initial_indent=first,
+                subsequent_indent=rest,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
+
+    status = "error" if row["error"] else f"{len(row['tools'])} tools"
+    print(f"{row['name']}: {status}")
+    show(f"{row['transport']}: {row['target']}", "  ", "    ")
+    if row["error"]:
+        show(row["error"], "  ", "  ")
+    for tool in row["tools"]:
+        hint = " [says read-only]" if tool["read_only_hint"] else ""
+        show(f"{tool['name']}  {tool['description']}{hint}", "  - ", "    ")
+
+
+def _test(settings: Settings, name: str) -> int:
+    import asyncio
+
+    from dexter.config import ConfigError
+    from dexter.mcp.config import mcp_servers
+
+    known = [c.name for c in mcp_servers(settings)]
+    if name not in known:
+        raise ConfigError(
+            f"no MCP server named {name!r} in {settings.settings_path}. "
+            + (f"Configured: {', '.join(known)}." if known else "None are configured.")
+        )
+    rows = asyncio.run(_probe(settings, [name]))
+    _print_server(rows[0])
+    if rows[0]["error"] is None:
+        print(f"Every call asks first; allow a tool with `dexter permissions allow {name}__TOOL`.")
+    return 0 if rows[0]["error"] is None else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# install
+
+
+def _launch(settings: Settings) -> dict[str, Any]:
+    """How a host should start this Dexter: absolute paths, and the same home and settings."""
+    exe = shutil.which("dexter")
+    command, args = (exe, []) if exe else (sys.executable, ["-m", "dexter"])
+    env = {"DEXTER_HOME": str(settings.home.resolve())}
+    agent = settings.env.get("DEXTER_SEC_USER_AGENT")
+    if agent:
+        env["DEXTER_SEC_USER_AGENT"] = agent
+    return {"command": command, "args": [*args, "mcp", "serve"], "env": env}
+
+
+def _host_file(host: str, *, project: bool, cwd: Path) -> Path:
+    home = Path.home()
+    if host == "claude-desktop":
+        if sys.platform == "darwin":
+            return home / "Library/Application Support/Claude/claude_desktop_config.json"
+        if sys.platform == "win32":
+            return Path(os.environ.get("APPDATA", home)) / "Claude/claude_desktop_config.json"
+        return home / ".config/Claude/claude_desktop_config.json"
+    if host == "claude-code":
+        return cwd / ".mcp.json" if project else home / ".claude.json"
+    return cwd / ".cursor/mcp.json" if project else home / ".cursor/mcp.json"
+
+
+def _install(settings: Settings, host: str, *, write: bool, project: bool) -> int:
+    from dexter.config import ConfigError, read_settings_file
+
+    launch = _launch(settings)
+    snippet = {"mcpServers": {"dexter": launch}}
+    target = _host_file(host, project=project, cwd=settings.cwd)
+    if not write:
+        if host == "claude-code":
+            env = " ".join(f"--env {k}={v}" for k, v in launch["env"].items())
+            scope = "project" if project else "user"
+            print("Run this once (Claude Code's own command):")
+            print(
+                f"  claude mcp add --scope {scope} {env} dexter -- "
+                + " ".join([launch["command"], *launch["args"]])
+            )
+            print(f"\nor put this in {target}:")
+        else:
+            print(f"Add this to {target} (then restart {host}):")
+        print(json.dumps(snippet, indent=2))
+        print(
+            "\nFor the research tool, add your model key (e.g. OPENAI_API_KEY) to env: hosts do "
+            "not read your shell's environment or .env.",
+            file=sys.stderr,
+        )
+        how = "--project --write" if host == "claude-code" else "--write"
+        print(f"`dexter mcp install {host} {how}` merges it for you.", file=sys.stderr)
+        return 0
+    if host == "claude-code" and not project:
+        raise ConfigError(
+            "Claude Code keeps user-level servers in its own state file; add Dexter there with "
+            "the `claude mcp add …` line that `dexter mcp install claude-code` prints, or write "
+            "the project's .mcp.json with --project --write."
+        )
+    try:
+        existing = read_settings_file(target)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (not changing {host}'s config)") from None
+    servers = existing.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise ConfigError(f'"mcpServers" in {target} is not an object; fix it by hand first.')
+    existing["mcpServers"] = {**(servers or {}), "dexter": launch}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(existing, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    print(f"Wrote the dexter server to {target}. Restart {host} to load it.")
+    return 0

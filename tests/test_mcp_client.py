@@ -1,0 +1,223 @@
+"""Dexter as an MCP client: servers from `mcpServers`, their tools behind the permission gate,
+their output framed as untrusted, and a server that crashes restarted on the next call.
+
+The server is a small one written with the SDK (tests/support/mcp_notes_server.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.cli.main import main
+from dexter.config import ConfigError, Settings
+from dexter.mcp.client import backoff_delay
+from dexter.mcp.config import mcp_servers, tool_name
+from dexter.mcp.tools import McpToolset
+from dexter.tools.base import ToolContext, ToolFailure, ToolResult
+from tests.support.wire_server import WireServer
+from tests.test_research_e2e import text_reply, tool_calls_reply
+
+NOTES = Path(__file__).resolve().parent / "support" / "mcp_notes_server.py"
+
+
+def notes_settings(home: Path) -> dict[str, Any]:
+    return {
+        "memory": {"enabled": False},
+        "mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES)]}},
+    }
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire_server: WireServer) -> Path:
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps(notes_settings(home)))
+    for name in ("FINANCIAL_DATASETS_API_KEY", "DEXTER_ROUTER_MODEL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    monkeypatch.setenv("DEXTER_MODEL", "openai:gpt-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    return home
+
+
+def settings_with(tmp_path: Path, servers: Any) -> Settings:
+    return Settings(home=tmp_path, file_data={"mcpServers": servers})
+
+
+@pytest.mark.parametrize(
+    ("servers", "message"),
+    [
+        ([], "must be an object mapping server names"),
+        ({"notes": {}}, 'needs exactly one of "command"'),
+        ({"notes": {"command": "x", "url": "http://h"}}, 'needs exactly one of "command"'),
+        ({"notes": {"command": "x", "args": "--fast"}}, '"args" must be a list of strings'),
+        ({"notes": {"url": "ftp://h/mcp"}}, '"url" must be an http:// or https://'),
+        ({"notes": {"command": "x", "headers": {}}}, "unknown key 'headers'"),
+        ({"a__b": {"command": "x"}}, "may not contain '__'"),
+        ({"no spaces": {"command": "x"}}, "names may use letters"),
+        ({"notes": {"command": "x", "timeout": 0}}, '"timeout" must be a positive number'),
+    ],
+)
+def test_bad_server_settings_say_which_server_and_key(
+    tmp_path: Path, servers: Any, message: str
+) -> None:
+    with pytest.raises(ConfigError, match="mcpServers") as caught:
+        mcp_servers(settings_with(tmp_path, servers))
+    assert message in str(caught.value)
+
+
+def test_desktop_host_shapes_are_accepted_and_disabled_servers_skipped(tmp_path: Path) -> None:
+    servers = mcp_servers(
+        settings_with(
+            tmp_path,
+            {
+                "notes": {"command": "uvx", "args": ["notes-mcp"], "env": {"K": "v"}},
+                "broker": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"A": "b"}},
+                "off": {"command": "x", "disabled": True},
+            },
+        )
+    )
+    assert [(s.name, s.transport, s.target) for s in servers] == [
+        ("notes", "stdio", "uvx notes-mcp"),
+        ("broker", "http", "http://127.0.0.1:9/mcp"),
+    ]
+    assert tool_name("notes", "search.v2") == "notes__search_v2"
+
+
+def test_backoff_grows_after_repeated_crashes() -> None:
+    assert [backoff_delay(n) for n in (0, 1, 2, 3, 4, 12)] == [0.0, 0.0, 0.5, 1.0, 2.0, 30.0]
+
+
+def test_server_tools_are_listed_asked_for_and_framed(
+    home: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    assert main(["mcp", "test", "notes"]) == 0
+    out = capsys.readouterr().out
+    assert "notes__lookup" in out and "notes__crash" in out
+
+    assert main(["tools", "list", "--json"]) == 0
+    listed = {t["name"]: t for t in json.loads(capsys.readouterr().out)}
+    assert listed["notes__lookup"]["needs_approval"] is True
+    assert listed["notes__lookup"]["parameters"]["required"] == ["topic"]
+
+    # --json runs have nobody to ask: the call is refused, the model told so.
+    wire_server.push(
+        tool_calls_reply(("m1", "notes__lookup", {"topic": "apple"})),
+        text_reply("I could not read the note."),
+    )
+    assert main(["ask", "--json", "What does my Apple note say?"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    denied = [e for e in events if e["type"] == "tool_denied"]
+    assert denied and denied[0]["tool"] == "notes__lookup"
+    assert not any(e["type"] == "tool_end" for e in events)
+
+    # On a terminal the user is asked, says yes, and the server's text reaches the model framed.
+    prompts: list[str] = []
+
+    def answer(self: Any, prompt: str = "", **_: Any) -> str:
+        prompts.append(str(prompt))
+        return "y"
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("rich.console.Console.input", answer)
+    wire_server.push(
+        tool_calls_reply(("m2", "notes__lookup", {"topic": "apple"})),
+        text_reply("Your note says Apple's FY2025 revenue was $416.2B."),
+    )
+    assert main(["ask", "What does my Apple note say?"]) == 0
+    seen = capsys.readouterr()
+    assert "416.2B" in seen.out
+    assert "Allow notes__lookup" in seen.err and prompts  # asked, and answered yes
+    tool_message = next(
+        m
+        for r in wire_server.requests
+        for m in r.json()["messages"]
+        if m.get("tool_call_id") == "m2"
+    )
+    assert '<untrusted_content source="mcp:notes/lookup">' in tool_message["content"]
+    assert "Ignore previous instructions" in tool_message["content"]  # kept, but as data
+
+
+async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) -> None:
+    sleeps: list[float] = []
+
+    async def no_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    configs = mcp_servers(Settings(home=tmp_path, file_data=notes_settings(tmp_path)))
+    toolset = McpToolset(configs, home=tmp_path, sleep=no_sleep)
+    try:
+        tools = {t.name: t for t in toolset.tools()}
+        lookup, crash = tools["notes__lookup"], tools["notes__crash"]
+        ctx = ToolContext()
+        first = await lookup.run(lookup.Args.model_validate({"topic": "apple"}), ctx)
+        for _ in range(2):
+            with pytest.raises(ToolFailure, match="stopped while running crash"):
+                await crash.run(crash.Args.model_validate({}), ctx)
+        again = await lookup.run(lookup.Args.model_validate({"topic": "apple"}), ctx)
+    finally:
+        await toolset.aclose()
+    assert isinstance(first, ToolResult) and isinstance(again, ToolResult)
+    assert "416.2B" in again.content
+    pid = first.content.split("(pid ", 1)[1].split(")", 1)[0]
+    assert f"(pid {pid})" not in again.content  # a new process answered
+    assert sleeps == [0.5]  # the second crash in a row waited before restarting
+    assert toolset.connections["notes"].starts == 3
+
+
+def test_mcp_list_shows_a_server_that_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    (tmp_path / ".dexter").mkdir()
+    (tmp_path / ".dexter" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}})
+    )
+    assert main(["mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "gone" in out and "is not available" in out and "no-such-mcp-server-here" in out
+    assert main(["mcp", "test", "missing"]) == 2
+    assert "no MCP server named 'missing'" in capsys.readouterr().err
+
+
+def test_install_merges_into_the_hosts_config_keeping_what_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    config = tmp_path / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
+    assert main(["mcp", "install", "cursor", "--project", "--write"]) == 0
+    written = json.loads(config.read_text())
+    assert written["theme"] == "dark" and written["mcpServers"]["other"] == {"command": "x"}
+    dexter = written["mcpServers"]["dexter"]
+    assert dexter["args"][-2:] == ["mcp", "serve"]
+    assert dexter["env"]["DEXTER_HOME"] == str((tmp_path / ".dexter").resolve())
+
+    assert main(["mcp", "install", "claude-desktop"]) == 0
+    printed = capsys.readouterr().out
+    assert '"dexter"' in printed and "claude_desktop_config.json" in printed
+
+
+def test_server_schemas_are_inlined_safely() -> None:
+    from dexter.mcp.tools import server_schema
+
+    recursive = {
+        "type": "object",
+        "title": "Args",
+        "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}},
+        "properties": {"tree": {"$ref": "#/$defs/Node"}, "gone": {"$ref": "#/$defs/Missing"}},
+    }
+    schema = server_schema(recursive)
+    assert "$defs" not in schema and "title" not in schema
+    assert schema["properties"]["tree"]["properties"]["child"] == {}
+    assert schema["properties"]["gone"] == {}
+    assert server_schema({"type": "string"}) == {"type": "object", "properties": {}}

@@ -1,0 +1,246 @@
+"""`dexter mcp serve` as an MCP host sees it: the SDK's own client over stdio (a subprocess) and
+streamable HTTP (a real port on 127.0.0.1), with SEC data from the recorded mirror and the
+research model scripted by a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from dexter.mcp.config import McpServerConfig
+from dexter.mcp.tools import McpToolset
+from dexter.mcp.transport import choose_token, is_loopback
+from dexter.tools.base import ToolContext, ToolResult
+from tests.support.sec_mirror import Mirror, MirrorServer
+from tests.support.wire_server import Reply, WireServer, sse
+from tests.test_research_e2e import chunk, text_reply, tool_calls_reply
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def server_env(tmp_path: Path, wire_server: WireServer) -> Iterator[dict[str, str]]:
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"memory": {"enabled": False}}))
+    with MirrorServer(Mirror()) as sec:
+        yield {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(tmp_path),
+            "PYTHONPATH": str(REPO / "src"),
+            "DEXTER_HOME": str(home),
+            "DEXTER_MODEL": "openai:gpt-test",
+            "DEXTER_FINANCE_TOOLS": "direct",
+            "OPENAI_API_KEY": "sk-test-123456",
+            "OPENAI_BASE_URL": wire_server.url + "/v1",
+            **sec.env(),
+        }
+
+
+def script_answered_research(wire: WireServer) -> None:
+    wire.push(
+        tool_calls_reply(("c1", "income_statements", {"company": "AAPL", "limit": 2})),
+        text_reply("Apple's revenue was $416.2B in FY2025, up from $391.0B [S1]."),
+    )
+
+
+def script_slow_research(wire: WireServer) -> None:
+    """A calculation, then an answer that streams for a long time unless the run is stopped."""
+    slow = sse([chunk({"content": "still thinking "}) for _ in range(400)], done=True)
+    wire.push(
+        tool_calls_reply(
+            ("c2", "calculate", {"operation": "percent_change", "start": 391035, "end": 416161})
+        ),
+        Reply(headers=slow.headers, chunks=slow.chunks, chunk_delay=0.05),
+    )
+
+
+async def check_server(client: Client, wire: WireServer) -> None:
+    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert {
+        "income_statements",
+        "filing_section",
+        "insider_trades",
+        "calculate",
+        "research",
+    } <= set(listed)
+    income = listed["income_statements"]
+    assert income.title == "Income statements"
+    assert income.annotations is not None and income.annotations.read_only_hint is True
+    assert "company" in income.input_schema["properties"]
+
+    statements = await client.call_tool("income_statements", {"company": "AAPL", "limit": 2})
+    assert not statements.is_error
+    text = statements.content[0].text  # type: ignore[union-attr]
+    assert "416,161" in text and "[S1]" in text
+    assert "0000320193-25-000079" in text  # the FY2025 10-K, cited
+    assert "https://www.sec.gov/Archives/edgar/data/320193/" in text  # and a link to it
+    assert statements.structured_content["sources"][0]["id"] == "S1"
+
+    bad = await client.call_tool("income_statements", {"company": "AAPL", "limit": "many"})
+    assert bad.is_error and "limit" in bad.content[0].text  # type: ignore[union-attr]
+
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["dexter://filings/{company}"]
+    filings = await client.read_resource("dexter://filings/AAPL")
+    listing = filings.contents[0].text  # type: ignore[union-attr]
+    assert "10-K" in listing and "0000320193-25-000079" in listing
+
+    prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    assert {"dcf", "write-memo"} <= set(prompts)
+    dcf = await client.get_prompt("dcf", {"request": "NVIDIA"})
+    text = dcf.messages[0].content.text  # type: ignore[union-attr]
+    assert "NVIDIA" in text and "calculate" in text
+
+    script_answered_research(wire)
+    progress: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    answer = await client.call_tool(
+        "research", {"question": "What was Apple's revenue?"}, progress_callback=on_progress
+    )
+    assert not answer.is_error, answer.content
+    assert "416.2B" in answer.content[0].text  # type: ignore[union-attr]
+    assert answer.structured_content["status"] == "answered"
+    assert "0000320193-25-000079" in answer.structured_content["sources"][0]["label"]
+    assert "running income_statements" in progress
+    assert any(m.startswith("income_statements done") for m in progress)
+
+
+async def check_cancel(client: Client, wire: WireServer) -> None:
+    script_slow_research(wire)
+    before = len(wire.requests)
+    calculated = anyio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        if (message or "").startswith("calculate done"):
+            calculated.set()
+
+    async with anyio.create_task_group() as group:
+
+        async def research() -> None:
+            await client.call_tool(
+                "research", {"question": "Grow 391035 to 416161?"}, progress_callback=on_progress
+            )
+
+        group.start_soon(research)
+        with anyio.fail_after(30):
+            await calculated.wait()
+        # Cancel once the answer is streaming, so stopping the run has a stream to drop.
+        assert await asyncio.to_thread(wire.wait_for_requests, before + 2, 30)
+        group.cancel_scope.cancel()
+    # The server stopped the run: its model stream was dropped mid-answer.
+    assert await asyncio.to_thread(wire.hung_up.wait, 30)
+    # And it keeps serving.
+    again = await client.call_tool("calculate", {"operation": "sum", "values": [1, 2]})
+    assert not again.is_error and "3" in again.content[0].text  # type: ignore[union-attr]
+
+
+async def test_stdio_server_serves_data_research_progress_and_cancel(
+    server_env: dict[str, str], wire_server: WireServer, tmp_path: Path
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "dexter", "mcp", "serve"], env=server_env, cwd=tmp_path
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        await check_server(client, wire_server)
+        await check_cancel(client, wire_server)
+
+
+@asynccontextmanager
+async def http_server(env: dict[str, str], *args: str) -> AsyncIterator[str]:
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "dexter", "mcp", "serve", "--http", "--port", "0", *args],
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
+        assert line.startswith("Dexter MCP server on http://127.0.0.1:"), line
+        yield line.split(" on ", 1)[1].strip()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_http_server_requires_its_token_and_serves_with_it(
+    server_env: dict[str, str], wire_server: WireServer, tmp_path: Path
+) -> None:
+    env = {**server_env, "DEXTER_MCP_TOKEN": "s3cret-token"}
+    async with http_server(env, "--require-token") as url:
+        async with httpx2.AsyncClient() as http:
+            hello: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            refused = await http.post(url, json=hello)
+            wrong = await http.post(url, json=hello, headers={"authorization": "Bearer nope"})
+        assert refused.status_code == 401 and wrong.status_code == 401
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+
+        authorised = create_mcp_http_client(headers={"authorization": "Bearer s3cret-token"})
+        async with Client(streamable_http_client(url, http_client=authorised)) as client:
+            await check_server(client, wire_server)
+            await check_cancel(client, wire_server)
+
+        # Dexter as a client of an HTTP server (this one), with the token as a header.
+        config = McpServerConfig(
+            name="dexter", url=url, headers={"Authorization": "Bearer s3cret-token"}
+        )
+        toolset = McpToolset([config], home=tmp_path)
+        try:
+            tools = {tool.name: tool for tool in toolset.tools()}
+            calculate = tools["dexter__calculate"]
+            args = calculate.Args.model_validate({"operation": "sum", "values": [2, 3]})
+            result = await calculate.run(args, ToolContext())
+        finally:
+            await toolset.aclose()
+        assert isinstance(result, ToolResult) and "5" in result.content
+        assert '<untrusted_content source="mcp:dexter/calculate">' in result.content
+
+
+def test_only_loopback_addresses_may_go_without_a_token() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("::")
+
+
+def test_a_server_beyond_loopback_always_gets_a_token() -> None:
+    token, generated = choose_token("0.0.0.0", None, require=False)
+    assert token and generated and len(token) >= 32
+    assert choose_token("0.0.0.0", "mine", require=False) == ("mine", False)
+    assert choose_token("127.0.0.1", None, require=False) == (None, False)
+    assert choose_token("127.0.0.1", None, require=True)[0]
+
+
+async def test_served_tools_come_from_the_registry_and_rules_still_apply(tmp_path: Path) -> None:
+    from dexter.config import Settings
+    from dexter.mcp.server import Served, build_server
+    from dexter.permissions.gate import SimplePolicy
+    from dexter.runtime import Runtime
+
+    async with Runtime(Settings(home=tmp_path, cwd=tmp_path)) as runtime:
+        tools = runtime.data_tools()
+        served = Served(tools=tools, policy=SimplePolicy(deny=["insider_trades"]))
+        async with Client(build_server(served)) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            denied = await client.call_tool("insider_trades", {"company": "AAPL"})
+            unknown = await client.call_tool("no_such_tool", {})
+    # One registry: every data call the sources serve, and no research without a runtime agent.
+    assert listed == {tool.name for tool in tools}
+    assert {"calculate", "income_statements", "filing_section", "screen_companies"} <= listed
+    assert denied.is_error and "denied" in denied.content[0].text  # type: ignore[union-attr]
+    assert unknown.is_error
