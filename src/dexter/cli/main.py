@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dexter import __version__
+from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.permissions_command import add_permissions_parser
 
@@ -96,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_store_parsers(commands)
     add_permissions_parser(commands)
     add_memory_parser(commands)
+    add_eval_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
@@ -197,6 +199,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return run_data_command(args)
         if args.command == "memory":
             return int(args.memory_run(args))
+        if args.command == "eval":
+            return int(args.eval_run(args))
         if args.command == "permissions":
             from dexter.cli.permissions_command import run_permissions_command
 
