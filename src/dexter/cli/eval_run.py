@@ -185,22 +185,22 @@ def _execute(runtime: Any, store: Any, run_id: str, questions: Any, options: Any
         async with runtime:
             live.start()
             try:
-                await run_eval(runtime, store, run_id, questions, options, on_event=live.event)
+                results = await run_eval(
+                    runtime, store, run_id, questions, options, on_event=live.event
+                )
             finally:
                 live.stop()
+            _print_summary(store.require(run_id), results)
 
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        done = len(store.finished_ids(run_id))
         print(
-            f"\nInterrupted: {done} finished question(s) are stored. Continue with "
+            f"\nInterrupted: {live.done} finished question(s) are stored. Continue with "
             f"`dexter eval finance-agent --resume {run_id}`.",
             file=sys.stderr,
         )
         return 130
-    run = store.require(run_id)
-    _print_summary(run, store.results(run_id))
     return EXIT_OK
 
 
