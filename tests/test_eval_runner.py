@@ -293,7 +293,7 @@ def test_five_questions_scored_costed_reported(
     assert "Net sales rose." in markdown and "CONTRADICTED" in markdown
     assert "judge failure" in markdown and "`calculate`" in markdown
     assert "<svg" in html and "Quantitative Retrieval" in html
-    assert html.count("<details>") == 5
+    assert html.count("<details open>") == 5
 
 
 async def test_resume_after_interruption_reruns_nothing_finished(

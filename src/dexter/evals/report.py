@@ -146,7 +146,7 @@ def to_markdown(report: Report) -> str:
             out += [f"**Tool calls ({len(r.tool_calls)}).** {calls}", ""]
         out += [
             f"Tokens {r.total_cost.tokens:,}, estimated cost {money(r.total_cost)}, "
-            f"{r.iterations} rounds, {r.duration_ms / 1000:.1f} s.",
+            f"{r.iterations} round(s), {r.duration_ms / 1000:.1f} s.",
             "",
         ]
     return "\n".join(out).rstrip() + "\n"
@@ -154,7 +154,7 @@ def to_markdown(report: Report) -> str:
 
 def bar_chart_svg(rows: Sequence[CategoryRow], width: int = 640) -> str:
     """Horizontal bars of each category's mean (failures as 0), with the 95% interval."""
-    label_w, bar_w, row_h, top = 190, width - 190 - 70, 26, 24
+    label_w, bar_w, row_h, top = 190, width - 190 - 120, 26, 24
     height = top + row_h * len(rows) + 10
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -224,7 +224,7 @@ def to_html(report: Report) -> str:
     for r in report.results:
         status = pct(r.score) if r.status == "scored" else FAILURE_LABELS[r.status]
         out += [
-            f"<details><summary><b>{e(r.question_id)}</b> · {e(r.category)} · "
+            f"<details open><summary><b>{e(r.question_id)}</b> · {e(r.category)} · "
             f"<b>{e(status)}</b> · {e(r.question[:110])}</summary>",
             f"<p><b>Question.</b> {e(r.question)}</p>",
             f"<p><b>Answer.</b></p><pre>{e(r.answer.strip() or '(no answer)')}</pre>",
@@ -267,7 +267,7 @@ def to_html(report: Report) -> str:
             out.append(f"<p><b>Tool calls ({len(r.tool_calls)}).</b> {calls}</p>")
         out.append(
             f"<p class='small'>Tokens {r.total_cost.tokens:,}; estimated cost "
-            f"{e(money(r.total_cost))}; {r.iterations} rounds; {r.duration_ms / 1000:.1f} s.</p>"
+            f"{e(money(r.total_cost))}; {r.iterations} round(s); {r.duration_ms / 1000:.1f} s.</p>"
             "</details>"
         )
     out.append("</body></html>")
