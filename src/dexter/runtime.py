@@ -59,6 +59,9 @@ class Channel:
     memory_writes: bool
     prompt: str
     description: str
+    # Whether the user's remembered facts are loaded into the prompt (and memory tools bound).
+    # Benchmark runs must not depend on whoever's machine they run on.
+    memory_reads: bool = True
 
 
 CLI = Channel(
@@ -112,8 +115,9 @@ EVAL = Channel(
     allows_shell=False,
     allows_writes=False,
     memory_writes=False,
-    prompt="cli",
-    description="benchmark runs: isolated, nothing to ask",
+    prompt="research",
+    description="benchmark runs: isolated, nothing to ask, no memory, research answer profile",
+    memory_reads=False,
 )
 
 CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
@@ -514,7 +518,7 @@ class Runtime:
             local.append(BashTool(workspace))
         for tool in [*local, *web_tools(settings)]:
             registry.register(tool)
-        memory = self.memory
+        memory = self.memory if channel.memory_reads else None
         if memory is not None:
             from dexter.memory.tools import memory_tools
 
@@ -617,7 +621,7 @@ class Runtime:
         if isinstance(skill_tool, SkillTool):
             agent.prompt_sections.append(skills_prompt(list(skill_tool.skills.values())))
         agent.constraint_model = models.fast_phase("constraints")
-        memory = self.memory
+        memory = self.memory if spec.channel.memory_reads else None
         if memory is not None:
             agent.use_memory(memory, models.fast_phase("memory") or models.phase("memory"))
         agent.attach(recorder, window_probe=window_probe(resolved))

@@ -141,7 +141,9 @@ class ToolExecutor:
             # Warnings are decided before any call of the wave records, so parallel
             # duplicates do not warn each other.
             for prepared in runnable:
-                prepared.warning = self.scratchpad.limit_warning(prepared.tool.name, prepared.args)
+                prepared.warning = self.scratchpad.limit_warning(
+                    prepared.tool.name, prepared.args, repeatable=prepared.tool.repeatable
+                )
             async for ran in self._run_batch(runnable, group):
                 if isinstance(ran, tuple):
                     results[ran[0]] = ran[1]

@@ -58,8 +58,44 @@ CHAT_PROFILE = ChannelProfile(
     ),
 )
 
+# For questions graded on exact figures (the Finance Agent Benchmark, analyst work): the answer
+# must let a reader re-derive every number. Used by the eval channel; any channel may name it.
+RESEARCH_PROFILE = ChannelProfile(
+    label="research",
+    preamble=(
+        "Your answer is read by an analyst who will check every figure against the filings. "
+        "There is nobody to ask: decide, research and answer in one go."
+    ),
+    behaviour=(
+        "Research until the answer is supported; questions often need several documents (a "
+        "10-K and the earnings releases before and after it). Do not stop at the first figure.",
+        "State the as-of date your answer is based on, and ignore anything published after it.",
+        "Guidance for a period lives in the earnings release (8-K Exhibit 99.1) or call of the "
+        "quarter before it; actual results in the release after it, then the 10-Q or 10-K.",
+        "Beat or miss: compare the actual with the low end, the high end and the midpoint of "
+        "the guided range, and give each difference in basis points (or percent) as well as "
+        "in the figure's own unit.",
+        "Say whether each figure is GAAP or non-GAAP (adjusted); never mix them in one "
+        "comparison without saying so, and name the reconciling items when asked about "
+        "adjustments.",
+        "If a figure cannot be found, say which document you looked in and what is missing; "
+        "never estimate a reported number.",
+    ),
+    format=(
+        "Lead with the direct answer in one or two sentences.",
+        "Give every figure exactly as filed with its unit and scale (USD 2,271.5 million, "
+        "not '2.3B' or '2271.5'), its period and the company's fiscal-year end (e.g. fiscal "
+        "2025, ended September 27, 2025).",
+        "Show each calculation: the inputs with their sources, the formula, and the result.",
+        "Cite the filing for each input (form, period, accession or exhibit) with the source "
+        "ids the tools gave.",
+        "Use a compact table when comparing several companies or periods.",
+    ),
+)
+
 PROFILES = {
     "cli": CLI_PROFILE,
+    "research": RESEARCH_PROFILE,
     "chat": CHAT_PROFILE,
     "whatsapp": CHAT_PROFILE,
     "telegram": CHAT_PROFILE,

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_CALLS_PER_TOOL = 3
+# Document readers whose tool class is shared with tools that do keep the limit (routed tools).
+REPEATABLE_TOOLS = frozenset({"read_filings", "web_fetch"})
 SIMILARITY_THRESHOLD = 0.7
 QUERY_ARG_KEYS = ("query", "search", "question", "q", "text", "input")
 
@@ -129,9 +131,15 @@ class Scratchpad:
     def call_count(self, tool: str) -> int:
         return self._counts.get(tool, 0)
 
-    def limit_warning(self, tool: str, args: dict[str, Any]) -> str | None:
-        """A soft-limit warning for a call about to run, or None. Nothing is ever blocked."""
+    def limit_warning(
+        self, tool: str, args: dict[str, Any], *, repeatable: bool = False
+    ) -> str | None:
+        """A soft-limit warning for a call about to run, or None. Nothing is ever blocked.
+        `repeatable` tools (and REPEATABLE_TOOLS) get no call-count nudge, only the
+        near-duplicate-query one."""
         count = self._counts.get(tool, 0)
+        if repeatable or tool in REPEATABLE_TOOLS:
+            count = -1
         if count >= MAX_CALLS_PER_TOOL:
             return (
                 f"Note: `{tool}` has now been called {count + 1} times in this run (suggested "

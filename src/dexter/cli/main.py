@@ -13,6 +13,7 @@ from typing import Any
 
 from dexter import __version__
 from dexter.cli.mcp_command import add_mcp_parser
+from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.permissions_command import add_permissions_parser
 
@@ -98,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     add_permissions_parser(commands)
     add_memory_parser(commands)
     add_mcp_parser(commands)
+    add_eval_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
@@ -203,6 +205,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             from dexter.cli.mcp_command import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "eval":
+            return int(args.eval_run(args))
         if args.command == "permissions":
             from dexter.cli.permissions_command import run_permissions_command
 

@@ -94,6 +94,41 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX model_calls_run ON model_calls(run_id)",
         ),
     ),
+    Migration(
+        2,
+        "evaluation runs and their per-question results",
+        (
+            """CREATE TABLE eval_runs (
+                id TEXT PRIMARY KEY,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                dataset TEXT NOT NULL,
+                dataset_hash TEXT NOT NULL,
+                model TEXT NOT NULL,
+                judges_json TEXT NOT NULL DEFAULT '[]',
+                options_json TEXT NOT NULL DEFAULT '{}',
+                question_ids_json TEXT NOT NULL DEFAULT '[]',
+                status TEXT NOT NULL
+            )""",
+            "CREATE INDEX eval_runs_created ON eval_runs(created_at)",
+            # One row per finished question, written as soon as it is graded: a crash or
+            # Ctrl+C loses only the questions still in flight, and resume skips these.
+            """CREATE TABLE eval_results (
+                run_id TEXT NOT NULL REFERENCES eval_runs(id) ON DELETE CASCADE,
+                question_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                category TEXT NOT NULL,
+                status TEXT NOT NULL,
+                score REAL,
+                result_json TEXT NOT NULL,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cost_usd REAL,
+                finished_at TEXT NOT NULL,
+                PRIMARY KEY (run_id, question_id)
+            )""",
+        ),
+    ),
 )
 
 

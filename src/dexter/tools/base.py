@@ -94,6 +94,9 @@ class Tool(ABC, Generic[ArgsT]):
     Args: ClassVar[type[BaseModel]]
     concurrency_safe: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = False
+    # Called many times in one good run (arithmetic, reading a long document page by page):
+    # the soft "called N times" nudge would only push the model to stop too early.
+    repeatable: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...

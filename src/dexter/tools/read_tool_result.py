@@ -63,6 +63,7 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
     Args: ClassVar[type[BaseModel]] = ReadToolResultArgs
     concurrency_safe: ClassVar[bool] = True
     needs_approval: ClassVar[bool] = False
+    repeatable: ClassVar[bool] = True
 
     def __init__(self, run_dir: Callable[[], Path | None] | None = None) -> None:
         # Normally the run's store comes with each call (ctx.results), so reads never cross

@@ -214,6 +214,7 @@ class CalculateTool(Tool[CalculateArgs]):
     Args: ClassVar[type[BaseModel]] = CalculateArgs
     concurrency_safe: ClassVar[bool] = True
     needs_approval: ClassVar[bool] = False
+    repeatable: ClassVar[bool] = True
 
     def resources(self, args: CalculateArgs) -> Resources:
         return Resources()  # pure arithmetic

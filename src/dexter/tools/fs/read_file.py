@@ -66,6 +66,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     concurrency_safe: ClassVar[bool] = True
     needs_approval: ClassVar[bool] = False
+    repeatable: ClassVar[bool] = True
 
     def __init__(self, workspace: Path | None = None) -> None:
         self.workspace = (workspace or Path.cwd()).resolve()

@@ -1,0 +1,199 @@
+"""The checks a unit case can name (`kind`), each calling the code a user's question reaches."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from dexter.data.errors import DataError
+from dexter.data.sec.provider import SecEdgarProvider
+from dexter.data.settings import DataSettings
+from dexter.evals.units.mirror import mirror_transport
+from dexter.evals.units.runner import Case, CaseResult, same
+
+_TEXT_KEYS = frozenset({"contains", "not_contains", "starts_with", "min_chars", "matches"})
+_USER_AGENT = "Dexter finance-units dexter-units@example.invalid"
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def text_failures(expect: Mapping[str, Any], text: str) -> list[str]:
+    """What a text fails of `{contains, not_contains, starts_with, min_chars, matches}`;
+    whitespace runs count as one space so layout does not matter."""
+    flat = _squash(text)
+    wrong: list[str] = []
+    for needle in expect.get("contains") or []:
+        if _squash(needle) not in flat:
+            wrong.append(f"missing {needle!r}")
+    for needle in expect.get("not_contains") or []:
+        if _squash(needle) in flat:
+            wrong.append(f"should not contain {needle!r}")
+    start = expect.get("starts_with")
+    if start and not flat.lstrip().startswith(_squash(start)):
+        wrong.append(f"starts {flat.lstrip()[:60]!r}, not {start!r}")
+    if len(flat) < int(expect.get("min_chars") or 0):
+        wrong.append(f"{len(flat)} characters, expected at least {expect['min_chars']}")
+    pattern = expect.get("matches")
+    if pattern and not re.search(pattern, flat):
+        wrong.append(f"no match for /{pattern}/")
+    return wrong
+
+
+class Checker:
+    def __init__(self, fixtures: Path, cache: Path) -> None:
+        self.fixtures = fixtures
+        settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
+        self.sec = SecEdgarProvider(settings, transport=mirror_transport(fixtures / "sec-mirror"))
+        self._statements: dict[tuple[str, str, str], list[Any]] = {}
+
+    async def aclose(self) -> None:
+        await self.sec.aclose()
+
+    async def check(self, case: Case) -> CaseResult:
+        method = getattr(self, f"_{case.kind}", None)
+        if method is None:
+            return CaseResult(case, False, error=f"unknown case kind {case.kind!r}")
+        try:
+            actual = await method(case.args)
+        except (DataError, LookupError, ValueError) as error:
+            return CaseResult(case, False, error=f"{type(error).__name__}: {error}")
+        expect = case.expect
+        if isinstance(actual, str) and isinstance(expect, Mapping) and _TEXT_KEYS >= expect.keys():
+            wrong = text_failures(expect, actual)
+            return CaseResult(case, not wrong, _squash(actual)[:200], "; ".join(wrong) or None)
+        return CaseResult(case, same(expect, actual), actual)
+
+    # -- companies and statements --------------------------------------------------------------
+
+    async def _resolve(self, args: Mapping[str, Any]) -> dict[str, str]:
+        company = await self.sec.company(str(args["query"]))
+        return {"ticker": company.ticker, "cik": company.cik, "name": company.name}
+
+    async def _statement_rows(self, args: Mapping[str, Any]) -> Any:
+        ticker, statement, period = str(args["ticker"]), str(args["statement"]), str(args["period"])
+        key = (ticker, statement, period)
+        if key not in self._statements:
+            self._statements[key] = await self._load_statements(ticker, statement, period)
+        wanted = str(args["report_period"])
+        for row in self._statements[key]:
+            if row.report_period == wanted:
+                return row
+        raise LookupError(f"no {period} {statement} statement for {ticker} ending {wanted}")
+
+    async def _load_statements(self, ticker: str, statement: str, period: str) -> list[Any]:
+        if period not in ("annual", "quarterly", "ttm"):
+            raise ValueError(f"unknown period {period!r}")
+        chosen: Literal["annual", "quarterly", "ttm"] = period  # type: ignore[assignment]
+        if statement == "income":
+            return list(await self.sec.income_statements(ticker, period=chosen, limit=40))
+        if statement == "balance":
+            return list(await self.sec.balance_sheets(ticker, period=chosen, limit=40))
+        if statement == "cashflow":
+            return list(await self.sec.cash_flow_statements(ticker, period=chosen, limit=40))
+        raise ValueError(f"unknown statement {statement!r}")
+
+    async def _statement(self, args: Mapping[str, Any]) -> Any:
+        row = await self._statement_rows(args)
+        return getattr(row, str(args["field"]))
+
+    async def _citation(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        row = await self._statement_rows(args)
+        source = row.sources.get(str(args["field"]))
+        if source is None:
+            raise LookupError(f"{args['field']} has no source")
+        return {
+            "accession_number": source.accession_number,
+            "form": source.form,
+            "concept": source.concept,
+            "url": source.url,
+            "cite": source.cite(),
+        }
+
+    # -- filings, items, documents ---------------------------------------------------------------
+
+    async def _filing(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        index = int(args.get("index", 0))
+        found = await self.sec.filings(
+            str(args["ticker"]), forms=[str(args["form"])], limit=index + 1, page_back=False
+        )
+        if len(found) <= index:
+            raise LookupError(f"only {len(found)} {args['form']} filings")
+        filing = found[index]
+        return {
+            "accession_number": filing.accession_number,
+            "filing_date": filing.filing_date,
+            "report_date": filing.report_date,
+            "url": filing.url,
+        }
+
+    async def _item(self, args: Mapping[str, Any]) -> str:
+        section = await self.sec.filing_section(
+            str(args["ticker"]),
+            form=str(args["form"]),
+            item=str(args["item"]),
+            year=args.get("year"),
+        )
+        return f"{section.title}\n{section.text}"
+
+    async def _document(self, args: Mapping[str, Any]) -> str:
+        from dexter.data.sec.documents import html_to_text
+
+        return html_to_text((self.fixtures / str(args["file"])).read_bytes())
+
+    async def _ownership(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        from dexter.data.sec.ownership import parse_ownership_document
+
+        path = self.fixtures / str(args["file"])
+        filing = parse_ownership_document(path.read_bytes(), url=path.as_uri())
+        trades = [t.model_dump(mode="json", exclude={"source"}) for t in filing.trades]
+        return {
+            "form": filing.form,
+            "ticker": filing.ticker,
+            "issuer_name": filing.issuer_name,
+            "report_date": filing.report_date,
+            "owners": [o.name for o in filing.owners],
+            "trade_count": len(filing.trades),
+            "holding_count": len(filing.holdings),
+            "trade": trades[int(args["trade"])] if "trade" in args else None,
+        }
+
+    async def _holdings13f(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        from dexter.data.sec.holdings13f import parse_information_table
+
+        path = self.fixtures / str(args["file"])
+        rows = parse_information_table(
+            path.read_bytes(),
+            filer_cik=None,
+            filer_name=None,
+            report_period=None,
+            filing_date=None,
+            accession_number=None,
+            url=path.as_uri(),
+        )
+        dumped = [r.model_dump(mode="json", exclude={"source"}) for r in rows]
+        wanted = args.get("row")
+        return {
+            "rows": len(rows),
+            "row": dumped[int(wanted)] if wanted is not None else None,
+            "total_value": sum(Decimal(str(r.get("value_usd") or 0)) for r in dumped),
+        }
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    async def _calculate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """`places` (not a tool argument) rounds the exact result the case compares."""
+        from dexter.tools.base import ToolContext
+        from dexter.tools.finance.calculate import CalculateArgs, CalculateTool
+
+        tool_args = {k: v for k, v in args.items() if k != "places"}
+        result = await CalculateTool().run(CalculateArgs.model_validate(tool_args), ToolContext())
+        data = dict(result.data or {})
+        exact = Decimal(str(data["result"]))
+        if "places" in args:
+            exact = round(exact, int(args["places"]))
+        return {"result": exact, "display": data["display"], "unit": data["unit"]}
