@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from dexter import __version__
-from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.eval_command import add_eval_parser
+from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.permissions_command import add_permissions_parser
 
