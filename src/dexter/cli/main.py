@@ -120,7 +120,9 @@ def _add_data_parser(commands: Any) -> None:
         )
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
-        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        output = sub.add_mutually_exclusive_group()
+        output.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        output.add_argument("--csv", action="store_true", help="print CSV (raw numbers)")
         return sub
 
     for name, what in (
