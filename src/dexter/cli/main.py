@@ -120,9 +120,7 @@ def _add_data_parser(commands: Any) -> None:
         )
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
-        output = sub.add_mutually_exclusive_group()
-        output.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        output.add_argument("--csv", action="store_true", help="print CSV (raw numbers)")
+        _json_or_csv(sub)
         return sub
 
     for name, what in (
@@ -237,17 +235,23 @@ def _add_store_parsers(commands: Any) -> None:
 
     sessions = commands.add_parser(
         "sessions",
-        help="list past sessions or show one",
+        help="list, show, search or remove past sessions",
         description="Past conversations, newest first. Resume one with `dexter --resume ID`.",
     )
     sessions.set_defaults(store_run=lazy("dexter.cli.sessions_command", "run_sessions_command"))
     actions = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="recent sessions with turns, tokens and cost")
     listing.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    show = actions.add_parser("show", help="one session's questions, answers and usage")
+    _json_or_csv(listing)
+    show = actions.add_parser("show", help="one session as Markdown: questions, answers, usage")
     show.add_argument("id", help="session id or a unique prefix of it")
     show.add_argument("--json", action="store_true", help="print JSON")
+    search = actions.add_parser("search", help="sessions whose questions or answers mention TEXT")
+    search.add_argument("text", help="words to look for (case-insensitive)")
+    search.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
+    _json_or_csv(search)
+    remove = actions.add_parser("rm", help="delete sessions (the usage ledger keeps their cost)")
+    remove.add_argument("ids", nargs="+", metavar="ID", help="session ids or unique prefixes")
 
     usage = commands.add_parser(
         "usage",
@@ -264,7 +268,13 @@ def _add_store_parsers(commands: Any) -> None:
         default="phase",
         help="how to group rows (default: phase)",
     )
-    usage.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _json_or_csv(usage)
+
+
+def _json_or_csv(parser: argparse.ArgumentParser) -> None:
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    output.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
 
 if __name__ == "__main__":

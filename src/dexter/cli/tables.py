@@ -48,6 +48,8 @@ class Col:
     style: str | None = None
     csv_header: str | None = None  # when the display header is empty or abbreviated
     min_width: int = _MIN_TEXT_WIDTH
+    # Shown only when the table fits on one screen width with it; dropped last-first otherwise.
+    optional: bool = False
 
 
 @dataclass
@@ -159,9 +161,30 @@ def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str
     return table
 
 
+def _without_optional(grid: Grid, width: int) -> Grid:
+    """Drop optional columns, last first, until the rest fits in one table (or none are left)."""
+    keep = list(range(len(grid.columns)))
+    optional = [i for i in keep if grid.columns[i].optional]
+
+    def subset(indexes: list[int]) -> Grid:
+        sub = Grid(grid.title, [grid.columns[i] for i in indexes], grid.caption)
+        sub.rows = [([cells[i] for i in indexes], style) for cells, style in grid.rows]
+        return sub
+
+    current = grid
+    while optional:
+        parts = _parts(current, width)
+        if parts is not None and len(parts) == 1:
+            break
+        keep.remove(optional.pop())
+        current = subset(keep)
+    return current
+
+
 def render(console: Console, grid: Grid) -> None:
     """Print `grid` within the console's width without cutting any cell."""
     width = console.width
+    grid = _without_optional(grid, width)
     parts = _parts(grid, width)
     if parts is None:
         _render_vertical(console, grid)
