@@ -73,6 +73,5 @@ async def test_tools_run_prompt_and_closed_stdin(monkeypatch: pytest.MonkeyPatch
 
 def test_readme_names_the_same_keys() -> None:
     readme = README.read_text()
-    for key in ("`[y]`", "`[a]`", "`[r]`"):
-        assert key in readme
+    assert prompt_text(rule="RULE").strip() in readme
     assert "[a] for this run" in prompt_text()
