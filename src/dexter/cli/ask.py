@@ -35,7 +35,7 @@ def run_ask(
     if max_iterations is not None and max_iterations < 1:
         raise ConfigError("--max-iterations must be at least 1")
     settings = load_settings()
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
     approver = _terminal_approver(err) if interactive else None
     runtime = Runtime(settings)

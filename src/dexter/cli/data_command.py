@@ -28,7 +28,7 @@ def run_data_command(args: argparse.Namespace) -> int:
     from dexter.runtime import Runtime
 
     console = Console()
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         err.print("dexter: --limit must be at least 1")

@@ -20,6 +20,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CANCELLED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 DESCRIPTION = """\
 Dexter: an autonomous financial-research agent for the terminal.
@@ -38,7 +39,8 @@ examples:
   dexter usage --by phase
   dexter doctor
 
-exit status: 0 answered, 1 failed, 2 usage or configuration error, 130 cancelled."""
+exit status: 0 answered, 1 failed, 2 usage or configuration error (an unwritable DEXTER_HOME
+included), 130 cancelled, 141 output pipe closed (`dexter … | head`)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -167,12 +169,86 @@ def _add_data_parser(commands: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    problem = _undecodable(arguments)
+    if problem:
+        print(f"dexter: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    args = _parser().parse_args(arguments)
     try:
+        _pipe_errors_reach_main()
         return _dispatch(args)
     except KeyboardInterrupt:
         print("\nCancelled.", file=sys.stderr)
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        return _reader_went_away()
+    except OSError as error:
+        print(f"dexter: {_describe_os_error(error)}", file=sys.stderr)
+        return EXIT_USAGE if _under_home(error) else EXIT_FAILED
+
+
+def _undecodable(arguments: Sequence[str]) -> str | None:
+    """Arguments that were not UTF-8 arrive with lone surrogates (PEP 383); nothing downstream
+    (SQLite, JSON, the model) can carry them, so they are refused here, by position."""
+    for position, argument in enumerate(arguments, 1):
+        bad = next((ch for ch in argument if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:
+            byte = ord(bad) - 0xDC00
+            return (
+                f"argument {position} is not valid UTF-8 (byte 0x{byte:02x}); "
+                "pass text in UTF-8 (check your terminal's or script's encoding)."
+            )
+    return None
+
+
+def _pipe_errors_reach_main() -> None:
+    """rich answers a closed pipe with its own `SystemExit(1)`; its documented hook is made to
+    raise instead, so every closed pipe ends the same way (exit 141, no message)."""
+    from rich.console import Console
+
+    def raise_it(self: Console) -> None:
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = raise_it  # type: ignore[method-assign]
+
+
+def _reader_went_away() -> int:
+    """`dexter … | head`: the reader closed the pipe. Stop quietly, as other tools do; point
+    stdout at /dev/null so the interpreter's final flush does not raise a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def _home() -> str:
+    import os
+    from pathlib import Path
+
+    from dexter.config import default_home
+
+    return str(default_home(Path.cwd(), os.environ))
+
+
+def _under_home(error: OSError) -> bool:
+    home = _home()
+    return bool(home and error.filename and str(error.filename).startswith(home))
+
+
+def _describe_os_error(error: OSError) -> str:
+    what = error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename else ""
+    if _under_home(error):
+        return (
+            f"cannot write to the Dexter home directory{where}: {what}. Set DEXTER_HOME to a "
+            "writable directory."
+        )
+    return f"{what}{where}."
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -89,7 +89,7 @@ def _run(
     if validated is None:
         raise ConfigError(problem)
 
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
     approve = _ask_on_terminal if sys.stdin.isatty() else None
 

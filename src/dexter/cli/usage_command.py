@@ -78,7 +78,9 @@ def open_existing(settings: Settings) -> Store | None:
 
 
 def print_lookup_error(error: SessionLookupError) -> int:
-    Console(stderr=True, highlight=False).print(f"dexter: {error}", style="red", markup=False)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"dexter: {error}", style="red", markup=False
+    )
     return EXIT_USAGE
 
 
