@@ -7,7 +7,7 @@ read as a style tag.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -68,14 +68,22 @@ class TerminalApprover:
     """Asks at the terminal. Calls the model asked for together are listed together first,
     then each is allowed or denied on its own."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(
+        self, console: Console, *, before_asking: Callable[[], None] | None = None
+    ) -> None:
         self.console = console
+        # Stops a spinner, which would otherwise redraw over the prompt being typed into.
+        self.before_asking = before_asking
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if self.before_asking is not None:
+            self.before_asking()
         self.console.print(_question(request.tool, shown(request)))
         return await self._answer(request)
 
     async def approve_many(self, requests: Sequence[ApprovalRequest]) -> list[ApprovalAnswer]:
+        if self.before_asking is not None:
+            self.before_asking()
         self.console.print(Text(f"{len(requests)} calls want to run together:", "bold yellow"))
         for number, request in enumerate(requests, 1):
             self.console.print(Text(f"  {number}. {request.tool}: {shown(request)}"))

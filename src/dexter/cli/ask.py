@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
@@ -15,8 +16,29 @@ from dexter.cli.render import JsonRenderer, PlainRenderer
 EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
 
 
-def _terminal_approver(console: Console) -> Approver:
-    return TerminalApprover(console)
+def _terminal_approver(console: Console, before_asking: Callable[[], None]) -> Approver:
+    return TerminalApprover(console, before_asking=before_asking)
+
+
+def read_question(words: Sequence[str]) -> str:
+    """The question from the arguments, or from stdin when there are none or just `-`."""
+    from dexter.config import ConfigError
+
+    if words and list(words) != ["-"]:
+        return " ".join(words)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ConfigError(
+            'no question. Usage: dexter ask "your question", or pipe it: echo "…" | dexter ask'
+        )
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(raw, bytes):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(
+                f"the question on stdin is not valid UTF-8 (byte {error.start}); send UTF-8 text."
+            ) from None
+    return raw
 
 
 def run_ask(
@@ -37,7 +59,8 @@ def run_ask(
     settings = load_settings()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
-    approver = _terminal_approver(err) if interactive else None
+    plain = PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+    approver = _terminal_approver(err, plain.waiting.stop) if interactive else None
     runtime = Runtime(settings)
     spec = AgentSpec(model=model, channel=ASK, max_iterations=max_iterations, resume=resume)
     try:
@@ -45,10 +68,10 @@ def run_ask(
     except BaseException:
         runtime.close_local()
         raise
-    renderer = (
-        JsonRenderer(sys.stdout)
+    renderer: JsonRenderer | PlainRenderer = (
+        JsonRenderer(sys.stdout, session_id=lambda: agent.recorder.session_id or None)
         if as_json
-        else PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+        else plain
     )
 
     async def consume() -> Done | None:
@@ -59,6 +82,7 @@ def run_ask(
                 if isinstance(event, Done):
                     done = event
         finally:
+            renderer.close()
             await runtime.aclose()
         return done
 

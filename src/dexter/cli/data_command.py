@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from dexter.cli import data_render as render
+from dexter.cli.progress import Waiting
 from dexter.cli.tables import Grid, write_csv
 from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
@@ -39,10 +40,15 @@ def run_data_command(args: argparse.Namespace) -> int:
         err.print(f"dexter: {error}", markup=False)
         return EXIT_USAGE
 
+    # On a terminal, a spinner says what is being fetched while the SEC is slow.
+    waiting = Waiting(err)
+
     async def run() -> int:
+        waiting.start(f"fetching {args.data_command} from {_sources_named(router)}")
         try:
-            return await _dispatch(args, router, console)
+            return await _dispatch(args, router, console, waiting)
         finally:
+            waiting.stop()
             await router.aclose()
 
     try:
@@ -69,6 +75,11 @@ def normalise_form(form: str) -> str:
     return f"{match.group(4)}-{match.group(5)}{match.group(6) or ''}"
 
 
+def _sources_named(router: DataRouter) -> str:
+    names = [getattr(p, "name", "") for p in getattr(router, "providers", [])]
+    return ", ".join(n for n in names if n) or "the data sources"
+
+
 def _emit_json(items: Any) -> None:
     def plain(value: Any) -> Any:
         if isinstance(value, BaseModel):
@@ -80,7 +91,10 @@ def _emit_json(items: Any) -> None:
     print(json.dumps(plain(items), indent=2, ensure_ascii=False))
 
 
-def _show(args: argparse.Namespace, console: Console, items: Any, grid: Grid) -> bool:
+def _show(
+    args: argparse.Namespace, console: Console, items: Any, grid: Grid, waiting: Waiting
+) -> bool:
+    waiting.stop()
     """JSON or CSV when asked for (then True: nothing else to print), else the table."""
     if args.json:
         _emit_json(items)
@@ -92,7 +106,9 @@ def _show(args: argparse.Namespace, console: Console, items: Any, grid: Grid) ->
     return False
 
 
-async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Console) -> int:
+async def _dispatch(
+    args: argparse.Namespace, router: DataRouter, console: Console, waiting: Waiting
+) -> int:
     action: str = args.data_command
     as_json: bool = args.json
     if action == "holdings":
@@ -100,7 +116,7 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
         filer = rows[0].filer_name if rows and rows[0].filer_name else args.filer
         period = rows[0].report_period if rows and rows[0].report_period else None
         title = f"13F holdings — {filer}" + (f", period ending {period}" if period else "")
-        if not _show(args, console, rows, render.holdings_table(rows, title=title)):
+        if not _show(args, console, rows, render.holdings_table(rows, title=title), waiting):
             render.print_sources(console, render.sources_of(rows[:1]))
         return EXIT_OK
     if action == "screen":
@@ -113,7 +129,7 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
             max_value=args.max_value,
         )
         title = f"{args.concept} ({args.unit}), {args.period}"
-        _show(args, console, screened, render.screen_table(screened, title=title))
+        _show(args, console, screened, render.screen_table(screened, title=title), waiting)
         return EXIT_OK
 
     company = await router.company(args.ticker)
@@ -131,11 +147,12 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
         else:
             statements, kind = await router.financial_metrics(ticker, **kw), "financial metrics"
         if not statements and not as_json:
+            waiting.stop()
             console.print(f"No {args.period} {kind} data reported for {name}.")
             return EXIT_OK
         title = f"{name} — {kind}, {args.period}"
         grid = render.statements_table(statements, title=title, metrics=action == "metrics")
-        if not _show(args, console, statements, grid):
+        if not _show(args, console, statements, grid, waiting):
             render.print_sources(console, render.statement_sources(statements))
         return EXIT_OK
     if action == "filings":
@@ -143,7 +160,7 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
         filings = await router.filings(ticker, forms=forms_wanted, limit=args.limit)
         forms = ", ".join(forms_wanted) if forms_wanted else "all forms"
         grid = render.filings_table(filings, title=f"{name} — filings ({forms})")
-        if not _show(args, console, filings, grid):
+        if not _show(args, console, filings, grid, waiting):
             console.print("Documents", style="bold")
             # Plain writes: a wrapped URL cannot be clicked or copied.
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
@@ -156,6 +173,7 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
             year=args.year,
             accession_number=args.accession,
         )
+        waiting.stop()
         if as_json:
             _emit_json(section)
         else:
@@ -167,27 +185,30 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
     if action == "insider-trades":
         trades = await router.insider_trades(ticker, limit=args.limit)
         grid = render.insider_table(trades, title=f"{name} — insider transactions")
-        if not _show(args, console, trades, grid):
+        if not _show(args, console, trades, grid, waiting):
             render.print_sources(console, render.sources_of(trades))
         return EXIT_OK
     if action == "facts":
         points = await router.facts(ticker, args.concept)
         concept = points[0].concept if points else args.concept
-        _show(args, console, points, render.facts_table(points, title=f"{name} — {concept}"))
+        _show(
+            args, console, points, render.facts_table(points, title=f"{name} — {concept}"), waiting
+        )
         return EXIT_OK
     if action == "prices":
         end = args.end or date.today().isoformat()
         start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
         prices = await router.prices(ticker, start_date=start, end_date=end)
         title = f"{name} — prices {start} to {end}"
-        _show(args, console, prices, render.prices_table(prices, title=title))
+        _show(args, console, prices, render.prices_table(prices, title=title), waiting)
         return EXIT_OK
     if action == "news":
         news = await router.news(ticker, limit=args.limit)
-        _show(args, console, news, render.news_table(news, title=f"{name} — news"))
+        _show(args, console, news, render.news_table(news, title=f"{name} — news"), waiting)
         return EXIT_OK
     if action == "segments":
         segments = await router.segments(ticker, period=args.period, limit=args.limit)
+        waiting.stop()
         _emit_json(segments)  # segment trees are nested; JSON is their readable form
         return EXIT_OK
     raise AssertionError(f"unhandled data action {action}")

@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     model_help = (
         "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
     )
-    parser.add_argument("-m", "--model", help=model_help)
+    parser.add_argument("-m", "--model", metavar="MODEL", help=model_help)
     resume_help = "continue a saved session (default: the latest; see `dexter sessions list`)"
     parser.add_argument("--resume", nargs="?", const="latest", metavar="ID", help=resume_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -64,8 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         help="ask one question and stream the answer",
         description="Ask one question; the answer streams to stdout, tool activity to stderr.",
     )
-    ask.add_argument("question", nargs="+", help="the question (quote it, or pass several words)")
-    ask.add_argument("-m", "--model", dest="ask_model", help=model_help)
+    ask.add_argument(
+        "question",
+        nargs="*",
+        help="the question (quote it, or pass several words); none or - reads it from stdin",
+    )
+    ask.add_argument("-m", "--model", dest="ask_model", metavar="MODEL", help=model_help)
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
     ask.add_argument(
         "-c",
@@ -102,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     add_mcp_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
-    doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
+    doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
     return parser
 
 
@@ -256,10 +260,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     try:
         if args.command == "ask":
-            from dexter.cli.ask import run_ask
+            from dexter.cli.ask import read_question, run_ask
 
             return run_ask(
-                " ".join(args.question),
+                read_question(args.question),
                 model=args.ask_model or args.model,
                 as_json=args.json,
                 max_iterations=args.max_iterations,
