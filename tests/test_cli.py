@@ -4,6 +4,7 @@ real OpenAI wire protocol against a local server."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -277,11 +278,12 @@ def test_ctrl_c_cancels_cleanly_with_exit_130(workdir: Path, wire_server: WireSe
         text=True,
     )
     assert process.stdout is not None
-    lines = []
-    for line in process.stdout:
-        lines.append(json.loads(line))
-        if lines[-1]["type"] == "text":
-            break
+    lines = [json.loads(process.stdout.readline())]
+    assert lines[0]["type"] == "run_started"
+    # `text` events are held until the round is known to be the answer, so wait for the
+    # server to be streaming instead.
+    while not wire_server.requests:
+        time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     rest, err = process.communicate(timeout=20)
     lines += [json.loads(line) for line in rest.splitlines()]

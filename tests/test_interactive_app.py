@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Markdown
 
 from dexter.agent.loop import Agent, AgentConfig
 from dexter.cli.interactive import DexterApp, run_interactive
+from dexter.cli.interactive.app import print_transcript
 from dexter.cli.interactive.commands import Command, UnknownCommand, parse_command
 from dexter.cli.interactive.format import compact_args, format_duration
 from dexter.cli.interactive.widgets import Note, ToolRow
@@ -477,18 +480,22 @@ async def test_model_error_is_shown_in_red_without_crashing(tmp_path: Path) -> N
 
 
 def test_run_interactive_runs_inline_and_keeps_scrollback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: dict[str, Any] = {}
 
     def fake_run(self: DexterApp, **kwargs: Any) -> None:
         seen.update(kwargs, label=self.model_label)
+        self.transcript += [("question", "first?"), ("answer", "**One.**")]
 
     monkeypatch.setattr(DexterApp, "run", fake_run)
     agent = make_agent(ScriptedModel([]), tmp_path)
     assert run_interactive(agent, switch_model=None, model_label="openai:x") == 0
-    assert seen["inline"] is True and seen["inline_no_clear"] is True
+    # The inline region is cleared; the conversation is printed to the normal screen instead.
+    assert seen["inline"] is True and seen["inline_no_clear"] is False
     assert seen["label"] == "openai:x"
+    out = capsys.readouterr().out
+    assert "› first?" in out and "One." in out and "**" not in out
 
 
 def test_parse_command_and_formatting() -> None:
@@ -501,3 +508,41 @@ def test_parse_command_and_formatting() -> None:
     assert len(compact_args({"text": "x" * 500})) <= 80
     assert format_duration(250) == "250ms"
     assert format_duration(3200) == "3.2s"
+
+
+async def test_every_turn_is_printed_to_the_terminal_after_exit(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [text("First answer."), text("| FY | Revenue |\n|---|---|\n| 2025 | 416,161 |")]
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "first")
+        await ask(pilot, app, "a table")
+        app.quit()
+        await pilot.pause()
+    out = io.StringIO()
+    print_transcript(app.transcript, Console(file=out, width=80, color_system=None))
+    screen = out.getvalue()
+    assert screen.index("› first") < screen.index("First answer.") < screen.index("› a table")
+    assert "416,161" in screen and "Revenue" in screen
+
+
+async def test_resumed_session_shows_its_earlier_turns(tmp_path: Path) -> None:
+    from tests.test_sessions_resume import session_agent
+
+    first = session_agent(tmp_path, ScriptedModel([text("Apple's FY2025 revenue: $416.2B.")]))
+    old = first.new_session()
+    async for _ in first.run("Apple revenue?"):
+        pass
+    agent = session_agent(tmp_path, ScriptedModel([]))
+    agent.new_session()
+    agent.resume(old)
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "› Apple revenue?" in notes(app, "question")
+        assert any("416.2B" in a for a in answers(app))
+        await ask(pilot, app, "/resume")
+        listing = notes(app, "info")[-1]
+        assert f"* {old}" in listing and "(current)" in listing
+    assert ("answer", "Apple's FY2025 revenue: $416.2B.") in app.transcript

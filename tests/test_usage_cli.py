@@ -78,7 +78,8 @@ def test_sessions_list(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first, second = seed(home)
     assert run(["sessions", "list"]) == 0
     out = capsys.readouterr().out
-    assert first in out and second in out
+    # Shortest unique prefixes (two random ids share no 4-character prefix but by chance).
+    assert first[:4] in out and second[:4] in out
     assert "How did Apple's gross margin change?" in out
     assert "1,450" in out  # ledger tokens: 1000+100+300+50+0
     assert "—" in out  # the unpriced model's cost is unknown, not zero
@@ -94,8 +95,8 @@ def test_sessions_show(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["sessions", "show", first[:6]]) == 0
     out = capsys.readouterr().out
     assert first in out
-    assert "Q: How did Apple's gross margin change?" in out
-    assert "A: It rose to 46.2% in FY2024." in out
+    assert "## 1. How did Apple's gross margin change?" in out  # piped: the Markdown itself
+    assert "It rose to 46.2% in FY2024." in out and "3 rounds" in out
     assert "report in EUR" in out
     assert "3 model calls (1 failed)" in out
 

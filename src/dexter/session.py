@@ -8,6 +8,7 @@ labels each run so those records know which session and run they belong to.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -132,7 +133,10 @@ class SessionAgent(Agent):
 
     def new_session(self) -> str:
         self.clear()
+        previous = self.recorder.session_id
         self.recorder.session_id = self.recorder.sessions.create(self.model.name)
+        # A session nobody asked anything in would only clutter `dexter sessions list`.
+        self.recorder.sessions.delete_if_empty(previous)
         return self.recorder.session_id
 
     async def run(self, query: str) -> AsyncIterator[Event]:
@@ -145,6 +149,26 @@ class SessionAgent(Agent):
         recorder = self.recorder
         session_id = recorder.session_id
         current_run.set(RunLabel(session_id, None))
+        run_id: str | None = None
+        finished = False
+        try:
+            async for event in self._recorded(query, session_id):
+                if isinstance(event, RunStarted):
+                    run_id = event.run_id
+                elif isinstance(event, Done):
+                    finished = True
+                yield event
+        finally:
+            if not finished:
+                # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
+                # Best effort: a failed write must not replace the cancellation being raised.
+                with contextlib.suppress(Exception):
+                    recorder.sessions.add_turn(
+                        session_id, run_id or "", query, "", "cancelled", 0, 0.0
+                    )
+
+    async def _recorded(self, query: str, session_id: str) -> AsyncIterator[Event]:
+        recorder = self.recorder
         run_id: str | None = None
         async for event in super().run(query):
             if isinstance(event, RunStarted):

@@ -4,73 +4,41 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 
-from dexter.agent.events import ApprovalRequest, Done
+from dexter.agent.events import Done
 from dexter.agent.executor import Approver
-from dexter.cli.render import JsonRenderer, PlainRenderer, compact_args
-from dexter.permissions.gate import ApprovalAnswer
+from dexter.cli.approval import TerminalApprover
+from dexter.cli.render import JsonRenderer, PlainRenderer
 
 EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
 
 
-class _TerminalApprover:
-    """Asks at the terminal. Calls the model asked for together are listed together first,
-    then each is allowed or denied on its own."""
+def _terminal_approver(console: Console, before_asking: Callable[[], None]) -> Approver:
+    return TerminalApprover(console, before_asking=before_asking)
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
 
-    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self._show(request)
-        return await self._answer(request)
+def read_question(words: Sequence[str]) -> str:
+    """The question from the arguments, or from stdin when there are none or just `-`."""
+    from dexter.config import ConfigError
 
-    async def approve_many(self, requests: Sequence[ApprovalRequest]) -> list[ApprovalAnswer]:
-        self.console.print(
-            f"[bold yellow]{len(requests)} calls want to run together:[/bold yellow]"
+    if words and list(words) != ["-"]:
+        return " ".join(words)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ConfigError(
+            'no question. Usage: dexter ask "your question", or pipe it: echo "…" | dexter ask'
         )
-        for number, request in enumerate(requests, 1):
-            self.console.print(f"  {number}. {escape(request.tool)}: {escape(_shown(request))}")
-        answers: list[ApprovalAnswer] = []
-        for request in requests:
-            self._show(request)
-            answer = await self._answer(request)
-            answers.append(answer)
-            if answer is ApprovalAnswer.DENY:
-                break  # a denial stops the rest of the response
-        return answers
-
-    def _show(self, request: ApprovalRequest) -> None:
-        self.console.print(
-            f"[bold yellow]Allow[/bold yellow] {escape(request.tool)}: {escape(_shown(request))}?"
-        )
-
-    async def _answer(self, request: ApprovalRequest) -> ApprovalAnswer:
-        prompt = "  [y] once  [s] for this run  [N] deny: "
-        if request.proposed_rule:
-            prompt = (
-                f"  [y] once  [s] for this run  [r] always (saves {request.proposed_rule})"
-                "  [N] deny: "
-            )
-        answer = (await asyncio.to_thread(self.console.input, prompt)).strip().lower()
-        if answer in {"y", "yes"}:
-            return ApprovalAnswer.ALLOW_ONCE
-        if answer in {"a", "s", "session"}:
-            return ApprovalAnswer.ALLOW_SESSION
-        if answer in {"r", "always"} and request.proposed_rule:
-            return ApprovalAnswer.ALLOW_ALWAYS
-        return ApprovalAnswer.DENY
-
-
-def _shown(request: ApprovalRequest) -> str:
-    return f"$ {request.command}" if request.command else compact_args(request.args, 200)
-
-
-def _terminal_approver(console: Console) -> Approver:
-    return _TerminalApprover(console)
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(raw, bytes):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(
+                f"the question on stdin is not valid UTF-8 (byte {error.start}); send UTF-8 text."
+            ) from None
+    return raw
 
 
 def run_ask(
@@ -89,9 +57,10 @@ def run_ask(
     if max_iterations is not None and max_iterations < 1:
         raise ConfigError("--max-iterations must be at least 1")
     settings = load_settings()
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
-    approver = _terminal_approver(err) if interactive else None
+    plain = PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+    approver = _terminal_approver(err, plain.waiting.stop) if interactive else None
     runtime = Runtime(settings)
     spec = AgentSpec(model=model, channel=ASK, max_iterations=max_iterations, resume=resume)
     try:
@@ -99,10 +68,10 @@ def run_ask(
     except BaseException:
         runtime.close_local()
         raise
-    renderer = (
-        JsonRenderer(sys.stdout)
+    renderer: JsonRenderer | PlainRenderer = (
+        JsonRenderer(sys.stdout, session_id=lambda: agent.recorder.session_id or None)
         if as_json
-        else PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+        else plain
     )
 
     async def consume() -> Done | None:
@@ -113,6 +82,7 @@ def run_ask(
                 if isinstance(event, Done):
                     done = event
         finally:
+            renderer.close()
             await runtime.aclose()
         return done
 

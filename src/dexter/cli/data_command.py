@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from datetime import date, timedelta
 from typing import Any
@@ -13,6 +14,9 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from dexter.cli import data_render as render
+from dexter.cli.progress import Waiting
+from dexter.cli.tables import Grid, write_csv
+from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 from dexter.data.router import DataRouter
@@ -25,7 +29,7 @@ def run_data_command(args: argparse.Namespace) -> int:
     from dexter.runtime import Runtime
 
     console = Console()
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         err.print("dexter: --limit must be at least 1")
@@ -36,10 +40,15 @@ def run_data_command(args: argparse.Namespace) -> int:
         err.print(f"dexter: {error}", markup=False)
         return EXIT_USAGE
 
+    # On a terminal, a spinner says what is being fetched while the SEC is slow.
+    waiting = Waiting(err)
+
     async def run() -> int:
+        waiting.start(f"fetching {args.data_command} from {_sources_named(router)}")
         try:
-            return await _dispatch(args, router, console)
+            return await _dispatch(args, router, console, waiting)
         finally:
+            waiting.stop()
             await router.aclose()
 
     try:
@@ -50,6 +59,25 @@ def run_data_command(args: argparse.Namespace) -> int:
     except DataError as error:
         err.print(f"dexter: {error}", markup=False)
         return EXIT_FAILED
+
+
+_FORM = re.compile(r"^(\d+)\s*-?\s*([A-Z]+)(/A)?$|^([A-Z]+)\s*-?\s*(\d+)(/A)?$")
+
+
+def normalise_form(form: str) -> str:
+    """`10k`, `10-k`, `10 K` → `10-K`; `s1` → `S-1`; anything else upper-cased as typed."""
+    text = form.strip().upper()
+    match = _FORM.match(text)
+    if not match:
+        return text
+    if match.group(1):
+        return f"{match.group(1)}-{match.group(2)}{match.group(3) or ''}"
+    return f"{match.group(4)}-{match.group(5)}{match.group(6) or ''}"
+
+
+def _sources_named(router: DataRouter) -> str:
+    names = [getattr(p, "name", "") for p in getattr(router, "providers", [])]
+    return ", ".join(n for n in names if n) or "the data sources"
 
 
 def _emit_json(items: Any) -> None:
@@ -63,16 +91,32 @@ def _emit_json(items: Any) -> None:
     print(json.dumps(plain(items), indent=2, ensure_ascii=False))
 
 
-async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Console) -> int:
+def _show(
+    args: argparse.Namespace, console: Console, items: Any, grid: Grid, waiting: Waiting
+) -> bool:
+    waiting.stop()
+    """JSON or CSV when asked for (then True: nothing else to print), else the table."""
+    if args.json:
+        _emit_json(items)
+        return True
+    if getattr(args, "csv", False):
+        write_csv(grid, sys.stdout)
+        return True
+    render_grid(console, grid)
+    return False
+
+
+async def _dispatch(
+    args: argparse.Namespace, router: DataRouter, console: Console, waiting: Waiting
+) -> int:
     action: str = args.data_command
     as_json: bool = args.json
     if action == "holdings":
         rows = await router.institutional_holdings(filer_cik=args.filer, limit=args.limit)
-        if as_json:
-            _emit_json(rows)
-        else:
-            filer = rows[0].filer_name if rows and rows[0].filer_name else args.filer
-            console.print(render.holdings_table(rows, title=f"13F holdings — {filer}"))
+        filer = rows[0].filer_name if rows and rows[0].filer_name else args.filer
+        period = rows[0].report_period if rows and rows[0].report_period else None
+        title = f"13F holdings — {filer}" + (f", period ending {period}" if period else "")
+        if not _show(args, console, rows, render.holdings_table(rows, title=title), waiting):
             render.print_sources(console, render.sources_of(rows[:1]))
         return EXIT_OK
     if action == "screen":
@@ -84,11 +128,8 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
             min_value=args.min_value,
             max_value=args.max_value,
         )
-        if as_json:
-            _emit_json(screened)
-        else:
-            title = f"{args.concept} ({args.unit}), {args.period}"
-            console.print(render.screen_table(screened, title=title))
+        title = f"{args.concept} ({args.unit}), {args.period}"
+        _show(args, console, screened, render.screen_table(screened, title=title), waiting)
         return EXIT_OK
 
     company = await router.company(args.ticker)
@@ -105,24 +146,21 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
             statements, kind = await router.cash_flow_statements(ticker, **kw), "cash flow"
         else:
             statements, kind = await router.financial_metrics(ticker, **kw), "financial metrics"
-        if as_json:
-            _emit_json(statements)
-        elif not statements:
+        if not statements and not as_json:
+            waiting.stop()
             console.print(f"No {args.period} {kind} data reported for {name}.")
-        else:
-            title = f"{name} — {kind}, {args.period}"
-            console.print(
-                render.statements_table(statements, title=title, metrics=action == "metrics")
-            )
+            return EXIT_OK
+        title = f"{name} — {kind}, {args.period}"
+        grid = render.statements_table(statements, title=title, metrics=action == "metrics")
+        if not _show(args, console, statements, grid, waiting):
             render.print_sources(console, render.statement_sources(statements))
         return EXIT_OK
     if action == "filings":
-        filings = await router.filings(ticker, forms=args.form, limit=args.limit)
-        if as_json:
-            _emit_json(filings)
-        else:
-            forms = ", ".join(args.form) if args.form else "all forms"
-            console.print(render.filings_table(filings, title=f"{name} — filings ({forms})"))
+        forms_wanted = [normalise_form(form) for form in args.form] if args.form else None
+        filings = await router.filings(ticker, forms=forms_wanted, limit=args.limit)
+        forms = ", ".join(forms_wanted) if forms_wanted else "all forms"
+        grid = render.filings_table(filings, title=f"{name} — filings ({forms})")
+        if not _show(args, console, filings, grid, waiting):
             console.print("Documents", style="bold")
             # Plain writes: a wrapped URL cannot be clicked or copied.
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
@@ -130,11 +168,12 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
     if action == "filing-section":
         section = await router.filing_section(
             ticker,
-            form=args.form,
+            form=normalise_form(args.form),
             item=args.item,
             year=args.year,
             accession_number=args.accession,
         )
+        waiting.stop()
         if as_json:
             _emit_json(section)
         else:
@@ -145,38 +184,31 @@ async def _dispatch(args: argparse.Namespace, router: DataRouter, console: Conso
         return EXIT_OK
     if action == "insider-trades":
         trades = await router.insider_trades(ticker, limit=args.limit)
-        if as_json:
-            _emit_json(trades)
-        else:
-            console.print(render.insider_table(trades, title=f"{name} — insider transactions"))
+        grid = render.insider_table(trades, title=f"{name} — insider transactions")
+        if not _show(args, console, trades, grid, waiting):
             render.print_sources(console, render.sources_of(trades))
         return EXIT_OK
     if action == "facts":
         points = await router.facts(ticker, args.concept)
-        if as_json:
-            _emit_json(points)
-        else:
-            concept = points[0].concept if points else args.concept
-            console.print(render.facts_table(points, title=f"{name} — {concept}"))
+        concept = points[0].concept if points else args.concept
+        _show(
+            args, console, points, render.facts_table(points, title=f"{name} — {concept}"), waiting
+        )
         return EXIT_OK
     if action == "prices":
         end = args.end or date.today().isoformat()
         start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
         prices = await router.prices(ticker, start_date=start, end_date=end)
-        if as_json:
-            _emit_json(prices)
-        else:
-            console.print(render.prices_table(prices, title=f"{name} — prices {start} to {end}"))
+        title = f"{name} — prices {start} to {end}"
+        _show(args, console, prices, render.prices_table(prices, title=title), waiting)
         return EXIT_OK
     if action == "news":
         news = await router.news(ticker, limit=args.limit)
-        if as_json:
-            _emit_json(news)
-        else:
-            console.print(render.news_table(news, title=f"{name} — news"))
+        _show(args, console, news, render.news_table(news, title=f"{name} — news"), waiting)
         return EXIT_OK
     if action == "segments":
         segments = await router.segments(ticker, period=args.period, limit=args.limit)
+        waiting.stop()
         _emit_json(segments)  # segment trees are nested; JSON is their readable form
         return EXIT_OK
     raise AssertionError(f"unhandled data action {action}")

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
+from dexter.cli.tables import MISSING, Col, Figure, Grid
 from dexter.data.models import (
     FactPoint,
     Filing,
@@ -73,25 +74,28 @@ def _cell(field: str, value: Any, *, metrics: bool) -> str:
 _PER_SHARE_FIELDS = {"earnings_per_share", "book_value_per_share", "free_cash_flow_per_share"}
 
 
-def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool = False) -> Table:
+def _figure(field: str, value: Any, *, metrics: bool) -> Figure:
+    return MISSING if value is None else Figure(_cell(field, value, metrics=metrics), value)
+
+
+def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool = False) -> Grid:
     currency = rows[0].currency if rows else "USD"
     caption = (
         "margins, returns and growth in %; other ratios as multiples"
         if metrics
         else f"{currency} millions; per-share figures in {currency}; share counts in millions"
     )
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    table.add_column("", style="bold", no_wrap=True)
-    for row in rows:
-        table.add_column(row.fiscal_period, justify="right", no_wrap=True)
+    columns = [Col("", key=True, style="bold", csv_header="line item")]
+    columns += [Col(row.fiscal_period, figure=True) for row in rows]
+    grid = Grid(title=title, columns=columns, caption=caption)
     fields = [f for f in type(rows[0]).model_fields if f not in _BASE_FIELDS] if rows else []
-    table.add_row("Period end", *[row.report_period for row in rows], style="dim")
+    grid.add_row("Period end", *[Figure(row.report_period) for row in rows], style="dim")
     for field in fields:
         values = [getattr(row, field) for row in rows]
         if all(v is None for v in values):
             continue
-        table.add_row(label(field), *[_cell(field, v, metrics=metrics) for v in values])
-    return table
+        grid.add_row(label(field), *[_figure(field, v, metrics=metrics) for v in values])
+    return grid
 
 
 def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
@@ -113,22 +117,34 @@ def print_sources(console: Console, lines: Sequence[str]) -> None:
         return
     console.print(Text("Sources", style="bold"))
     for line in dict.fromkeys(lines):
-        console.print(Text(f"  {line}", style="dim"))
+        # Wrapped source lines keep their indent, so each period's citation reads as one item.
+        console.print(Padding(Text(line, style="dim"), (0, 0, 0, 2), expand=False))
 
 
-def filings_table(filings: Sequence[Filing], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Form", "Filed", "Period", "Accession", "Description"):
-        table.add_column(column, no_wrap=column != "Description", overflow="fold")
+def _number(value: float | int | None, spec: str = ",.0f") -> Figure:
+    return MISSING if value is None else Figure(format(value, spec), value)
+
+
+def filings_table(filings: Sequence[Filing], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Form", whole=True, key=True),
+            Col("Filed", whole=True, key=True),
+            Col("Period", whole=True),
+            Col("Accession", whole=True),
+            Col("Description"),
+        ],
+    )
     for f in filings:
-        table.add_row(
+        grid.add_row(
             f.filing_type,
             f.filing_date,
             f.report_date or "—",
             f.accession_number,
             f.description or "",
         )
-    return table
+    return grid
 
 
 def filing_links(filings: Sequence[Filing]) -> list[str]:
@@ -143,95 +159,139 @@ def section_text(section: FilingSection) -> tuple[str, str]:
     return header, section.text
 
 
-def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Date", "Name", "Role", "Type", "Shares", "Price", "Value", "Owned after"):
-        table.add_column(
-            column,
-            justify="right" if column in ("Shares", "Price", "Value", "Owned after") else "left",
-            overflow="fold",
-        )
+def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Date", whole=True, key=True),
+            Col("Name", key=True, min_width=12),
+            Col("Role", min_width=10),
+            Col("Type", min_width=8),
+            Col("Shares", figure=True),
+            Col("Price", figure=True),
+            Col("Value", figure=True),
+            Col("Owned after", figure=True),
+        ],
+        caption="prices in USD per share; values in USD",
+    )
     for t in trades:
-        table.add_row(
+        grid.add_row(
             t.transaction_date or t.filing_date or "—",
             t.name,
             t.title or ("Director" if t.is_board_director else "—"),
             t.transaction_type or t.transaction_code or "—",
-            "—" if t.transaction_shares is None else f"{t.transaction_shares:,.0f}",
-            "—"
-            if t.transaction_price_per_share is None
-            else f"{t.transaction_price_per_share:,.2f}",
-            "—" if t.transaction_value is None else f"{t.transaction_value:,.0f}",
-            "—"
-            if t.shares_owned_after_transaction is None
-            else f"{t.shares_owned_after_transaction:,.0f}",
+            _number(t.transaction_shares),
+            _number(t.transaction_price_per_share, ",.2f"),
+            _number(t.transaction_value),
+            _number(t.shares_owned_after_transaction),
         )
-    return table
+    return grid
 
 
-def holdings_table(rows: Sequence[InstitutionalHolding], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left", caption="value in USD", caption_justify="left")
-    for column in ("Issuer", "Class", "CUSIP", "Shares", "Value", "Put/Call"):
-        table.add_column(column, justify="right" if column in ("Shares", "Value") else "left")
+def holdings_table(rows: Sequence[InstitutionalHolding], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Issuer", key=True),
+            Col("Class", min_width=8),
+            Col("CUSIP", whole=True),
+            Col("Shares", figure=True),
+            Col("Value", figure=True),
+            Col("Put/Call", min_width=4),
+        ],
+        caption="value in USD",
+    )
     for h in rows:
-        table.add_row(
+        grid.add_row(
             h.name_of_issuer,
             h.title_of_class or "—",
             h.cusip,
-            "—" if h.shares is None else f"{h.shares:,.0f}",
-            "—" if h.value_usd is None else f"{h.value_usd:,.0f}",
+            _number(h.shares),
+            _number(h.value_usd),
             h.put_call or "",
         )
-    return table
+    return grid
 
 
-def facts_table(points: Sequence[FactPoint], *, title: str) -> Table:
+def facts_table(points: Sequence[FactPoint], *, title: str) -> Grid:
     unit = points[0].unit if points else ""
-    table = Table(title=f"{title} ({unit})", title_justify="left")
-    for column in ("Period", "Value", "Form", "Filed", "Accession"):
-        table.add_column(column, justify="right" if column == "Value" else "left", no_wrap=True)
+    grid = Grid(
+        title=f"{title} ({unit})",
+        columns=[
+            Col("Start", whole=True, key=True),
+            Col("End", whole=True, key=True),
+            Col("Value", figure=True),
+            Col("Form", whole=True),
+            Col("Filed", whole=True),
+            Col("Accession", whole=True),
+        ],
+    )
     for p in points:
-        period = f"{p.start}\n→ {p.end}" if p.start else p.end
-        table.add_row(period, f"{p.value:,}", p.form or "", p.filed or "", p.accession_number or "")
-    return table
-
-
-def prices_table(prices: Sequence[Price], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Date", "Open", "High", "Low", "Close", "Volume"):
-        table.add_column(column, justify="left" if column == "Date" else "right")
-    for p in prices:
-        table.add_row(
-            p.time[:10],
-            *[("—" if v is None else f"{v:,.2f}") for v in (p.open, p.high, p.low, p.close)],
-            "—" if p.volume is None else f"{p.volume:,.0f}",
+        grid.add_row(
+            p.start or "",
+            p.end,
+            Figure(f"{p.value:,}", p.value),
+            p.form or "",
+            p.filed or "",
+            p.accession_number or "",
         )
-    return table
+    return grid
 
 
-def news_table(items: Sequence[NewsItem], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Date", "Title", "Source", "URL"):
-        table.add_column(column, overflow="fold")
+def prices_table(prices: Sequence[Price], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Date", whole=True, key=True),
+            *[Col(name, figure=True) for name in ("Open", "High", "Low", "Close", "Volume")],
+        ],
+    )
+    for p in prices:
+        grid.add_row(
+            p.time[:10],
+            *[_number(v, ",.2f") for v in (p.open, p.high, p.low, p.close)],
+            _number(p.volume),
+        )
+    return grid
+
+
+def news_table(items: Sequence[NewsItem], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Date", whole=True, key=True),
+            Col("Title", key=True),
+            Col("Source", min_width=8),
+            Col("URL", min_width=20),
+        ],
+    )
     for n in items:
-        table.add_row((n.date or "")[:10], n.title, n.source or "", n.url or "")
-    return table
+        grid.add_row((n.date or "")[:10], n.title, n.source or "", n.url or "")
+    return grid
 
 
-def screen_table(rows: Sequence[ScreenRow], *, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("#", "Ticker", "Company", "Value", "Period end", "Accession"):
-        table.add_column(column, justify="right" if column in ("#", "Value") else "left")
+def screen_table(rows: Sequence[ScreenRow], *, title: str) -> Grid:
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("#", figure=True, key=True),
+            Col("Ticker", whole=True, key=True),
+            Col("Company", min_width=12),
+            Col("Value", figure=True),
+            Col("Period end", whole=True),
+            Col("Accession", whole=True),
+        ],
+    )
     for rank, r in enumerate(rows, 1):
-        table.add_row(
-            str(rank),
+        grid.add_row(
+            Figure(str(rank), rank),
             r.ticker or "—",
             r.name,
-            f"{r.value:,.0f}",
+            Figure(f"{r.value:,.0f}", r.value),
             r.period or "",
             r.accession_number or "",
         )
-    return table
+    return grid
 
 
 def sources_of(items: Sequence[Any]) -> list[str]:

@@ -21,6 +21,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CANCELLED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 DESCRIPTION = """\
 Dexter: an autonomous financial-research agent for the terminal.
@@ -39,7 +40,8 @@ examples:
   dexter usage --by phase
   dexter doctor
 
-exit status: 0 answered, 1 failed, 2 usage or configuration error, 130 cancelled."""
+exit status: 0 answered, 1 failed, 2 usage or configuration error (an unwritable DEXTER_HOME
+included), 130 cancelled, 141 output pipe closed (`dexter … | head`)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     model_help = (
         "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
     )
-    parser.add_argument("-m", "--model", help=model_help)
+    parser.add_argument("-m", "--model", metavar="MODEL", help=model_help)
     resume_help = "continue a saved session (default: the latest; see `dexter sessions list`)"
     parser.add_argument("--resume", nargs="?", const="latest", metavar="ID", help=resume_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -63,8 +65,12 @@ def _parser() -> argparse.ArgumentParser:
         help="ask one question and stream the answer",
         description="Ask one question; the answer streams to stdout, tool activity to stderr.",
     )
-    ask.add_argument("question", nargs="+", help="the question (quote it, or pass several words)")
-    ask.add_argument("-m", "--model", dest="ask_model", help=model_help)
+    ask.add_argument(
+        "question",
+        nargs="*",
+        help="the question (quote it, or pass several words); none or - reads it from stdin",
+    )
+    ask.add_argument("-m", "--model", dest="ask_model", metavar="MODEL", help=model_help)
     ask.add_argument("--json", action="store_true", help="print one JSON event per line")
     ask.add_argument(
         "-c",
@@ -102,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
-    doctor.add_argument("-m", "--model", dest="doctor_model", help=model_help)
+    doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
     return parser
 
 
@@ -122,7 +128,7 @@ def _add_data_parser(commands: Any) -> None:
         )
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
-        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        _json_or_csv(sub)
         return sub
 
     for name, what in (
@@ -169,12 +175,86 @@ def _add_data_parser(commands: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    problem = _undecodable(arguments)
+    if problem:
+        print(f"dexter: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    args = _parser().parse_args(arguments)
     try:
+        _pipe_errors_reach_main()
         return _dispatch(args)
     except KeyboardInterrupt:
         print("\nCancelled.", file=sys.stderr)
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        return _reader_went_away()
+    except OSError as error:
+        print(f"dexter: {_describe_os_error(error)}", file=sys.stderr)
+        return EXIT_USAGE if _under_home(error) else EXIT_FAILED
+
+
+def _undecodable(arguments: Sequence[str]) -> str | None:
+    """Arguments that were not UTF-8 arrive with lone surrogates (PEP 383); nothing downstream
+    (SQLite, JSON, the model) can carry them, so they are refused here, by position."""
+    for position, argument in enumerate(arguments, 1):
+        bad = next((ch for ch in argument if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:
+            byte = ord(bad) - 0xDC00
+            return (
+                f"argument {position} is not valid UTF-8 (byte 0x{byte:02x}); "
+                "pass text in UTF-8 (check your terminal's or script's encoding)."
+            )
+    return None
+
+
+def _pipe_errors_reach_main() -> None:
+    """rich answers a closed pipe with its own `SystemExit(1)`; its documented hook is made to
+    raise instead, so every closed pipe ends the same way (exit 141, no message)."""
+    from rich.console import Console
+
+    def raise_it(self: Console) -> None:
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = raise_it  # type: ignore[method-assign]
+
+
+def _reader_went_away() -> int:
+    """`dexter … | head`: the reader closed the pipe. Stop quietly, as other tools do; point
+    stdout at /dev/null so the interpreter's final flush does not raise a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def _home() -> str:
+    import os
+    from pathlib import Path
+
+    from dexter.config import default_home
+
+    return str(default_home(Path.cwd(), os.environ))
+
+
+def _under_home(error: OSError) -> bool:
+    home = _home()
+    return bool(home and error.filename and str(error.filename).startswith(home))
+
+
+def _describe_os_error(error: OSError) -> str:
+    what = error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename else ""
+    if _under_home(error):
+        return (
+            f"cannot write to the Dexter home directory{where}: {what}. Set DEXTER_HOME to a "
+            "writable directory."
+        )
+    return f"{what}{where}."
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -182,10 +262,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     try:
         if args.command == "ask":
-            from dexter.cli.ask import run_ask
+            from dexter.cli.ask import read_question, run_ask
 
             return run_ask(
-                " ".join(args.question),
+                read_question(args.question),
                 model=args.ask_model or args.model,
                 as_json=args.json,
                 max_iterations=args.max_iterations,
@@ -239,17 +319,23 @@ def _add_store_parsers(commands: Any) -> None:
 
     sessions = commands.add_parser(
         "sessions",
-        help="list past sessions or show one",
+        help="list, show, search or remove past sessions",
         description="Past conversations, newest first. Resume one with `dexter --resume ID`.",
     )
     sessions.set_defaults(store_run=lazy("dexter.cli.sessions_command", "run_sessions_command"))
     actions = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="recent sessions with turns, tokens and cost")
     listing.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    show = actions.add_parser("show", help="one session's questions, answers and usage")
+    _json_or_csv(listing)
+    show = actions.add_parser("show", help="one session as Markdown: questions, answers, usage")
     show.add_argument("id", help="session id or a unique prefix of it")
     show.add_argument("--json", action="store_true", help="print JSON")
+    search = actions.add_parser("search", help="sessions whose questions or answers mention TEXT")
+    search.add_argument("text", help="words to look for (case-insensitive)")
+    search.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
+    _json_or_csv(search)
+    remove = actions.add_parser("rm", help="delete sessions (the usage ledger keeps their cost)")
+    remove.add_argument("ids", nargs="+", metavar="ID", help="session ids or unique prefixes")
 
     usage = commands.add_parser(
         "usage",
@@ -266,7 +352,13 @@ def _add_store_parsers(commands: Any) -> None:
         default="phase",
         help="how to group rows (default: phase)",
     )
-    usage.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _json_or_csv(usage)
+
+
+def _json_or_csv(parser: argparse.ArgumentParser) -> None:
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    output.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
 
 if __name__ == "__main__":

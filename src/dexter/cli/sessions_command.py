@@ -1,15 +1,16 @@
-"""`dexter sessions list|show`: past conversations, to pick one to resume or to audit."""
+"""`dexter sessions list|show|search|rm`: past conversations, to pick one to resume or to audit."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
+from rich.markdown import Markdown
 from rich.text import Text
 
+from dexter.cli.tables import Col, Figure, Grid, render, write_csv
 from dexter.cli.usage_command import (
     format_cost,
     format_time,
@@ -20,8 +21,7 @@ from dexter.cli.usage_command import (
 )
 from dexter.config import Settings, load_settings
 from dexter.store import Ledger, SessionLookupError, SessionStore
-
-_PREVIEW_CHARS = 300
+from dexter.store.sessions import SessionInfo, TurnInfo
 
 
 def run_sessions_command(
@@ -32,21 +32,33 @@ def run_sessions_command(
 ) -> int:
     settings = settings or load_settings()
     console = console or Console()
+    action: str = args.sessions_command
     store = open_existing(settings)
     if store is None:
-        if args.sessions_command == "show":
+        if action in ("show", "rm"):
+            first = args.id if action == "show" else args.ids[0]
             return print_lookup_error(
-                SessionLookupError(f"No session {args.id!r}: no sessions recorded yet.", [])
+                SessionLookupError(f"No session {first!r}: no sessions recorded yet.", [])
             )
-        if args.json:
-            console.print_json("[]")
-        else:
+        if getattr(args, "json", False):
+            print("[]")
+        elif not getattr(args, "csv", False):
             console.print("No sessions yet. Start one with `dexter`.")
         return 0
     with store:
         sessions = SessionStore(store)
-        if args.sessions_command == "list":
-            return _list(sessions, console, limit=args.limit, as_json=args.json)
+        if action == "list":
+            return _list(
+                sessions, console, args, sessions.list(limit=args.limit, include_empty=False)
+            )
+        if action == "search":
+            found = sessions.search(args.text, limit=args.limit)
+            if not found and not (args.json or getattr(args, "csv", False)):
+                console.print(f"No session mentions {args.text!r}.")
+                return 0
+            return _list(sessions, console, args, [info for info, _ in found], found)
+        if action == "rm":
+            return _remove(sessions, console, args.ids)
         try:
             info = sessions.get(args.id)
         except SessionLookupError as error:
@@ -59,70 +71,113 @@ def run_sessions_command(
             "turns": [turn.to_dict() for turn in turns],
             "usage": totals.to_dict(),
         }
-        console.print_json(json.dumps(payload))
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
-    console.print(Text.assemble(("Session ", "bold"), (info.id, "bold cyan"), f"  {info.model}"))
-    if info.title:
-        console.print(Text(info.title))
-    console.print(
-        Text(
-            f"started {format_time(info.created_at)} · updated {format_time(info.updated_at)}",
-            style="dim",
-        )
-    )
-    if info.constraints:
-        console.print(Text("Standing constraints:", style="bold"))
-        for constraint in info.constraints:
-            console.print(Text(f"  • {constraint}"))
-    for number, turn in enumerate(turns, 1):
-        console.print()
-        status_style = "green" if turn.status == "answered" else "red"
-        console.print(
-            Text.assemble(
-                (f"#{number} ", "bold"),
-                (turn.status, status_style),
-                (
-                    f"  {format_time(turn.started_at)} · {turn.iterations} rounds · "
-                    f"{turn.duration_ms / 1000:.1f}s · "
-                    f"{format_tokens(turn.usage.total_tokens)} tokens",
-                    "dim",
-                ),
-            )
-        )
-        console.print(Text.assemble(("Q: ", "bold"), turn.query))
-        answer = " ".join(turn.answer.split())
-        if len(answer) > _PREVIEW_CHARS:
-            answer = answer[: _PREVIEW_CHARS - 1].rstrip() + "…"
-        console.print(Text.assemble(("A: ", "bold"), answer or "(no answer)"))
-    console.print()
-    console.print(totals_line(totals))
-    console.print(Text(f"Resume with: dexter --resume {info.id}", style="dim"))
+    text = session_markdown(info, turns)
+    if console.is_terminal:
+        console.print(Markdown(text, hyperlinks=False))
+        console.print(totals_line(totals))
+        console.print(Text(f"Resume with: dexter --resume {info.id}", style="dim"))
+    else:
+        # Piped or into a file: the Markdown itself, so it can be kept, diffed or converted.
+        sys.stdout.write(text.rstrip() + "\n")
+        sys.stdout.write(f"\n{totals_line(totals).plain}\n")
     return 0
 
 
-def _list(sessions: SessionStore, console: Console, *, limit: int, as_json: bool) -> int:
-    infos = sessions.list(limit=limit)
-    if as_json:
-        console.print_json(json.dumps([info.to_dict() for info in infos]))
+def _rounds(count: int) -> str:
+    return f"{count} round" if count == 1 else f"{count} rounds"
+
+
+def session_markdown(info: SessionInfo, turns: list[TurnInfo]) -> str:
+    """The conversation as Markdown: each question a heading, each answer as the model wrote it."""
+    lines = [f"# Session {info.id}", ""]
+    if info.title:
+        lines += [f"**{info.title}**", ""]
+    lines += [
+        f"{info.model} · started {format_time(info.created_at)} · "
+        f"updated {format_time(info.updated_at)}",
+        "",
+    ]
+    if info.constraints:
+        lines += ["Standing constraints:", ""]
+        lines += [f"- {constraint}" for constraint in info.constraints]
+        lines.append("")
+    for number, turn in enumerate(turns, 1):
+        question = " ".join(turn.query.split())
+        lines += [f"## {number}. {question}", ""]
+        lines += [
+            f"*{turn.status} · {format_time(turn.started_at)} · {_rounds(turn.iterations)} · "
+            f"{turn.duration_ms / 1000:.1f}s · {format_tokens(turn.usage.total_tokens)} tokens*",
+            "",
+        ]
+        if turn.answer.strip():
+            lines += [turn.answer.strip(), ""]
+        elif turn.status == "cancelled":
+            lines += ["(cancelled before an answer)", ""]
+        else:
+            lines += ["(no answer)", ""]
+    return "\n".join(lines)
+
+
+def _remove(sessions: SessionStore, console: Console, ids: list[str]) -> int:
+    targets: list[SessionInfo] = []
+    for key in ids:
+        try:
+            targets.append(sessions.get(key))
+        except SessionLookupError as error:
+            return print_lookup_error(error)
+    for info in targets:
+        sessions.delete(info.id)
+        console.print(
+            Text(f"Removed session {info.id}" + (f" ({info.title})" if info.title else ""))
+        )
+    return 0
+
+
+def _list(
+    sessions: SessionStore,
+    console: Console,
+    args: argparse.Namespace,
+    infos: list[SessionInfo],
+    found: list[tuple[SessionInfo, str]] | None = None,
+) -> int:
+    if args.json:
+        rows = [info.to_dict() for info in infos]
+        if found is not None:
+            for row, (_, snippet) in zip(rows, found, strict=True):
+                row["match"] = snippet
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    short = sessions.short_ids()
+    columns = [
+        Col("ID", whole=True, key=True, style="cyan", csv_header="id"),
+        Col("Updated", whole=True),
+        Col("Title" if found is None else "Match", min_width=16),
+        Col("Turns", figure=True, optional=True),
+        Col("Tokens", figure=True, optional=True),
+        Col("Cost", figure=True, optional=True),
+    ]
+    grid = Grid(
+        title="Sessions" if found is None else f"Sessions mentioning {args.text!r}", columns=columns
+    )
+    snippets = dict((info.id, snippet) for info, snippet in found or [])
+    for info in infos:
+        grid.add_row(
+            # Full ids in CSV; on screen the shortest prefix `--resume` accepts.
+            Figure(short.get(info.id, info.id), info.id),
+            format_time(info.updated_at),
+            snippets.get(info.id, info.title or "") if found is not None else info.title or "",
+            Figure(str(info.turns), info.turns),
+            Figure(format_tokens(info.total_tokens), info.total_tokens),
+            Figure(format_cost(info.cost_usd), "" if info.cost_usd is None else info.cost_usd),
+        )
+    if getattr(args, "csv", False):
+        write_csv(grid, sys.stdout)
         return 0
     if not infos:
         console.print("No sessions yet. Start one with `dexter`.")
         return 0
-    table = Table(title="Sessions", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("ID", style="cyan", no_wrap=True)
-    table.add_column("Updated", no_wrap=True)
-    table.add_column("Turns", justify="right")
-    table.add_column("Tokens", justify="right")
-    table.add_column("Cost", justify="right")
-    table.add_column("Title", overflow="ellipsis", no_wrap=True, ratio=1)
-    for info in infos:
-        table.add_row(
-            info.id,
-            format_time(info.updated_at),
-            str(info.turns),
-            format_tokens(info.total_tokens),
-            format_cost(info.cost_usd),
-            info.title or "",
-        )
-    console.print(table)
+    render(console, grid)
+    console.print(Text("Resume one with: dexter --resume ID", style="dim"))
     return 0

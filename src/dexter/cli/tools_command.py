@@ -32,10 +32,10 @@ def run_tools_command(args: argparse.Namespace) -> int:
 
 
 async def _ask_on_terminal(tool: Tool[Any], arguments: dict[str, Any], verdict: Verdict) -> bool:
+    from dexter.cli.approval import ask_once
+
     shown = f"$ {verdict.command}" if verdict.command else json.dumps(arguments)
-    prompt = f"Allow {tool.name}: {shown}? (y/N) "
-    answer = await asyncio.to_thread(Console(stderr=True).input, prompt)
-    return answer.strip().lower() in {"y", "yes"}
+    return await ask_once(Console(stderr=True, highlight=False), tool.name, shown)
 
 
 def _list(registry: ToolRegistry, *, as_json: bool, channel: str) -> int:
@@ -89,7 +89,7 @@ def _run(
     if validated is None:
         raise ConfigError(problem)
 
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     ctx = ToolContext(call_id="cli", progress=lambda text: err.print(f"[dim]{text}[/dim]"))
     approve = _ask_on_terminal if sys.stdin.isatty() else None
 

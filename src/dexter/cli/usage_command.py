@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from dexter.cli.tables import Cell, Col, Figure, Grid, render, write_csv
 from dexter.config import Settings, load_settings
 from dexter.store import Ledger, SessionLookupError, SessionStore, UsageRow, UsageTotals
 from dexter.store.ledger import REPORT_KEYS
@@ -78,7 +78,9 @@ def open_existing(settings: Settings) -> Store | None:
 
 
 def print_lookup_error(error: SessionLookupError) -> int:
-    Console(stderr=True, highlight=False).print(f"dexter: {error}", style="red", markup=False)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"dexter: {error}", style="red", markup=False
+    )
     return EXIT_USAGE
 
 
@@ -117,10 +119,13 @@ def run_usage_command(
         }
         console.print_json(json.dumps(payload))
         return 0
+    if getattr(args, "csv", False):
+        write_csv(_table(rows, by, session_id), sys.stdout)
+        return 0
     if not rows:
         console.print(f"No usage recorded{f' for session {session_id}' if session_id else ''} yet.")
         return 0
-    console.print(_table(rows, by, session_id))
+    render(console, _table(rows, by, session_id))
     console.print(totals_line(totals))
     if totals.unpriced_calls:
         console.print(
@@ -135,33 +140,37 @@ def run_usage_command(
     return 0
 
 
-def _table(rows: list[UsageRow], by: str, session_id: str | None) -> Table:
+def _table(rows: list[UsageRow], by: str, session_id: str | None) -> Grid:
     title = f"Usage by {by}" + (f" · session {session_id}" if session_id else "")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column(_BY_LABEL.get(by, by.capitalize()), style="cyan", overflow="fold")
-    table.add_column("Calls", justify="right")
-    table.add_column("Failed", justify="right")
-    table.add_column("Input", justify="right")
-    table.add_column("Cached", justify="right")
-    table.add_column("Output", justify="right")
-    table.add_column("Reasoning", justify="right")
-    table.add_column("Cost", justify="right")
     with_tools = by in ("tool", "day", "session")
+    columns = [
+        Col(_BY_LABEL.get(by, by.capitalize()), key=True, style="cyan"),
+        *[
+            Col(name, figure=True)
+            for name in ("Calls", "Failed", "Input", "Cached", "Output", "Reasoning", "Cost")
+        ],
+    ]
     if with_tools:
-        table.add_column("Tool calls", justify="right")
+        columns.append(Col("Tool calls", figure=True))
+    grid = Grid(title=title, columns=columns)
     for row in rows:
-        cells = [
+        cells: list[Cell] = [
             row.key,
-            str(row.calls),
-            str(row.failed_calls) if row.failed_calls else "",
-            format_tokens(row.input_tokens),
-            format_tokens(row.cached_tokens),
-            format_tokens(row.output_tokens),
-            format_tokens(row.reasoning_tokens),
-            format_cost(row.cost_usd, row.unpriced_calls),
+            Figure(str(row.calls), row.calls),
+            Figure(str(row.failed_calls) if row.failed_calls else "", row.failed_calls),
+            Figure(format_tokens(row.input_tokens), row.input_tokens),
+            Figure(format_tokens(row.cached_tokens), row.cached_tokens),
+            Figure(format_tokens(row.output_tokens), row.output_tokens),
+            Figure(format_tokens(row.reasoning_tokens), row.reasoning_tokens),
+            Figure(
+                format_cost(row.cost_usd, row.unpriced_calls),
+                "" if row.cost_usd is None else row.cost_usd,
+            ),
         ]
         if with_tools:
             failed = f" ({row.failed_tool_calls} failed)" if row.failed_tool_calls else ""
-            cells.append(f"{row.tool_calls}{failed}" if row.tool_calls else "")
-        table.add_row(*cells)
-    return table
+            cells.append(
+                Figure(f"{row.tool_calls}{failed}" if row.tool_calls else "", row.tool_calls)
+            )
+        grid.add_row(*cells)
+    return grid

@@ -32,6 +32,9 @@ class DiskCache:
         self._now = now
         self.hits = 0
         self.misses = 0
+        # Set by the first write that fails (read-only home, full disk); later writes are
+        # skipped. A cache is an optimisation: it never stops the fetch it would have saved.
+        self.write_error: OSError | None = None
 
     def _paths(self, key: str) -> tuple[Path, Path]:
         digest = hashlib.sha256(key.encode()).hexdigest()[:32]
@@ -61,13 +64,18 @@ class DiskCache:
         return CachedBody(body=body, fetched_at=fetched_at, url=str(meta.get("url", key)))
 
     def put(self, key: str, url: str, body: bytes) -> None:
+        if self.write_error is not None:
+            return
         body_path, meta_path = self._paths(key)
-        body_path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"key": key, "url": url, "fetched_at": self._now(), "size": len(body)}
-        # Body first, metadata last: a reader only trusts an entry whose metadata exists and
-        # whose size matches, so a crash between the two writes leaves a miss, not a partial hit.
-        _atomic_write(body_path, body)
-        _atomic_write(meta_path, json.dumps(meta).encode())
+        try:
+            body_path.parent.mkdir(parents=True, exist_ok=True)
+            # Body first, metadata last: a reader only trusts an entry whose metadata exists and
+            # whose size matches, so a crash between the two writes leaves a miss, not a hit.
+            _atomic_write(body_path, body)
+            _atomic_write(meta_path, json.dumps(meta).encode())
+        except OSError as error:
+            self.write_error = error
 
     def _remove(self, *paths: Path) -> None:
         for path in paths:

@@ -177,12 +177,83 @@ class SessionStore:
         rows = self.list(limit=1)
         return rows[0] if rows else None
 
-    def list(self, limit: int = 20) -> builtins.list[SessionInfo]:
-        """Most recently updated first."""
+    def list(self, limit: int = 20, *, include_empty: bool = True) -> builtins.list[SessionInfo]:
+        """Most recently updated first; `include_empty=False` leaves out sessions without a single
+        turn (one started and quit before a question)."""
+        where = (
+            ""
+            if include_empty
+            else " WHERE EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)"
+        )
         rows = self.store.query(
-            _SUMMARY + " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?", (max(0, limit),)
+            _SUMMARY + where + " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+            (max(0, limit),),
         )
         return [_info(row) for row in rows]
+
+    def short_ids(self, minimum: int = 4) -> dict[str, str]:
+        """Each session id mapped to its shortest prefix no other session shares (at least
+        `minimum` characters), which `get` accepts."""
+        ids = sorted(row[0] for row in self.store.query("SELECT id FROM sessions"))
+        out: dict[str, str] = {}
+        for index, session_id in enumerate(ids):
+            length = minimum
+            for neighbour in ids[max(0, index - 1) : index] + ids[index + 1 : index + 2]:
+                common = 0
+                while (
+                    common < min(len(session_id), len(neighbour))
+                    and session_id[common] == neighbour[common]
+                ):
+                    common += 1
+                length = max(length, common + 1)
+            out[session_id] = session_id[: min(length, len(session_id))]
+        return out
+
+    def delete(self, session_id: str) -> None:
+        """The session and its turns; the ledger keeps its calls, so usage totals stay true."""
+        with self.store.transaction() as conn:
+            conn.execute("DELETE FROM turns WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def delete_if_empty(self, session_id: str) -> bool:
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM sessions WHERE id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM turns t WHERE t.session_id = sessions.id)",
+                (session_id,),
+            )
+            return cursor.rowcount > 0
+
+    def search(self, text: str, limit: int = 20) -> builtins.list[tuple[SessionInfo, str]]:
+        """Sessions whose title, questions or answers contain `text` (case-insensitive), newest
+        first, each with the first matching question or answer."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.store.query(
+            _SUMMARY + " WHERE lower(coalesce(s.title, '')) LIKE ? ESCAPE '\\' OR EXISTS ("
+            "SELECT 1 FROM turns t WHERE t.session_id = s.id AND (lower(t.query) LIKE ? "
+            "ESCAPE '\\' OR lower(t.answer) LIKE ? ESCAPE '\\')) "
+            "ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+            (pattern, pattern, pattern, max(0, limit)),
+        )
+        found = []
+        for row in rows:
+            info = _info(row)
+            snippet = info.title or ""
+            for turn in self.turns(info.id):
+                for body in (turn.query, turn.answer):
+                    at = body.lower().find(needle)
+                    if at >= 0:
+                        start = max(0, at - 40)
+                        snippet = " ".join(body[start : at + len(needle) + 60].split())
+                        break
+                else:
+                    continue
+                break
+            found.append((info, snippet))
+        return found
 
     def add_turn(
         self,

@@ -12,16 +12,17 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.console import Console
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.events import Resize
-from textual.widgets import Input, Static
+from textual.widgets import Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
-from dexter.agent.events import ApprovalRequest, QueueDrained
+from dexter.agent.events import ApprovalRequest, Done, QueueDrained
 from dexter.agent.loop import Agent
 from dexter.cli.interactive.approval import ApprovalPrompt
 from dexter.cli.interactive.commands import (
@@ -34,6 +35,7 @@ from dexter.cli.interactive.commands import (
 from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
+from dexter.cli.render import cited_sources
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
 from dexter.session import SessionAgent
@@ -100,6 +102,9 @@ class DexterApp(App[None]):
         self._cancelled_at = -QUIT_GRACE_SECONDS
         self._queued: list[tuple[Note, str]] = []
         self._approval_lock = asyncio.Lock()
+        # What the session showed, in order ("question" | "answer" | "note", text): printed to
+        # the normal screen after exit so the whole conversation stays in the scrollback.
+        self.transcript: list[tuple[str, str]] = []
 
     # ----------------------------------------------------------------- layout
 
@@ -110,14 +115,32 @@ class DexterApp(App[None]):
         yield WorkingIndicator(id="working")
         yield HistoryInput(placeholder=PLACEHOLDER, id="prompt")
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.agent.approver = self._ask_approval
         if self.questions is not None:
             self.questions.handler = self._ask_user
         self.log_view.anchor()
         self.prompt.focus()
         self.set_interval(TICK_SECONDS, self._tick)
+        if isinstance(self.agent, SessionAgent) and self.agent.history:
+            await self._show_earlier(self.agent)  # started with --resume
         self._fit_log()
+
+    async def _show_earlier(self, agent: SessionAgent) -> None:
+        """A resumed session's turns, as they were asked and answered."""
+        turns = agent.recorder.sessions.turns(agent.session_id)
+        if turns:
+            await self._add(Note(f"Earlier in session {agent.session_id}:", classes="info"))
+        for turn in turns:
+            await self._add(Note(f"› {turn.query}", classes="question"))
+            self.transcript.append(("question", turn.query))
+            if turn.status == "answered" and turn.answer:
+                await self.log_view.mount(Markdown(turn.answer, classes="answer"))
+                self.transcript.append(("answer", turn.answer))
+            else:
+                note = f"({turn.status})"
+                await self._add(Note(note, classes="stopped"))
+                self.transcript.append(("note", note))
 
     def on_resize(self, _: Resize) -> None:
         self._fit_log()
@@ -247,7 +270,12 @@ class DexterApp(App[None]):
             if not sessions:
                 await self._add(Note("No saved sessions yet.", classes="info"))
                 return
-            lines = [f"{s.id}  {s.updated_at[:16]}  {s.turns} turns  {s.title}" for s in sessions]
+            current = agent.session_id
+            lines = [
+                f"{'*' if s.id == current else ' '} {s.id}  {s.updated_at[:16]}  "
+                f"{s.turns} turns  {s.title or ''}" + ("  (current)" if s.id == current else "")
+                for s in sessions
+            ]
             lines.append("Continue one with /resume ID")
             await self._add(Note("\n".join(lines), classes="info"))
             return
@@ -259,9 +287,13 @@ class DexterApp(App[None]):
         except Exception as exc:  # an unknown id must not end the session
             await self._add(Note(f"Could not resume: {exc}", classes="error"))
             return
+        await self.log_view.remove_children()
+        self.turn = None
         await self._add(
             Note(f"Resumed {info.id}: {info.turns} earlier turns · {info.title}", classes="info")
         )
+        self.transcript.append(("note", f"Resumed session {info.id}."))
+        await self._show_earlier(agent)
 
     async def _clear(self) -> None:
         if self.busy:
@@ -276,6 +308,7 @@ class DexterApp(App[None]):
         await self.log_view.remove_children()
         self.turn = None
         await self._add(Note("Conversation cleared.", classes="info"))
+        self.transcript.append(("note", "Conversation cleared."))
 
     async def _model_command(self, spec: str) -> None:
         model = self.agent.model
@@ -329,6 +362,7 @@ class DexterApp(App[None]):
                 self._settle_queued("asked next", "delivered")
                 query = "\n\n".join(item.text for item in follow_ups)
         except asyncio.CancelledError:
+            self.transcript.append(("note", "Cancelled."))
             if self.turn is not None:
                 await self.turn.cancel()
             self._drop_queued()
@@ -345,11 +379,14 @@ class DexterApp(App[None]):
 
     async def _run_one(self, query: str) -> None:
         await self._add(Note(f"› {query}", classes="question"))
+        self.transcript.append(("question", query))
         self.turn = TurnView(self.log_view, self.working.set_phase)
         self.working.set_phase("thinking")
         async for event in self.agent.run(query):
             if isinstance(event, QueueDrained):
                 self._settle_queued("sent with the next step", "delivered")
+            elif isinstance(event, Done):
+                self.transcript.append(transcript_entry(event))
             await self.turn.handle(event)
 
     def _drop_queued(self) -> None:
@@ -457,6 +494,36 @@ def run_interactive(
 ) -> int:
     """Run the session under the shell prompt; returns the process exit code."""
     app = DexterApp(agent, switch_model=switch_model, model_label=model_label, questions=questions)
-    # mouse=False leaves text selection and scrolling to the terminal, as in a shell.
-    app.run(inline=True, inline_no_clear=True, mouse=False)
+    # mouse=False leaves text selection and scrolling to the terminal, as in a shell. The inline
+    # region only ever holds one screenful, so it is cleared on exit and the whole conversation
+    # is printed to the normal screen instead, where the scrollback keeps it.
+    app.run(inline=True, inline_no_clear=False, mouse=False)
+    print_transcript(app.transcript, Console())
     return app.return_code or 0
+
+
+def transcript_entry(done: Done) -> tuple[str, str]:
+    if done.status == "answered":
+        cited = cited_sources(done)
+        sources = "".join(f"\n- [{s.id}] {s.label}" + (f" {s.url}" if s.url else "") for s in cited)
+        return (
+            "answer",
+            (done.answer or "_(no answer)_") + ("\n\nSources:" + sources if cited else ""),
+        )
+    if done.status == "denied":
+        return ("note", "Stopped: a tool call was denied.")
+    return ("note", f"Error: {done.error or 'the run failed'}")
+
+
+def print_transcript(transcript: list[tuple[str, str]], console: Console) -> None:
+    """Each question in bold, each answer rendered as Markdown, notes dimmed."""
+    from rich.markdown import Markdown as RichMarkdown
+
+    for kind, text in transcript:
+        if kind == "question":
+            console.print()
+            console.print(Text(f"› {text}", style="bold"))
+        elif kind == "answer":
+            console.print(RichMarkdown(text, hyperlinks=False))
+        else:
+            console.print(Text(text, style="dim"))

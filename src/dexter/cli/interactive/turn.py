@@ -26,6 +26,7 @@ from dexter.agent.events import (
 )
 from dexter.cli.interactive.format import format_stats, one_line
 from dexter.cli.interactive.widgets import Note, ToolRow
+from dexter.cli.render import cited_sources
 
 _APPROVAL_NOTES = {"allow_once": "approved", "allow_session": "approved for this session"}
 
@@ -117,10 +118,9 @@ class TurnView:
             elif answer.source != done.answer:
                 await answer.update(done.answer)
             self.answer = answer
-            if done.sources:
-                lines = [
-                    f"[{s.id}] {s.label}" + (f"  {s.url}" if s.url else "") for s in done.sources
-                ]
+            cited = cited_sources(done)
+            if cited:
+                lines = [f"[{s.id}] {s.label}" + (f"  {s.url}" if s.url else "") for s in cited]
                 await self._note("Sources\n" + "\n".join(lines), "sources")
         else:
             await self._close_segment(interim=True)

@@ -1,0 +1,87 @@
+"""Failures a new user hit end in one line and a documented exit code, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.main import EXIT_BROKEN_PIPE, main
+from tests.support.sec_mirror import Mirror, MirrorServer
+
+
+@pytest.fixture
+def unwritable_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # /sys refuses new directories even to root, which a chmod would not.
+    home = Path("/sys/dexter-test-home")
+    try:
+        home.mkdir()
+    except OSError:
+        pass
+    else:
+        home.rmdir()
+        pytest.skip("no read-only file system to point DEXTER_HOME at")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def sec(monkeypatch: pytest.MonkeyPatch) -> Iterator[MirrorServer]:
+    monkeypatch.delenv("FINANCIAL_DATASETS_API_KEY", raising=False)
+    monkeypatch.setenv("COLUMNS", "100")
+    with MirrorServer(Mirror()) as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        yield server
+
+
+def test_unwritable_cache_never_stops_a_data_command(
+    unwritable_home: Path, sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "AAPL", "--limit", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "416,161" in captured.out and captured.err == ""
+
+
+@pytest.mark.parametrize(
+    "argv", [["memory", "add", "a fact"], ["permissions", "allow", "Bash(ls:*)"]]
+)
+def test_unwritable_home_is_one_line_and_exit_2(
+    unwritable_home: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert str(unwritable_home) in err and "DEXTER_HOME" in err
+
+
+@pytest.mark.parametrize("argv", [["ask", "caf\udce9"], ["memory", "add", "\udcff\udcfe"]])
+def test_non_utf8_arguments_are_refused_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "not valid UTF-8" in err and err.count("\n") == 1
+    assert not (tmp_path / "home").exists()
+
+
+def test_closed_pipe_ends_quietly_with_141(sec: MirrorServer, tmp_path: Path) -> None:
+    env = {**os.environ, "DEXTER_HOME": str(tmp_path / "home")}
+    script = (
+        f"{sys.executable} -m dexter.cli.main data filings AAPL --json --limit 300 | head -c 10"
+        ' >/dev/null; echo "status=${PIPESTATUS[0]}" >&2'
+    )
+    done = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert f"status={EXIT_BROKEN_PIPE}" in done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
