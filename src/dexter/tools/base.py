@@ -92,6 +92,10 @@ class Tool(ABC, Generic[ArgsT]):
     Args: ClassVar[type[BaseModel]]
     concurrency_safe: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = False
+    # Saves to long-term memory: needs approval in a run that has read outside text.
+    writes_memory: ClassVar[bool] = False
+    # Returns text written by others even when it is not framed (sub-agent answers).
+    carries_outside_text: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
