@@ -76,9 +76,9 @@ def mentions_secret(word: str) -> bool:
     for variant in {word.lower(), unicodedata.normalize("NFKC", word).casefold()}:
         if _SECRET_PATHS.search(variant):
             return True
-        # A directory named like a secret (`secrets/`, `.secret/`).
+        # A directory of secrets (`secrets/`, `.secret/`).
         for component in variant.split("/")[:-1]:
-            if "secret" in component:
+            if component.strip(".") in ("secret", "secrets"):
                 return True
         for piece in _PIECE_SPLIT.split(variant):
             if _secret_piece(piece):
