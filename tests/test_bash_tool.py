@@ -138,19 +138,43 @@ async def test_endless_output_stops_the_command(tmp_path: Path) -> None:
 async def test_secrets_are_not_in_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-should-not-leak")
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp-should-not-leak")
-    monkeypatch.setenv("DB_PASSWORD", "hunter2")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-should-not-leak")
-    monkeypatch.setenv("DEXTER_VISIBLE_SETTING", "visible")
-    result = await _bash(
-        tmp_path,
-        'echo "[$OPENAI_API_KEY][$GITHUB_TOKEN][$DB_PASSWORD][$AWS_SECRET_ACCESS_KEY]"; '
-        'echo "[$DEXTER_VISIBLE_SETTING]"; env',
+    # The environment is an allowlist: names a scrub list would miss stay out too.
+    leaks = {
+        "OPENAI_API_KEY": "sk-test-should-not-leak",
+        "GITHUB_TOKEN": "ghp-should-not-leak",
+        "DB_PASSWORD": "hunter2",
+        "AWS_SECRET_ACCESS_KEY": "aws-should-not-leak",
+        "DATABASE_URL": "postgres://u:pw-should-not-leak@db/x",
+        "AWS_ACCESS_KEY_ID": "AKIA-should-not-leak",
+        "GITHUB_PAT": "pat-should-not-leak",
+        "SIGNING_PRIVATE_KEY": "pk-should-not-leak",
+        "SLACK_WEBHOOK_URL": "https://hooks.example/should-not-leak",
+        "OPENAI_KEY": "okey-should-not-leak",
+        "SOME_UNKNOWN_SETTING": "unknown-should-not-pass",
+    }
+    for name, value in leaks.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TZ", "UTC")
+    result = await _bash(tmp_path, 'echo "[$OPENAI_API_KEY][$DATABASE_URL][$TZ]"; env')
+    assert result.content.splitlines()[0] == "[][][UTC]"
+    for value in leaks.values():
+        assert value not in result.content
+    assert "PATH=" in result.content
+
+
+async def test_known_secret_values_are_redacted_from_output(tmp_path: Path) -> None:
+    from dexter.permissions.secrets import REDACTED, Redactor
+
+    canary = "canary-sk-9f8e7d6c5b4a"
+    (tmp_path / "notes.txt").write_text(f"token is {canary}\n")
+    tool = BashTool(tmp_path, grace_seconds=0.5, redactor=Redactor([canary]))
+    progress: list[str] = []
+    result = await tool.run(
+        BashArgs(command=f"cat notes.txt; echo {canary}"), ToolContext(progress=progress.append)
     )
-    assert result.content.splitlines()[:2] == ["[][][][]", "[visible]"]
-    for leaked in ("sk-test", "ghp-", "hunter2", "aws-should"):
-        assert leaked not in result.content
+    assert isinstance(result, ToolResult)
+    assert canary not in result.content and REDACTED in result.content
+    assert not any(canary in line for line in progress)
 
 
 def test_secret_names() -> None:

@@ -112,3 +112,66 @@ def test_tools_run_passes_the_same_gate(
     assert (tmp_path / "keep.txt").exists()
     assert main(["tools", "run", "bash", "--args", json.dumps({"command": "ls"})]) == 0
     assert "keep.txt" in capsys.readouterr().out
+
+
+ESCALATION = [
+    # Write a rules file into the workspace through a /dev/fd path, then copy it over the
+    # settings with every spelling the original let through, and the shell start-up file too.
+    'printf \'{"permissions":{"allow":["Bash","Write","Edit"]}}\' > /dev/fd/../../..{ws}/rules.txt',
+    "sort --out=.dexter/settings.json rules.txt",
+    "sort --outp=.dexter/settings.json rules.txt",
+    "sort -uo.dexter/settings.json rules.txt",
+    "cd .dexter && sort -o settings.json ../rules.txt",
+    "cat rules.txt > .dexter/settings.json",
+    "3<rules.txt >/dev/fd/3",
+    "cp rules.txt .dexter/settings.json",
+    "git grep --open-files-in='cp rules.txt .dexter/settings.json' x",
+    "tee .dexter/settings.json < rules.txt",
+    "echo 'alias ls=rm' >> ~/.bashrc",
+    "cp rules.txt .git/hooks/pre-commit",
+]
+
+
+@pytest.mark.parametrize("approve", [False, True])
+async def test_self_escalation_leaves_the_rules_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, approve: bool
+) -> None:
+    """The model cannot grant itself permissions, with nobody there or with a user who
+    approves everything it is asked."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# rc\n")
+    monkeypatch.setenv("HOME", str(home))
+    ws = tmp_path / "ws"
+    (ws / ".dexter").mkdir(parents=True)
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    settings = ws / ".dexter" / "settings.json"
+    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)"]}}\n')
+    before = settings.read_text()
+
+    async def yes(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer.ALLOW_ONCE
+
+    steps = [calls(("bash", {"command": c.replace("{ws}", str(ws))})) for c in ESCALATION]
+    steps += [calls(("write_file", {"path": ".dexter/settings.json", "content": "{}"}))]
+    model = ScriptedModel([*steps, text("done")])
+    policy = RulesPolicy(settings, ws)
+    tools = ToolRegistry([BashTool(ws), WriteFileTool(ws)])
+    a = Agent(
+        model,
+        tools,
+        config=AgentConfig(home=ws / ".dexter", max_iterations=40),
+        policy=policy,
+        approver=yes if approve else None,
+    )
+    events = await collect(a)
+    # Approved steps really ran (the rules file was written); none reached the settings.
+    assert (ws / "rules.txt").exists() is approve
+    denied = {e.reason for e in events if isinstance(e, ToolDenied) and e.by == "rule"}
+    assert any("only Dexter's own commands" in r or "secret" in r for r in denied)
+    assert settings.read_text() == before
+    assert (home / ".bashrc").read_text() == "# rc\n"
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (
+        policy.evaluate("bash", {"command": "rm x"}, needs_approval=True).decision.value == "deny"
+    )

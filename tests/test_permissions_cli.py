@@ -82,3 +82,19 @@ def test_reset_confirms_on_a_terminal(tmp_path: Path) -> None:
     assert settings(tmp_path)["permissions"]
     assert run(tmp_path, "reset", stdin=Tty("y\n")) == 0
     assert "permissions" not in settings(tmp_path)
+
+
+def test_explain_says_why_and_which_sandbox(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "explain", "git log --oneline") == 0
+    out = capsys.readouterr().out
+    assert "Decision: allow" in out and "Runs:" in out
+    assert ("read-only sandbox" in out) or ("no sandbox" in out)
+    assert run(tmp_path, "explain", "git grep -iOrm x") == 0
+    out = capsys.readouterr().out
+    assert "Decision: ask" in out and "`git grep -O`" in out
+    assert run(tmp_path, "explain", "--json", "cat .env") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["decision"] == "deny" and "secret" in report["reason"]
+    assert report["sandbox"] == "never runs"

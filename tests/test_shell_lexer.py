@@ -141,6 +141,8 @@ def test_quoted_metacharacters_are_literal() -> None:
         "grep -r x .",
         "/usr/bin/cat x",
         "LANG=C ls",
+        "awk 1 x",
+        "sed -n 1p x",
     ],
 )
 def test_read_only(command: str) -> None:
@@ -162,8 +164,8 @@ def test_read_only(command: str) -> None:
         "bash x.sh",
         "eval ls",
         "xargs ls",
-        "awk 1 x",
-        "sed -n 1p x",
+        "awk '{print > \"out\"}' x",
+        "sed -n 'w out' x",
         "tee x",
         "dd if=a of=b",
         "git push",

@@ -233,6 +233,18 @@ def load_settings(
     else:
         iterations = DEFAULT_MAX_ITERATIONS
 
+    # Every key Dexter knows of is redacted from tool output, scratchpads and logs from now on.
+    from dexter.permissions.secrets import (
+        register_secrets,
+        secret_values_from_env,
+        secret_values_from_settings,
+    )
+
+    register_secrets(
+        value
+        for value in secret_values_from_env(merged) | secret_values_from_settings(file_data)
+        if not is_placeholder(value)
+    )
     return Settings(
         home=home,
         cwd=base,

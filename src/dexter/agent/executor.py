@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +38,7 @@ from dexter.tools.citations import SourceLedger
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
 from dexter.tools.registry import ToolRegistry
 from dexter.tools.results import ResultStore
+from dexter.tools.untrusted import is_untrusted
 
 DEFAULT_MAX_CONCURRENCY = 10
 
@@ -94,6 +95,9 @@ class ToolExecutor:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     sources: SourceLedger = field(default_factory=SourceLedger)
     results: ResultStore | None = None
+    # Set once a result carried outside text (web, filings, search, sub-agents): from then on
+    # memory writes need approval, so injected instructions cannot become "remembered" facts.
+    untrusted_seen: bool = False
 
     async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | ExecutionResult]:
         results: dict[int, ToolMessage] = {}
@@ -170,7 +174,19 @@ class ToolExecutor:
         validated, problem = validate_arguments(tool, args)
         if validated is None:
             return self._failed(call, args, problem)
-        verdict = self.policy.evaluate(tool.name, args, needs_approval=tool.needs_approval)
+        guarded = tool.writes_memory and self.untrusted_seen
+        verdict = self.policy.evaluate(
+            tool.name, args, needs_approval=tool.needs_approval or guarded
+        )
+        if guarded and verdict.decision is Decision.ASK:
+            verdict = replace(
+                verdict,
+                reason=(
+                    "this run has read outside text (web pages, filings, search results), so "
+                    f"`{tool.name}` asks first: the text to remember may come from them"
+                ),
+                session_key=None,
+            )
         if verdict.decision is Decision.DENY:
             reason = verdict.reason or "denied by a permission rule"
             text = f"Error: permission denied: {reason}. Do not retry this call; find another way."
@@ -315,6 +331,8 @@ class ToolExecutor:
             results=self.results,
         )
         outcome = await run_tool(tool, prepared.validated, ctx)
+        if tool.carries_outside_text or is_untrusted(outcome.content):
+            self.untrusted_seen = True
         duration = outcome.duration_ms
         if outcome.error is not None:
             self.scratchpad.add_tool_call(

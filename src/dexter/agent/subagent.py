@@ -50,7 +50,7 @@ DEFAULT_MAX_ITERATIONS = 8
 # Never bound in a sub-agent: no recursion, no questions to a person who cannot see it, no writes
 # or shell. Tools flagged `needs_approval` are dropped as well (see `_allowed`).
 FORBIDDEN_TOOLS = frozenset(
-    {"spawn_subagent", "ask_user_question", "write_file", "edit_file", "bash"}
+    {"spawn_subagent", "ask_user_question", "write_file", "edit_file", "bash", "memory_update"}
 )
 
 _CITATION_GROUP = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
@@ -72,7 +72,8 @@ def _limiter(cap: int) -> asyncio.Semaphore:
 
 
 def _allowed(tool: Tool[Any]) -> bool:
-    return tool.name not in FORBIDDEN_TOOLS and not tool.needs_approval
+    # The parent's restrictions and more: no writes, no shell, no memory writes.
+    return tool.name not in FORBIDDEN_TOOLS and not tool.needs_approval and not tool.writes_memory
 
 
 def worker_prompt(tools: Sequence[Tool[Any]], *, today: date | None = None) -> str:
@@ -164,6 +165,8 @@ class SubagentTool(Tool[SubagentArgs]):
     )
     Args: ClassVar[type[BaseModel]] = SubagentArgs
     concurrency_safe: ClassVar[bool] = True
+    # Its answer is built from whatever the sub-agent read (web, filings): outside text.
+    carries_outside_text: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -6,7 +6,7 @@ printed, even masked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError, Settings, get_secret
 
@@ -49,6 +49,23 @@ def _print_phases(settings: Settings, console: Console, spec: str | None) -> Non
     )
 
 
+def _sandbox_line() -> Any:
+    """Which OS sandbox shell commands that run unasked get (or that there is none)."""
+    from rich.text import Text
+
+    from dexter.permissions.sandbox import detect_sandbox
+
+    sandbox, about = detect_sandbox()
+    if sandbox is not None:
+        return Text.assemble("Sandbox      ", ("✓ ", "green"), about)
+    return Text.assemble(
+        "Sandbox      ",
+        ("✗ none", "yellow"),
+        f": {about}. Without it only plain readers (ls, cat, grep, git log …) run unasked; "
+        "every other shell command asks.",
+    )
+
+
 def run_doctor(settings: Settings, console: Console, model_spec: str | None = None) -> int:
     """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
     import platform
@@ -86,6 +103,7 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
         console.print(Text(f"  {settings.settings_error}", style="red"))
     dotenv = str(settings.dotenv_path) if settings.dotenv_path else "none in working directory"
     console.print(Text.assemble(".env         ", (dotenv, "cyan")))
+    console.print(_sandbox_line())
     console.print()
 
     problems: list[str] = []

@@ -1,4 +1,5 @@
-"""`dexter permissions list|allow|ask|deny|remove|reset`: see and edit permission rules."""
+"""`dexter permissions list|allow|ask|deny|remove|reset|explain`: see and edit permission rules,
+and see why a shell command would be allowed, asked or denied."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def add_permissions_parser(commands: Any) -> None:
         sub.add_argument("rule", nargs="+", help="the rule, e.g. 'Bash(git log:*)'")
     reset = actions.add_parser("reset", help="delete all rules (built-in behaviour only)")
     reset.add_argument("--yes", action="store_true", help="don't ask for confirmation")
+    explain = actions.add_parser(
+        "explain", help="say why a shell command would be allowed, asked or denied"
+    )
+    explain.add_argument(
+        "shell_command", nargs="+", metavar="COMMAND", help="the command, quoted: 'git log -5'"
+    )
+    explain.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run_permissions_command(
@@ -101,6 +109,8 @@ def run_permissions_command(
                 return EXIT_FAILED
             print(f"Removed {text} from {', '.join(kinds)}")
             return EXIT_OK
+        if action == "explain":
+            return _explain(" ".join(args.shell_command), load_rules(path), as_json=args.json)
         if action == "reset":
             if not args.yes:
                 source = stdin if stdin is not None else sys.stdin
@@ -125,3 +135,53 @@ def run_permissions_command(
     except ValueError as exc:
         print(f"dexter: {exc}\n{RULE_GRAMMAR}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _explain(command: str, rules: Any, *, as_json: bool) -> int:
+    from dexter.permissions.classify import not_read_only_reason
+    from dexter.permissions.policy import evaluate_bash
+    from dexter.permissions.sandbox import detect_sandbox
+    from dexter.permissions.shell import parse_command
+
+    sandbox, about = detect_sandbox()
+    verdict = evaluate_bash(command, rules, sandboxed=sandbox is not None)
+    parsed = parse_command(command.strip())
+    segments = [
+        {
+            "command": " ".join(segment.all_words)
+            + "".join(f" {r.fd or ''}{r.op}{r.target}" for r in segment.redirects),
+            "read_only": (why := not_read_only_reason(segment)) is None,
+            "why": why or "only reads",
+        }
+        for segment in parsed.segments
+    ]
+    if verdict.decision.value == "allow" and verdict.reason.startswith("read-only"):
+        runs_in = f"read-only sandbox: {about}" if sandbox is not None else f"no sandbox ({about})"
+    elif verdict.decision.value == "deny":
+        runs_in = "never runs"
+    else:
+        runs_in = "outside the sandbox, as approved by you (the safety floor still applies)"
+    report = {
+        "command": command,
+        "decision": verdict.decision.value,
+        "reason": verdict.reason,
+        "parseable": parsed.parseable,
+        "segments": segments,
+        "sandbox": runs_in,
+        "allow_always_saves": verdict.proposed_rule,
+    }
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return EXIT_OK
+    print(f"Command:  {command}")
+    print(f"Decision: {verdict.decision.value}")
+    print(f"Why:      {verdict.reason}")
+    if not parsed.parseable:
+        print(f"Parsing:  refused ({parsed.error}); such commands are asked every time")
+    for number, segment in enumerate(segments, 1):
+        mark = "reads only" if segment["read_only"] else segment["why"]
+        print(f"  {number}. {segment['command']}  -> {mark}")
+    print(f"Runs:     {runs_in}")
+    if verdict.proposed_rule:
+        print(f"'Always' would save: {verdict.proposed_rule}")
+    return EXIT_OK

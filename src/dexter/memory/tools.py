@@ -511,6 +511,7 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
     Args: ClassVar[type[BaseModel]] = MemoryUpdateArgs
     concurrency_safe: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = False
+    writes_memory: ClassVar[bool] = True
 
     def __init__(
         self, index: MemoryIndex | None, files: MemoryFiles, today: Today = date.today

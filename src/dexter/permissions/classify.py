@@ -14,31 +14,93 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 
+from dexter.permissions.readonly import words_reason
+from dexter.permissions.secrets import (
+    SHELL_RC_FILES,
+    is_dexter_settings,
+    is_protected_path,
+    is_shell_rc,
+    mentions_secret,
+)
 from dexter.permissions.shell import (
     ASSIGNMENT,
+    MAX_COMMAND_CHARS,
     ParsedCommand,
+    Redirect,
     Segment,
     command_name,
     parse_command,
 )
 
+__all__ = [
+    "SHELL_RC_FILES",
+    "command_is_read_only",
+    "command_not_read_only_reason",
+    "floor_reason",
+    "is_dexter_settings",
+    "is_protected_path",
+    "is_read_only",
+    "is_shell_rc",
+    "mentions_secret",
+    "not_read_only_reason",
+    "write_flag_positions",
+]
+
 # --- environment -------------------------------------------------------------------------------
 
 _SENSITIVE_ENV = frozenset(
     {
-        "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PATH", "IFS", "BASH_ENV", "ENV",
-        "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "PERL5LIB", "PERL5OPT",
-        "PERLLIB", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT",
-        "NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "GIT_SSH", "GIT_SSH_COMMAND",
-        "GIT_EXEC_PATH", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PAGER",
-        "GIT_EDITOR", "GIT_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-        "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_PROXY_COMMAND", "PAGER", "MANPAGER",
-        "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER", "HOME", "ZDOTDIR",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "PATH",
+        "IFS",
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "CDPATH",
+        "PERL5LIB",
+        "PERL5OPT",
+        "PERLLIB",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "RUBYOPT",
+        "RUBYLIB",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXEC_PATH",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_DIR",
+        "GIT_CONFIG",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_PROXY_COMMAND",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "BROWSER",
+        "HOME",
+        "ZDOTDIR",
     }
-)  # fmt: skip
+)
 _SENSITIVE_ENV_PATTERN = re.compile(r"(DYLD_.*|GIT_CONFIG_(KEY|VALUE)_\d+|LD_.*)")
 # Assignments that only change formatting; any other makes a command "not read-only".
 _HARMLESS_ENV = frozenset(
@@ -56,75 +118,12 @@ def env_is_harmless(env: Sequence[tuple[str, str]]) -> bool:
     return all(name in _HARMLESS_ENV or name.startswith("LC_") for name, _ in env)
 
 
-# --- secrets and protected files ---------------------------------------------------------------
+# --- secrets and protected files (one policy: dexter.permissions.secrets) ------------------------
 
-_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store"})
-_SECRET_NAMES = frozenset(
-    {".envrc", ".netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc", ".my.cnf"}
-)
-_SAFE_ENV_SUFFIXES = frozenset({"example", "sample", "template", "dist"})
-_KEY_NAME = re.compile(r"id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\..*)?")
-_CREDENTIALS_NAME = re.compile(r"credentials(\.[a-z0-9]+)?")
-_KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
-_SECRET_PATHS = re.compile(
-    r"(^|/)etc/(g?shadow|sudoers|master\.passwd)(\W|$)|(^|/)proc/[^/]+/environ|\.config/gcloud"
-)
-_PIECE_SPLIT = re.compile(r"[/=:,@\s<>;|&()'\"]+")
-SHELL_RC_FILES = frozenset(
-    {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-        ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
-        ".mkshrc", "config.fish", ".inputrc",
-    }
-)  # fmt: skip
+_protected_write_target = is_protected_path
 
 
-def _secret_piece(piece: str) -> bool:
-    piece = piece.strip("'\"")
-    if not piece:
-        return False
-    if piece in _SECRET_DIRS or piece in _SECRET_NAMES:
-        return True
-    if piece == ".env" or (
-        piece.startswith(".env.") and piece[len(".env.") :] not in _SAFE_ENV_SUFFIXES
-    ):
-        return True
-    if _KEY_NAME.fullmatch(piece) or _CREDENTIALS_NAME.fullmatch(piece):
-        return True
-    return piece.endswith(_KEY_SUFFIXES) and len(piece) > 4
-
-
-def mentions_secret(word: str) -> bool:
-    """Does a word name (or contain a path to) a secret file? Case- and look-alike-insensitive."""
-    for variant in {word.lower(), unicodedata.normalize("NFKC", word).casefold()}:
-        if _SECRET_PATHS.search(variant):
-            return True
-        for piece in _PIECE_SPLIT.split(variant):
-            if _secret_piece(piece):
-                return True
-            # `-f.env`, `-i~/.ssh/id_rsa`: a short option with its value attached.
-            if piece.startswith("-") and not piece.startswith("--") and len(piece) > 2:
-                if _secret_piece(piece[2:]):
-                    return True
-    return False
-
-
-def is_shell_rc(path: str) -> bool:
-    return posixpath.basename(path.rstrip("/")).lower() in SHELL_RC_FILES
-
-
-def is_dexter_settings(path: str) -> bool:
-    parts = posixpath.normpath(path).lower().split("/")
-    return len(parts) >= 2 and parts[-1] == "settings.json" and parts[-2] == ".dexter"
-
-
-def _protected_write_target(path: str) -> bool:
-    return is_shell_rc(path) or is_dexter_settings(path)
-
-
-# --- the read-only classifier ------------------------------------------------------------------
-
-Checker = Callable[[Sequence[str]], bool]
+# --- write-capable flags (for prefix rules) ----------------------------------------------------
 
 
 def _short_cluster(arg: str) -> bool:
@@ -135,18 +134,27 @@ def _long_names(arg: str) -> str:
     return arg.split("=", 1)[0]
 
 
+def _long_hit(arg: str, names: frozenset[str]) -> bool:
+    """`arg` is one of `names` or an abbreviation of one (GNU and git accept unique prefixes)."""
+    if not arg.startswith("--") or len(arg) < 3:
+        return False
+    key = _long_names(arg)
+    return any(name.startswith(key) for name in names)
+
+
 def write_flag_positions(words: Sequence[str]) -> list[int]:
     """Indexes of words that make a command write, run programs, or print secrets.
 
-    Used so a prefix rule such as `Bash(sort:*)` never covers `sort -o ~/.bashrc`, and by the
-    read-only classifier.
+    Used so a prefix rule such as `Bash(sort:*)` never covers `sort -o ~/.bashrc` (or
+    `sort --out=~/.bashrc`, or `sort -uo …`). Abbreviated long options count as the option they
+    abbreviate; short options are read in clusters.
     """
     if not words:
         return []
     name = command_name(words[0]) or ""
     positions: list[int] = []
     for index, arg in enumerate(words[1:], start=1):
-        if _long_names(arg) in _GENERIC_WRITE_LONG:
+        if _long_hit(arg, _GENERIC_WRITE_LONG):
             positions.append(index)
     specific = _WRITE_FLAGS.get(name)
     if specific is not None:
@@ -173,57 +181,72 @@ def _flags(
         for index, arg in enumerate(words[1:], start=1):
             if arg == "--":
                 break
-            if arg in exact or _long_names(arg) in long:
+            if arg in exact or _long_hit(arg, long):
                 found.append(index)
-            elif letters and _short_cluster(arg) and any(c in letters for c in arg[1:]):
+            elif _short_cluster(arg) and any(
+                c in letters or f"-{c}" in exact for c in _cluster_letters(arg)
+            ):
                 found.append(index)
         return found
 
     return positions
 
 
+def _cluster_letters(arg: str) -> str:
+    return arg[1:]
+
+
 def _find_flags(words: Sequence[str]) -> list[int]:
     return [i for i, arg in enumerate(words) if i > 0 and arg in _FIND_ACTIONS]
 
 
-_GIT_SAFE_GLOBALS = frozenset(
-    {"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects", "--paginate", "-p",
-     "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"}
-)  # fmt: skip
 _GIT_WRITE_LONG = frozenset(
-    {"--output", "--ext-diff", "--open-files-in-pager", "--upload-pack", "--receive-pack",
-     "--exec", "--textconv", "--filters"}
-)  # fmt: skip
-
-
-def _git_subcommand(words: Sequence[str]) -> tuple[int | None, list[int]]:
-    """(index of the subcommand or None, indexes of unsafe global options)."""
-    unsafe: list[int] = []
-    i = 1
-    while i < len(words) and words[i].startswith("-"):
-        arg = words[i]
-        if arg in _GIT_SAFE_GLOBALS:
-            i += 1
-        elif arg == "-C":
-            i += 2
-        else:
-            # -c, --config-env, --git-dir, --work-tree, --exec-path, ...
-            unsafe.append(i)
-            i += 2 if arg in ("-c", "--config-env", "--git-dir", "--work-tree") else 1
-    return (i if i < len(words) else None), unsafe
+    {
+        "--output",
+        "--ext-diff",
+        "--open-files-in-pager",
+        "--upload-pack",
+        "--receive-pack",
+        "--exec",
+        "--textconv",
+        "--filters",
+        "--exec-path",
+        "--git-dir",
+        "--work-tree",
+        "--config-env",
+        "--paginate",
+    }
+)
 
 
 def _git_flags(words: Sequence[str]) -> list[int]:
-    sub, found = _git_subcommand(words)
-    if sub is None:
-        return found
-    for index in range(sub + 1, len(words)):
+    found: list[int] = []
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        if words[i] == "-C":
+            i += 2
+            continue
+        if words[i] not in ("--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"):
+            found.append(i)
+        i += 2 if words[i] in ("-c", "--config-env", "--git-dir", "--work-tree") else 1
+    sub = words[i] if i < len(words) else ""
+    for index in range(i + 1, len(words)):
         arg = words[index]
-        if _long_names(arg) in _GIT_WRITE_LONG:
+        if _long_hit(arg, _GIT_WRITE_LONG):
             found.append(index)
-        elif words[sub] == "grep" and arg.startswith("-O"):
+        elif sub == "grep" and _short_cluster(arg) and "O" in _grep_letters(arg):
             found.append(index)
     return found
+
+
+def _grep_letters(arg: str) -> str:
+    # Letters before one that takes a value (`-e`, `-f`, `-A` …) are options; the rest is a value.
+    letters = ""
+    for char in arg[1:]:
+        letters += char
+        if char in "efABCm":
+            break
+    return letters
 
 
 def _uniq_flags(words: Sequence[str]) -> list[int]:
@@ -238,16 +261,18 @@ def _env_reading(words: Sequence[str]) -> list[int]:
 _WRITE_FLAGS: dict[str, Callable[[Sequence[str]], list[int]]] = {
     "find": _find_flags,
     "sort": _flags(
-        exact=frozenset({"-o"}), long=frozenset({"--output", "--compress-program"}), letters="o"
+        exact=frozenset({"-o"}),
+        long=frozenset({"--output", "--compress-program", "--temporary-directory"}),
+        letters="oT",
     ),
     "git": _git_flags,
-    "sed": _flags(long=frozenset({"--in-place"}), letters="i"),
+    "sed": _flags(long=frozenset({"--in-place", "--file"}), letters="if"),
     "perl": _flags(letters="i"),
     "yq": _flags(long=frozenset({"--inplace"}), letters="i"),
     "tree": _flags(exact=frozenset({"-o"})),
     "file": _flags(exact=frozenset({"-C"}), long=frozenset({"--compile"})),
     "date": _flags(long=frozenset({"--set"}), letters="s"),
-    "rg": _flags(long=frozenset({"--pre", "--pre-glob"})),
+    "rg": _flags(long=frozenset({"--pre", "--pre-glob", "--search-zip"}), letters="z"),
     "ag": _flags(long=frozenset({"--pager"})),
     "uniq": _uniq_flags,
     "curl": _flags(
@@ -267,152 +292,210 @@ _WRITE_FLAGS: dict[str, Callable[[Sequence[str]], list[int]]] = {
                 "--use-compress-program",
                 "--checkpoint-action",
                 "--get",
+                "--info-script",
+                "--new-volume-script",
+                "--rsh-command",
             }
         ),
-        letters="xcruAI",
+        letters="xcruAIF",
     ),
     "jq": _env_reading,
     "tail": _flags(long=frozenset({"--follow"}), letters="fF"),
+    "npm": _flags(long=frozenset({"--registry", "--userconfig", "--globalconfig", "--prefix"})),
+    "printf": _flags(letters="v"),
 }
 
 
-def _always(args: Sequence[str]) -> bool:
-    return True
+# --- the read-only classifier ------------------------------------------------------------------
+
+# Sinks that are not files: the only write redirection a read-only command may have.
+_NULL = "/dev/null"
+# Readable devices that are not files, sockets or other processes' descriptors.
+_READABLE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})
+# Wrappers that make the command outlive the call or leave its process group.
+BACKGROUND_WRAPPERS = frozenset({"nohup", "setsid", "disown"})
 
 
-def _no_args(args: Sequence[str]) -> bool:
-    return not args
-
-
-def _git_read_only(words: Sequence[str]) -> bool:
-    sub, unsafe = _git_subcommand(words)
-    if sub is None or unsafe:
-        return False
-    name, rest = words[sub], list(words[sub + 1 :])
-    if name in _GIT_READ_SUBCOMMANDS:
-        if name == "reflog":
-            first = next((arg for arg in rest if not arg.startswith("-")), None)
-            return first in (None, "show")
-        return True
-    if name == "branch":
-        return all(arg in _GIT_BRANCH_LIST_FLAGS for arg in rest)
-    if name == "tag":
-        return not rest or (rest[0] in ("-l", "--list") and not set(rest) & _GIT_TAG_WRITES)
-    if name == "remote":
-        return rest in ([], ["-v"], ["--verbose"])
-    if name == "stash":
-        return bool(rest) and rest[0] in ("list", "show")
-    if name == "worktree":
-        return rest[:1] == ["list"]
-    return False
-
-
-_GIT_READ_SUBCOMMANDS = frozenset(
-    {"status", "log", "diff", "show", "rev-parse", "describe", "blame", "annotate", "shortlog",
-     "reflog", "ls-files", "ls-tree", "cat-file", "whatchanged", "grep", "rev-list", "name-rev",
-     "merge-base", "show-ref", "for-each-ref", "count-objects", "show-branch", "diff-tree",
-     "diff-files", "diff-index", "check-ignore", "version"}
-)  # fmt: skip
-_GIT_BRANCH_LIST_FLAGS = frozenset(
-    {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--list", "-l",
-     "--show-current", "--no-color", "--color", "--merged", "--no-merged"}
-)  # fmt: skip
-_GIT_TAG_WRITES = frozenset({"-d", "--delete", "-a", "--annotate", "-s", "--sign", "-f",
-                             "--force", "-m", "-F", "-u", "--local-user"})  # fmt: skip
-_NPM_READS = frozenset(
-    {"ls", "list", "ll", "la", "view", "info", "show", "outdated", "ping", "whoami", "root",
-     "prefix", "bin", "explain", "why"}
-)  # fmt: skip
-
-
-def _npm_read_only(words: Sequence[str]) -> bool:
-    first = next((arg for arg in words[1:] if not arg.startswith("-")), None)
-    return first in _NPM_READS
-
-
-def _hostname_read_only(words: Sequence[str]) -> bool:
-    return all(arg in ("-f", "-s", "-i", "-I", "-d", "--fqdn", "--short") for arg in words[1:])
-
-
-_ALWAYS_READ_ONLY = frozenset(
-    {"ls", "pwd", "cd", "echo", "printf", "cat", "head", "wc", "stat", "whoami", "uname", "id",
-     "groups", "basename", "dirname", "realpath", "readlink", "cksum", "md5sum", "sha1sum",
-     "sha256sum", "sha512sum", "b2sum", "shasum", "cut", "comm", "column", "diff", "cmp", "df",
-     "du", "ps", "uptime", "free", "which", "type", "grep", "egrep", "fgrep", "nl", "tac", "rev",
-     "od", "strings", "seq", "true", "false", "nproc", "arch", "locale", "tty", "tr", "expand",
-     "unexpand", "fold", "fmt", "paste", "join", "look", "cal", "sleep", "test"}
-)  # fmt: skip
-# Readers whose write-capable flags are listed in _WRITE_FLAGS.
-_READ_ONLY_UNLESS_FLAGGED = frozenset(
-    {"sort", "find", "tree", "file", "date", "rg", "ag", "uniq", "jq", "yq", "tail"}
-)
-_SPECIAL_READ_ONLY: dict[str, Callable[[Sequence[str]], bool]] = {
-    "git": _git_read_only,
-    "npm": _npm_read_only,
-    "hostname": _hostname_read_only,
-}
+def redirect_reason(redirect: Redirect) -> str | None:
+    """Why a redirection makes a segment not read-only, or None."""
+    target = redirect.target
+    if redirect.op in (">&", "<&") and (target.isdigit() or target == "-"):
+        return None  # duplicating or closing a descriptor opens nothing
+    normal = posixpath.normpath(target) if target.startswith("/") else target
+    if redirect.is_write:
+        if target == _NULL:
+            return None
+        return f"writes {target} through redirection"
+    if target.startswith(("/dev/", "/proc/")) or normal.startswith(("/dev/", "/proc/")):
+        if target in _READABLE_DEVICES:
+            return None
+        return f"redirects from {target}, which is not a plain file"
+    return None
 
 
 def not_read_only_reason(segment: Segment) -> str | None:
     """None when the segment is read-only, else a short reason it isn't."""
+    for redirect in segment.redirects:
+        reason = redirect_reason(redirect)
+        if reason is not None:
+            return reason
     if not segment.words:
-        return "only a redirection"
-    if segment.has_write_redirect:
-        return "writes a file through redirection"
+        return "only a redirection or an assignment"
     if not env_is_harmless(segment.env):
         return "sets environment variables"
+    wrappers = {command_name(word) for word in segment.wrappers}
+    background = wrappers & BACKGROUND_WRAPPERS
+    if background:
+        return f"`{sorted(w for w in background if w)[0]}` keeps the command running after the call"
     name = command_name(segment.command)
     if name is None:
         return f"runs a program by path ({segment.command})"
     if not name.isascii():
         return "program name has non-ASCII characters"
-    if name in _SPECIAL_READ_ONLY:
-        if not _SPECIAL_READ_ONLY[name](segment.words):
-            return f"`{name}` with these arguments can change things"
-    elif name not in _READ_ONLY_UNLESS_FLAGGED and name not in _ALWAYS_READ_ONLY:
-        return f"`{name}` is not a known read-only command"
-    flagged = write_flag_positions(segment.words)
-    if flagged:
-        return f"`{name} {segment.words[flagged[0]]}` can write, run programs or not finish"
-    return None
+    if name in BACKGROUND_WRAPPERS:
+        return f"`{name}` keeps the command running after the call"
+    return words_reason(name, segment.words)
 
 
 def is_read_only(segment: Segment) -> bool:
     return not_read_only_reason(segment) is None
 
 
+def command_not_read_only_reason(parsed: ParsedCommand) -> str | None:
+    """Why a whole command is not read-only (segments, background operators, length), or None."""
+    if not parsed.parseable:
+        return parsed.error or "unparseable"
+    if len(parsed.text) > MAX_COMMAND_CHARS:
+        return f"longer than {MAX_COMMAND_CHARS // 1024} KiB"
+    if "&" in parsed.operators or parsed.background:
+        return "runs in the background (`&`)"
+    for segment in parsed.segments:
+        reason = not_read_only_reason(segment)
+        if reason is not None:
+            return reason
+    return None
+
+
 def command_is_read_only(parsed: ParsedCommand) -> bool:
-    return parsed.parseable and all(is_read_only(segment) for segment in parsed.segments)
+    return command_not_read_only_reason(parsed) is None
 
 
 # --- the deny floor ----------------------------------------------------------------------------
 
 # Words after which the next words may be a command that runs (`sudo rm`, `xargs rm`).
 RUNNERS = frozenset(
-    {"sudo", "doas", "su", "runuser", "xargs", "exec", "find", "watch", "nice", "nohup", "timeout",
-     "env", "time", "command", "builtin", "strace", "ltrace", "chroot", "unshare", "nsenter",
-     "flock", "parallel", "setsid", "stdbuf", "ionice", "script", "busybox", "eval", "then",
-     "do", "else", "if", "while", "until"}
-)  # fmt: skip
+    {
+        "sudo",
+        "doas",
+        "su",
+        "runuser",
+        "xargs",
+        "exec",
+        "find",
+        "watch",
+        "nice",
+        "nohup",
+        "timeout",
+        "env",
+        "time",
+        "command",
+        "builtin",
+        "strace",
+        "ltrace",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "flock",
+        "parallel",
+        "setsid",
+        "stdbuf",
+        "ionice",
+        "script",
+        "busybox",
+        "eval",
+        "then",
+        "do",
+        "else",
+        "if",
+        "while",
+        "until",
+    }
+)
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh"})
 INTERPRETERS = SHELLS | {
     "python", "python3", "python2", "perl", "ruby", "node", "php", "lua", "deno", "bun", "pwsh",
     "osascript", "source", ".",
 }  # fmt: skip
 FETCHERS = frozenset(
-    {"curl", "wget", "fetch", "nc", "ncat", "netcat", "socat", "aria2c", "http", "https",
-     "lwp-request", "GET", "ftp", "tftp", "scp", "rsync", "ssh"}
-)  # fmt: skip
+    {
+        "curl",
+        "wget",
+        "fetch",
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
+        "aria2c",
+        "http",
+        "https",
+        "lwp-request",
+        "GET",
+        "ftp",
+        "tftp",
+        "scp",
+        "rsync",
+        "ssh",
+    }
+)
 DECODERS = frozenset(
-    {"base64", "base32", "basenc", "xxd", "openssl", "uudecode", "gunzip", "zcat", "gzip",
-     "bzip2", "bunzip2", "xz", "unxz", "rev", "tr", "echo", "printf"}
-)  # fmt: skip
+    {
+        "base64",
+        "base32",
+        "basenc",
+        "xxd",
+        "openssl",
+        "uudecode",
+        "gunzip",
+        "zcat",
+        "gzip",
+        "bzip2",
+        "bunzip2",
+        "xz",
+        "unxz",
+        "rev",
+        "tr",
+        "echo",
+        "printf",
+    }
+)
 _DISK_FORMATTERS = re.compile(r"mkfs(\..*)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|newfs.*")
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _DANGEROUS_TARGETS = frozenset(
-    {"/", "~", "*", "/*", "~/*", "$HOME", "${HOME}", "/home", "/Users", "/usr", "/etc", "/var",
-     "/bin", "/sbin", "/lib", "/boot", "/System", "/Library", "/opt", "/root", "/dev", "/proc"}
-)  # fmt: skip
+    {
+        "/",
+        "~",
+        "*",
+        "/*",
+        "~/*",
+        "$HOME",
+        "${HOME}",
+        "/home",
+        "/Users",
+        "/usr",
+        "/etc",
+        "/var",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/boot",
+        "/System",
+        "/Library",
+        "/opt",
+        "/root",
+        "/dev",
+        "/proc",
+    }
+)
 _SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 FORK_BOMB = re.compile(r"(\S+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1")
 
@@ -510,7 +593,37 @@ def _reads_program_from_stdin(segment: Segment) -> bool:
     return False
 
 
-def _segment_floor(segment: Segment, depth: int) -> str | None:
+def _path_candidates(word: str) -> list[str]:
+    """The paths a word may name: itself, `--opt=PATH`, `of=PATH`, `-oPATH`."""
+    found = [word]
+    if "=" in word:
+        found.append(word.split("=", 1)[1])
+    if len(word) > 2 and word[0] == "-" and word[1] != "-":
+        found.append(word[2:])
+    return found
+
+
+def _join(base: str, path: str) -> str:
+    if not base or path.startswith(("/", "~")):
+        return path
+    return posixpath.join(base, path)
+
+
+def _protected_word(word: str, base: str) -> str | None:
+    for candidate in _path_candidates(word):
+        if not candidate:
+            continue
+        if is_protected_path(candidate):
+            return candidate
+        if is_protected_path(_join(base, candidate)):
+            return _join(base, candidate)
+    return None
+
+
+_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+def _segment_floor(segment: Segment, depth: int, base: str = "") -> str | None:
     for name, _ in segment.env:
         if sensitive_env(name):
             return f"sets {name}, which can make programs run other code"
@@ -518,11 +631,14 @@ def _segment_floor(segment: Segment, depth: int) -> str | None:
         if mentions_secret(word):
             return f"touches a secret file ({word})"
     for redirect in segment.redirects:
+        target = posixpath.normpath(redirect.target) if redirect.target.startswith("/") else ""
+        if redirect.target.startswith(_NETWORK_DEVICES) or target.startswith(_NETWORK_DEVICES):
+            return f"opens a network connection through {redirect.target}"
         if not redirect.is_write:
             continue
-        if _protected_write_target(redirect.target):
-            return f"writes {redirect.target}"
-        target = posixpath.normpath(redirect.target) if redirect.target.startswith("/") else ""
+        hit = _protected_word(redirect.target, base)
+        if hit is not None:
+            return f"writes {hit}, which only Dexter's own commands may change"
         if target.startswith("/dev/") and target not in _SAFE_DEVICES:
             if not target.startswith("/dev/fd/"):
                 return "writes directly to a device"
@@ -530,9 +646,10 @@ def _segment_floor(segment: Segment, depth: int) -> str | None:
     if reason is not None:
         return reason
     if not is_read_only(segment):
-        for word in segment.words[1:]:
-            if _protected_write_target(word):
-                return f"may modify {word}"
+        for word in segment.all_words[1:]:
+            hit = _protected_word(word, base)
+            if hit is not None:
+                return f"may modify {hit}, which only Dexter's own commands may change"
     if depth < 3:
         for script in _nested_scripts(segment.all_words):
             reason = floor_reason(parse_command(script), depth=depth + 1)
@@ -545,10 +662,14 @@ def floor_reason(parsed: ParsedCommand, *, depth: int = 0) -> str | None:
     """Why the built-in floor denies this command, or None. Works on unparseable text too."""
     if not parsed.parseable:
         return rough_floor_reason(parsed.text)
+    # `cd .dexter && sort -o settings.json x`: later relative paths are under the `cd` target.
+    base = ""
     for segment in parsed.segments:
-        reason = _segment_floor(segment, depth)
+        reason = _segment_floor(segment, depth, base)
         if reason is not None:
             return reason
+        if segment.base == "cd" and len(segment.args) <= 1:
+            base = _join(base, segment.args[0]) if segment.args else "~"
     # Downloaded or decoded text piped into a shell or interpreter.
     feeding = False
     for index, segment in enumerate(parsed.segments):

@@ -25,12 +25,13 @@ from urllib.parse import urlsplit
 
 from dexter.permissions.classify import (
     floor_reason,
-    is_read_only,
+    is_protected_path,
     is_shell_rc,
     mentions_secret,
     not_read_only_reason,
 )
 from dexter.permissions.gate import Decision, Verdict
+from dexter.permissions.readonly import git_subcommand
 from dexter.permissions.rules import (
     Rule,
     RuleKind,
@@ -45,7 +46,7 @@ from dexter.permissions.rules import (
     remove_rule,
     reset_rules,
 )
-from dexter.permissions.shell import parse_command
+from dexter.permissions.shell import Segment, command_name, parse_command
 
 FILE_WRITE_KEY = "file:write"
 _FILE_TOOLS = {"read_file": "Read", "write_file": "Write", "edit_file": "Edit"}
@@ -55,8 +56,39 @@ def bash_session_key(command: str) -> str:
     return f"bash:{command.strip()}"
 
 
-def evaluate_bash(command: str, rules: RuleSet) -> Verdict:
-    """Decide a shell command against `rules` (pure: no disk access)."""
+# Without an OS sandbox the classifier is the only wall, so only these plain readers run unasked.
+STRICT_READERS = frozenset(
+    {"ls", "pwd", "cat", "head", "tail", "wc", "echo", "grep", "egrep", "fgrep", "sort", "uniq",
+     "cut", "tr", "stat", "file", "du", "df", "which", "basename", "dirname", "realpath", "date",
+     "whoami", "uname", "id", "true", "false", "diff", "cmp", "sha256sum", "md5sum", "nl", "tac",
+     "column", "tree", "git"}
+)  # fmt: skip
+_STRICT_GIT = frozenset({"status", "log", "diff", "show", "branch", "blame", "rev-parse"})
+
+
+def _strict_reader(segment: Segment) -> bool:
+    name = command_name(segment.command)
+    if name not in STRICT_READERS:
+        return False
+    if name == "git":
+        sub = next((w for w in segment.words[1:] if not w.startswith("-")), None)
+        return sub in _STRICT_GIT and git_subcommand(segment.words)[1] is None
+    if name in ("grep", "egrep", "fgrep"):
+        # A recursive grep would read `.env` files that only the sandbox hides.
+        return not any(
+            arg in ("--recursive", "--dereference-recursive")
+            or (arg.startswith("-") and not arg.startswith("--") and set(arg) & set("rR"))
+            for arg in segment.args
+        )
+    return True
+
+
+def evaluate_bash(command: str, rules: RuleSet, *, sandboxed: bool = True) -> Verdict:
+    """Decide a shell command against `rules` (pure: no disk access).
+
+    `sandboxed` says whether read-only commands will run in the OS sandbox; without one only
+    `STRICT_READERS` run unasked.
+    """
     text = command.strip()
     parsed = parse_command(text)
     floor = floor_reason(parsed)
@@ -82,15 +114,30 @@ def evaluate_bash(command: str, rules: RuleSet) -> Verdict:
             return Verdict(
                 Decision.ASK, reason=f"your rule {rule} asks first", session_key=key, command=text
             )
+    if parsed.background:
+        return Verdict(
+            Decision.ASK,
+            reason="the command runs in the background (`&`) and would outlive the call",
+            session_key=key,
+            command=text,
+        )
     # Each segment must be allowed by a rule or be read-only on its own.
     allowed = [first_match(rules.allow, segment, allow=True) for segment in segments]
-    read_only = [is_read_only(segment) for segment in segments]
-    if all(rule is not None or ro for rule, ro in zip(allowed, read_only, strict=True)):
+    reasons = [not_read_only_reason(segment) for segment in segments]
+    if not sandboxed:
+        reasons = [
+            r if r is not None or _strict_reader(s) else "no OS sandbox, and not a plain reader"
+            for r, s in zip(reasons, segments, strict=True)
+        ]
+    if "&" in parsed.operators:
+        reasons = [r or "part of a command that runs in the background (`&`)" for r in reasons]
+    if all(rule is not None or r is None for rule, r in zip(allowed, reasons, strict=True)):
         used = next((rule for rule in allowed if rule is not None), None)
         if used is not None:
             return Verdict(Decision.ALLOW, reason=f"allowed by your rule {used}", command=text)
-        return Verdict(Decision.ALLOW, reason="read-only command", command=text)
-    why = next((r for s in segments if (r := not_read_only_reason(s)) is not None), "not read-only")
+        where = "runs in the OS sandbox" if sandboxed else "plain reader, no OS sandbox"
+        return Verdict(Decision.ALLOW, reason=f"read-only command ({where})", command=text)
+    why = next((r for r in reasons if r is not None), "not read-only")
     if rules.default_bash == "deny":
         return Verdict(
             Decision.DENY,
@@ -109,9 +156,21 @@ def evaluate_bash(command: str, rules: RuleSet) -> Verdict:
 class RulesPolicy:
     """PermissionPolicy over `.dexter/settings.json` rules; re-reads the file on every call."""
 
-    def __init__(self, settings_path: Path, workspace: Path) -> None:
+    def __init__(
+        self, settings_path: Path, workspace: Path, *, sandboxed: bool | None = None
+    ) -> None:
         self.settings_path = settings_path
         self.workspace = workspace
+        # None: find out (once) whether an OS sandbox can run read-only commands here.
+        self._sandboxed = sandboxed
+
+    @property
+    def sandboxed(self) -> bool:
+        if self._sandboxed is None:
+            from dexter.permissions.sandbox import available_sandbox
+
+            self._sandboxed = available_sandbox() is not None
+        return self._sandboxed
 
     # --- rules -----------------------------------------------------------------------------
 
@@ -170,7 +229,8 @@ class RulesPolicy:
         """Like `evaluate`, with the given rules instead of the settings file."""
         if tool == "bash":
             command = args.get("command")
-            return evaluate_bash(command if isinstance(command, str) else "", rules)
+            text = command if isinstance(command, str) else ""
+            return evaluate_bash(text, rules, sandboxed=self.sandboxed)
         if tool in _FILE_TOOLS:
             return self._evaluate_file(tool, args, rules)
         if tool == "web_fetch":
@@ -190,12 +250,19 @@ class RulesPolicy:
         raw = args.get("path")
         if not isinstance(raw, str) or not raw.strip():
             return Verdict(Decision.ASK, reason="no file path given")
+        if "\x00" in raw or len(raw) > 4096:
+            return Verdict(Decision.DENY, reason="the path has a NUL character or is too long")
         path = self._resolve(raw)
-        if mentions_secret(raw) or mentions_secret(str(path)):
+        if mentions_secret(raw) or mentions_secret(str(path)) or self._is_settings(path):
             return Verdict(Decision.DENY, reason=f"{raw} looks like a secret file")
         writing = tool != "read_file"
-        if writing and (is_shell_rc(str(path)) or self._is_settings(path)):
-            return Verdict(Decision.DENY, reason=f"Dexter never modifies {raw}")
+        if writing and (
+            is_shell_rc(str(path)) or is_protected_path(raw) or is_protected_path(str(path))
+        ):
+            return Verdict(
+                Decision.DENY,
+                reason=f"{raw} is protected: only Dexter's own commands change it",
+            )
         for kind in ("deny", "ask", "allow"):
             rule = next(
                 (

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dexter.permissions.classify import (
+    BACKGROUND_WRAPPERS,
     command_suffixes,
     env_is_harmless,
+    redirect_reason,
     write_flag_positions,
 )
 from dexter.permissions.shell import ParsedCommand, Segment, command_name
@@ -185,6 +187,10 @@ def allow_rule_matches(rule: Rule, segment: Segment) -> bool:
         return False
     if segment.has_write_redirect or not env_is_harmless(segment.env):
         return False
+    if any(redirect_reason(redirect) is not None for redirect in segment.redirects):
+        return False  # reads from /dev/tcp, /dev/fd, /proc: never covered by a rule
+    if {command_name(word) for word in segment.wrappers} & BACKGROUND_WRAPPERS:
+        return False  # `nohup` / `setsid` would let the command outlive the call
     if rule.tool_wide:
         return True
     words, wanted = segment.words, rule.words

@@ -25,11 +25,13 @@ SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "|&"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 REDIRECTS = WRITE_REDIRECTS | {"<", ">&", "<&"}
 _OPERATOR_CHARS = frozenset(";<>|&")
-# Redirecting to these never changes a file.
-HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Redirecting to this never changes a file. Not /dev/stdout or /dev/fd/N: after `1<file` those
+# *are* the file (`1<f >/dev/stdout` truncates f).
+HARMLESS_SINKS = frozenset({"/dev/null"})
+# Longer commands are refused unread (the lexer is linear, but nobody reviews 128 KiB of shell).
+MAX_COMMAND_CHARS = 128 * 1024
 
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
-_FD_BEFORE_OPERATOR = re.compile(r"(?:^|[ \t])(\d+)$")
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _NUMBER = re.compile(r"-?\d+")
 # Where a command named by an absolute path is still the standard program of that name.
@@ -55,7 +57,7 @@ class Redirect:
         if self.op == ">&":
             # `>&2` duplicates a descriptor; `>&file` is bash for `&>file`.
             return not (self.target.isdigit() or self.target == "-")
-        return self.target not in HARMLESS_SINKS and not self.target.startswith("/dev/fd/")
+        return self.target not in HARMLESS_SINKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,8 @@ class ParsedCommand:
     operators: tuple[str, ...] = ()
     # Why the command is unparseable; None when it parsed.
     error: str | None = None
+    # Ended with `&`: the last command runs in the background.
+    background: bool = False
 
     @property
     def parseable(self) -> bool:
@@ -117,12 +121,25 @@ def command_name(word: str) -> str | None:
 
 def parse_command(text: str) -> ParsedCommand:
     """Lex `text` into segments, or report why it can't be trusted (`error`)."""
+    if len(text) > MAX_COMMAND_CHARS:
+        return ParsedCommand(text, error=f"longer than {MAX_COMMAND_CHARS // 1024} KiB")
     try:
         items = _prescan(text)
-        segments, operators = _segments(items)
+        segments, operators, background = _segments(items)
     except Unparseable as exc:
         return ParsedCommand(text, error=str(exc))
-    return ParsedCommand(text, tuple(segments), tuple(operators))
+    return ParsedCommand(text, tuple(segments), tuple(operators), background=background)
+
+
+def _trailing_fd(raw: str) -> str | None:
+    """The descriptor number written right before a redirection operator (`2>`), if any."""
+    end = len(raw)
+    start = end
+    while start > 0 and raw[start - 1].isdigit():
+        start -= 1
+    if start == end or (start > 0 and raw[start - 1] not in " \t"):
+        return None
+    return raw[start:end]
 
 
 def _check_characters(text: str) -> None:
@@ -208,7 +225,7 @@ def _prescan(text: str) -> list[tuple[str, str]]:
     return items
 
 
-def _segments(items: list[tuple[str, str]]) -> tuple[list[Segment], list[str]]:
+def _segments(items: list[tuple[str, str]]) -> tuple[list[Segment], list[str], bool]:
     segments: list[Segment] = []
     operators: list[str] = []
     words: list[str] = []
@@ -245,8 +262,8 @@ def _segments(items: list[tuple[str, str]]) -> tuple[list[Segment], list[str]]:
             raise Unparseable("here-document or here-string")
         if op in REDIRECTS:
             fd: str | None = None
-            match = _FD_BEFORE_OPERATOR.search(previous_raw or "")
-            if match and words and words[-1] == match.group(1):
+            number = _trailing_fd(previous_raw or "")
+            if number is not None and words and words[-1] == number:
                 fd = words.pop()
             pending = (op, fd)
         elif op in SEPARATORS:
@@ -257,15 +274,16 @@ def _segments(items: list[tuple[str, str]]) -> tuple[list[Segment], list[str]]:
         previous_raw = None
     if pending is not None:
         raise Unparseable("redirection without a target")
+    background = False
     if not words and not redirects:
-        # `ls;` and `sleep 1 &` end with a harmless terminator.
+        # `ls;` ends with a terminator; `sleep 1 &` with a background operator.
         if operators and operators[-1] in (";", "&"):
-            operators.pop()
+            background = operators.pop() == "&"
         else:
             raise Unparseable("empty command")
     else:
         close()
-    return segments, operators
+    return segments, operators, background
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,10 @@ class Tool(ABC, Generic[ArgsT]):
     # Called many times in one good run (arithmetic, reading a long document page by page):
     # the soft "called N times" nudge would only push the model to stop too early.
     repeatable: ClassVar[bool] = False
+    # Saves to long-term memory: needs approval in a run that has read outside text.
+    writes_memory: ClassVar[bool] = False
+    # Returns text written by others even when it is not framed (sub-agent answers).
+    carries_outside_text: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dexter.permissions.gate import Decision, PermissionPolicy, Verdict
+from dexter.permissions.secrets import redact
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
 # Seconds a tool may run when it declares no timeout of its own.
@@ -105,9 +106,11 @@ async def run_tool(
     except Exception as exc:  # a tool bug must not kill the run; the caller is told
         error = f"the tool failed unexpectedly ({type(exc).__name__}: {exc})"
     duration = (time.perf_counter() - started) * 1000
+    # Known secret values never reach the model, the scratchpad, the database or logs.
     if error is not None:
+        error = redact(error)
         return Outcome(f"Error: {error}", error=error, data=data, duration_ms=duration)
-    return Outcome(content, data=data, duration_ms=duration)
+    return Outcome(redact(content), data=data, duration_ms=duration)
 
 
 Approve = Callable[[Tool[Any], dict[str, Any], Verdict], Awaitable[bool]]

@@ -38,6 +38,7 @@ from dexter.data.models import (
 )
 from dexter.data.sec import urls as sec_urls
 from dexter.tools.citations import SourceLedger
+from dexter.tools.untrusted import wrap_untrusted
 
 NONE = "—"
 GAP = "[…]"
@@ -603,7 +604,9 @@ def format_section(
         f"Item {section.item}: {section.title} [{sid}]"
     ]
     trimmed = trim_text(section.text, focus=focus, max_chars=max_chars)
-    lines.append(trimmed.text)
+    # Filing text is written by the filer, not the user: framed so it is read as data only.
+    source = section.source.url or f"{section.ticker} {section.filing_type} item {section.item}"
+    lines.append(wrap_untrusted(source, trimmed.text))
     if trimmed.trimmed:
         omitted = trimmed.total_chars - trimmed.kept_chars
         shown = (
@@ -936,16 +939,19 @@ def format_news(
     if not items:
         return f"## {who} — news\nNo recent news articles were found."
     lines = [f"## {who} — {len(items)} news articles, newest first"]
+    headlines: list[str] = []
     for number, item in enumerate(items, 1):
         date = (item.date or "")[:10]
         label = f"{item.source or 'News'}: {item.title}" + (f" ({date})" if date else "")
         sid = ledger.add(label, item.url) if item.url else None
         meta = ", ".join(x for x in (item.source, date) if x)
-        lines.append(
+        headlines.append(
             f"{number}. {_text(item.title)}"
             + (f" — {meta}" if meta else "")
             + (f" [{sid}]" if sid else "")
         )
+    # Headlines are written by publishers, not the user.
+    lines.append(wrap_untrusted(f"company_news:{ticker or who}", "\n".join(headlines)))
     lines.append("Headlines only; the articles themselves were not read.")
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolRes
 from dexter.tools.fs.paths import (
     display_path,
     file_resource,
+    refuse_protected,
     resolve_in_workspace,
     write_atomically,
 )
@@ -111,6 +112,7 @@ def preview_edit(workspace: Path, args: EditFileArgs) -> str:
 
 def plan_edit(workspace: Path, args: EditFileArgs) -> EditPlan:
     path = resolve_in_workspace(workspace, args.path)
+    refuse_protected(workspace, path)
     shown = display_path(workspace, path)
     original = _read_text(path, shown)
     bom = original.startswith(_BOM)

@@ -12,7 +12,12 @@ import os
 import secrets
 from pathlib import Path
 
+from dexter.permissions.secrets import is_protected_path, mentions_secret
 from dexter.tools.base import ToolFailure
+
+# Longer paths (or path components) than the OS accepts: refused as a tool error, not an OSError.
+MAX_PATH_CHARS = 4096
+MAX_NAME_CHARS = 255
 
 # Unicode spaces models and pasted text put into paths; filenames almost never contain them.
 _SPACES = str.maketrans(
@@ -43,8 +48,7 @@ def resolve_in_workspace(workspace: Path, user_path: str) -> Path:
         text = text[1:]
     if not text:
         raise ToolFailure("path is empty: give a file path relative to the workspace")
-    if "\x00" in text:
-        raise ToolFailure("path contains a NUL character")
+    check_path_text(text)
     root = workspace.resolve()
     candidate = Path(text).expanduser()
     if candidate.is_absolute():
@@ -69,6 +73,35 @@ def resolve_in_workspace(workspace: Path, user_path: str) -> Path:
             f"path {user_path!r} resolves to {resolved}, outside the workspace ({root})"
         )
     return resolved
+
+
+def check_path_text(text: str) -> None:
+    """Refuse paths no file system accepts (NUL bytes, over-long names) with a clear message."""
+    if "\x00" in text:
+        raise ToolFailure("path contains a NUL character; give a plain file path")
+    if len(text) > MAX_PATH_CHARS:
+        raise ToolFailure(f"path is longer than {MAX_PATH_CHARS} characters")
+    if any(len(part.encode("utf-8", "replace")) > MAX_NAME_CHARS for part in text.split("/")):
+        raise ToolFailure(f"a path component is longer than {MAX_NAME_CHARS} bytes")
+
+
+def refuse_secret(workspace: Path, path: Path, *, extra: tuple[Path, ...] = ()) -> None:
+    """The file tools never read secret files (`.env`, keys, Dexter's settings and database)."""
+    from dexter.permissions.secrets import is_secret_path
+
+    shown = display_path(workspace, path)
+    if is_secret_path(path, extra=extra) or mentions_secret(shown):
+        raise ToolFailure(f"{shown} holds secrets; Dexter's tools never read it")
+
+
+def refuse_protected(workspace: Path, path: Path) -> None:
+    """The file tools never write Dexter's own state, shell start-up files or git hooks/config."""
+    shown = display_path(workspace, path)
+    if is_protected_path(shown) or is_protected_path(str(path)):
+        raise ToolFailure(
+            f"{shown} is protected: only Dexter's own commands (dexter permissions, dexter "
+            "memory …) change it"
+        )
 
 
 def display_path(workspace: Path, path: Path) -> str:

@@ -16,7 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.fs.paths import display_path, file_resource, resolve_in_workspace
+from dexter.tools.fs.paths import display_path, file_resource, refuse_secret, resolve_in_workspace
 
 MAX_OUTPUT_CHARS = 40_000
 DEFAULT_LINES = 400
@@ -76,6 +76,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(self.workspace, args.path)
+        refuse_secret(self.workspace, path)
         shown = display_path(self.workspace, path)
         size = _check_readable(self.workspace, path, shown)
         if args.byte_offset is not None or args.byte_limit is not None:

@@ -11,6 +11,7 @@ from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolRes
 from dexter.tools.fs.paths import (
     display_path,
     file_resource,
+    refuse_protected,
     resolve_in_workspace,
     write_atomically,
 )
@@ -45,6 +46,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(self.workspace, args.path)
+        refuse_protected(self.workspace, path)
         shown = display_path(self.workspace, path)
         if path == self.workspace or path.is_dir():
             raise ToolFailure(f"{shown} is a directory; give a file path")

@@ -2,9 +2,15 @@
 
 The command runs as `bash -c` in its own session (process group), so a timeout or a cancelled run
 stops the command *and* everything it started: SIGTERM to the group, then SIGKILL after a grace
-period. Output (stdout and stderr, interleaved) is capped, keeping its head and tail. Variables
-that look like secrets are removed from the environment so a command can't print the user's API
-keys into the model's context. Whether a command may run is decided by the permission gate.
+period. Output (stdout and stderr, interleaved) is capped, keeping its head and tail.
+
+Whether a command may run is decided by the permission gate; this tool adds the walls behind it:
+- a command the classifier calls read-only (the ones that run unasked) runs in the OS sandbox
+  (`dexter.permissions.sandbox`): read-only filesystem and workspace, no network, private /tmp
+  and PID namespace, secrets hidden. Approved commands run outside it unless `sandbox_approved`
+  (then: workspace writable, protected files still read-only);
+- the child's environment is an allowlist (`child_env`), so provider keys never reach it;
+- output is scanned for known secret values and redacted before anyone sees it.
 """
 
 from __future__ import annotations
@@ -13,16 +19,17 @@ import asyncio
 import codecs
 import contextlib
 import os
-import re
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.permissions.sandbox import Sandbox, SandboxPolicy, available_sandbox
+from dexter.permissions.secrets import Redactor, child_env, is_secret_name, process_redactor
 from dexter.tools.base import (
     READS_ANYTHING,
     TOUCHES_EVERYTHING,
@@ -33,6 +40,8 @@ from dexter.tools.base import (
     ToolResult,
 )
 from dexter.tools.fs.paths import display_path, resolve_in_workspace
+
+__all__ = ["BashArgs", "BashTool", "is_secret_name", "scrubbed_env"]
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -45,20 +54,12 @@ _POLL_SECONDS = 0.05
 # After a kill, how long to wait for the pipe to close (a process that left the group may hold it).
 _DRAIN_SECONDS = 1.0
 
-_SECRET_NAME = re.compile(r"(?:^|_)API_?KEY$|_TOKEN$|^TOKEN$|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
-# Keep commands from waiting on a pager or a credential prompt nobody can answer.
-_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-
-
-def is_secret_name(name: str) -> bool:
-    """True for names like OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD."""
-    return _SECRET_NAME.search(name) is not None
+SandboxChoice = Literal["auto"] | Sandbox | None
 
 
 def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without variables that look like secrets, plus settings that keep commands quiet."""
-    kept = {name: value for name, value in env.items() if not is_secret_name(name)}
-    return kept | _QUIET_ENV
+    """The environment a command gets: allowlisted variables only (see `child_env`)."""
+    return child_env(env)
 
 
 class BashArgs(BaseModel):
@@ -86,15 +87,61 @@ class BashTool(Tool[BashArgs]):
         f"Times out after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max "
         f"{MAX_TIMEOUT_SECONDS:g}), stopping the command and its child processes. Output over "
         f"{MAX_OUTPUT_CHARS:,} characters keeps its beginning and end. There is no input "
-        "(stdin is empty) and API keys and other secrets are not in the environment."
+        "(stdin is empty) and API keys and other secrets are not in the environment. "
+        "Commands that run without asking run in a sandbox: read-only files, no network, "
+        "secret files hidden, nothing left running afterwards."
     )
     Args: ClassVar[type[BaseModel]] = BashArgs
     concurrency_safe: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = True
 
-    def __init__(self, workspace: Path | None = None, *, grace_seconds: float = GRACE_SECONDS):
+    def __init__(
+        self,
+        workspace: Path | None = None,
+        *,
+        grace_seconds: float = GRACE_SECONDS,
+        sandbox: SandboxChoice = "auto",
+        sandbox_approved: bool = False,
+        hidden: Sequence[Path] = (),
+        redactor: Redactor | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        """`sandbox`: "auto" finds bubblewrap / sandbox-exec, None runs without one.
+        `hidden`: more secret files to hide (Dexter's settings and database wherever its home is).
+        `env`: the environment to pick allowlisted variables from (default: the process's)."""
         self.workspace = (workspace or Path.cwd()).resolve()
         self.grace_seconds = grace_seconds
+        self._sandbox = sandbox
+        self.sandbox_approved = sandbox_approved
+        self.hidden = tuple(hidden)
+        self.redactor = redactor if redactor is not None else process_redactor()
+        self._env = env
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        if self._sandbox == "auto":
+            self._sandbox = available_sandbox()
+        return self._sandbox
+
+    def _argv(self, command: str, cwd: Path) -> tuple[list[str], str]:
+        """The program to start and a label for the sandbox it runs in."""
+        from dexter.permissions.classify import command_is_read_only
+        from dexter.permissions.shell import parse_command
+
+        argv = ["bash", "-c", command]
+        read_only = command_is_read_only(parse_command(command))
+        sandbox = self.sandbox
+        if sandbox is None or not (read_only or self.sandbox_approved):
+            return argv, ""
+        policy = SandboxPolicy(
+            workspace=self.workspace,
+            writable=not read_only,
+            network=not read_only,
+            home=Path(os.environ["HOME"]) if os.environ.get("HOME") else None,
+            hidden=self.hidden,
+        )
+        label = "sandbox: read-only" if read_only else "sandbox: workspace writable"
+        return sandbox.wrap(argv, policy, cwd), label
 
     def resources(self, args: BashArgs) -> Resources:
         # Ordered against everything unless the permission classifier proves it read-only.
@@ -114,25 +161,25 @@ class BashTool(Tool[BashArgs]):
                 raise ToolFailure(
                     f"cwd {display_path(self.workspace, cwd)} is not a directory in the workspace"
                 )
-        ctx.progress(f"$ {args.command}")
+        redact = self.redactor
+        ctx.progress(redact(f"$ {args.command}"))
+        argv, sandbox_label = self._argv(args.command, cwd)
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                args.command,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=cwd,
-                env=scrubbed_env(os.environ),
+                env=child_env(self._env if self._env is not None else os.environ),
                 start_new_session=True,
             )
         except OSError as exc:
             raise ToolFailure(f"could not start bash: {exc.strerror or exc}") from None
         assert process.stdout is not None
         capture = _Capture(MAX_OUTPUT_CHARS // 2, MAX_OUTPUT_CHARS // 2)
-        reader = asyncio.create_task(_pump(process.stdout, capture, ctx))
+        reader = asyncio.create_task(_pump(process.stdout, capture, ctx, redact))
         timed_out = False
         try:
             try:
@@ -151,7 +198,10 @@ class BashTool(Tool[BashArgs]):
             _terminate_soon(process.pid, self.grace_seconds)
             raise
         duration = time.monotonic() - started
-        return _result(process.returncode, duration, capture, timed_out, args.timeout_seconds)
+        result = _result(
+            process.returncode, duration, capture, timed_out, args.timeout_seconds, sandbox_label
+        )
+        return ToolResult(redact(result.content), result.is_error, result.data)
 
 
 class _Capture:
@@ -186,7 +236,9 @@ class _Capture:
         return f"{head}\n\n… [{omitted:,} bytes of output omitted] …\n\n{tail}"
 
 
-async def _pump(stream: asyncio.StreamReader, capture: _Capture, ctx: ToolContext) -> None:
+async def _pump(
+    stream: asyncio.StreamReader, capture: _Capture, ctx: ToolContext, redact: Redactor
+) -> None:
     while True:
         chunk = await stream.read(_READ_CHUNK)
         if not chunk:
@@ -194,7 +246,7 @@ async def _pump(stream: asyncio.StreamReader, capture: _Capture, ctx: ToolContex
         capture.add(chunk)
         lines = [line for line in chunk.decode("utf-8", "replace").splitlines() if line.strip()]
         if lines:
-            ctx.progress(lines[-1][:120])
+            ctx.progress(redact(lines[-1])[:120])
         if capture.total > MAX_TOTAL_OUTPUT_BYTES:
             capture.overflow = True
             return
@@ -262,9 +314,10 @@ def _result(
     capture: _Capture,
     timed_out: bool,
     timeout: float,
+    sandbox_label: str = "",
 ) -> ToolResult:
     output = capture.text().rstrip("\n") or "(no output)"
-    took = f"{duration:.2f} s"
+    took = f"{duration:.2f} s" + (f" · {sandbox_label}" if sandbox_label else "")
     if timed_out:
         status = f"timed out after {timeout:g} s; the command and its child processes were stopped"
     elif capture.overflow:
@@ -285,6 +338,7 @@ def _result(
             "timed_out": timed_out,
             "truncated": capture.total > capture.head_limit + capture.tail_limit,
             "output_bytes": capture.total,
+            "sandbox": sandbox_label.removeprefix("sandbox: ") or None,
         },
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.fetch import WebFetchTool, allowed_hosts_from_settings
 from dexter.tools.web.search import (
     SearchProvider,

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from dexter.config import Settings
 from dexter.data.cache import DiskCache
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.web.extract import html_to_markdown, wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
+from dexter.tools.web.extract import html_to_markdown
 from dexter.tools.web.ssrf import MAX_URL_LENGTH, Resolver, check_url, normalise_hosts
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings, get_secret
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 
 if TYPE_CHECKING:
     import httpx2

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 
 if TYPE_CHECKING:
     import httpx2
