@@ -22,7 +22,7 @@ from dexter.mcp.client import McpConnection, McpUnavailable, Sleep
 from dexter.mcp.config import McpServerConfig, tool_name
 from dexter.models.types import ToolSpec
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 
 if TYPE_CHECKING:
     import mcp_types

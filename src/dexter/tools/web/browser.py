@@ -26,7 +26,7 @@ from urllib.parse import urljoin
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.ssrf import BlockedURL, Resolver, check_url, normalise_hosts
 
 if TYPE_CHECKING:
