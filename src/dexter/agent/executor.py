@@ -341,7 +341,7 @@ class ToolExecutor:
             emit(ToolError(call.id, tool.name, prepared.args, outcome.error, duration))
             return _message(call, _with_warning(outcome.content, prepared.warning), is_error=True)
         self.scratchpad.add_tool_call(
-            tool.name, prepared.args, outcome.content, duration_ms=duration
+            tool.name, prepared.args, outcome.content, duration_ms=duration, data=outcome.data
         )
         emit(
             ToolEnd(call.id, tool.name, prepared.args, outcome.content, duration, prepared.warning)

@@ -111,6 +111,7 @@ class Scratchpad:
         *,
         duration_ms: float,
         error: str | None = None,
+        data: Any = None,
     ) -> None:
         self.records.append(ToolRecord(tool, args, result, is_error=error is not None))
         self._counts[tool] = self._counts.get(tool, 0) + 1
@@ -125,6 +126,7 @@ class Scratchpad:
                 "result": result,
                 "duration_ms": round(duration_ms, 1),
                 "error": error,
+                **_data_field(data),
             }
         )
 
@@ -161,3 +163,18 @@ class Scratchpad:
                 "times in this run. If this call does not help, change approach."
             )
         return None
+
+
+# Structured results (statement records, holdings) are kept for reports; a huge one is left out
+# rather than bloating the log: the text result above still has everything the model saw.
+MAX_DATA_CHARS = 500_000
+
+
+def _data_field(data: Any) -> dict[str, Any]:
+    if data is None:
+        return {}
+    try:
+        encoded = json.dumps(data, default=str)
+    except (TypeError, ValueError):
+        return {}
+    return {"data": json.loads(encoded)} if len(encoded) <= MAX_DATA_CHARS else {}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
-from dexter.agent.events import Done
+from dexter.agent.events import Done, RunStarted
 from dexter.agent.executor import Approver
 from dexter.cli.approval import TerminalApprover
 from dexter.cli.render import JsonRenderer, PlainRenderer
@@ -48,6 +48,7 @@ def run_ask(
     as_json: bool,
     max_iterations: int | None,
     resume: str | None = None,
+    output: str | None = None,
 ) -> int:
     from dexter.config import ConfigError, load_settings
     from dexter.runtime import ASK, AgentSpec, Runtime
@@ -56,6 +57,12 @@ def run_ask(
         raise ConfigError('the question is empty. Usage: dexter ask "your question"')
     if max_iterations is not None and max_iterations < 1:
         raise ConfigError("--max-iterations must be at least 1")
+    if output:
+        from pathlib import Path
+
+        from dexter.reports.render import format_for
+
+        format_for(Path(output), None)  # a bad file name fails before the run, not after
     settings = load_settings()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
@@ -74,11 +81,15 @@ def run_ask(
         else plain
     )
 
+    run_ids: list[str] = []
+
     async def consume() -> Done | None:
         done: Done | None = None
         try:
             async for event in agent.run(question):
                 renderer.handle(event)
+                if isinstance(event, RunStarted):
+                    run_ids.append(event.run_id)
                 if isinstance(event, Done):
                     done = event
         finally:
@@ -94,4 +105,14 @@ def run_ask(
         raise
     if done is None:
         return 1
+    if output and run_ids and done.status == "answered":
+        from dexter.cli.report_command import export
+
+        reports = Runtime(settings)
+        store = reports.existing_store()
+        try:
+            if store is not None:
+                export(settings.home, store, run_ids[0], output, None)
+        finally:
+            reports.close_local()
     return EXIT_BY_STATUS.get(done.status, 1)

@@ -16,6 +16,7 @@ from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.permissions_command import add_permissions_parser
+from dexter.cli.report_command import add_report_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -84,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--max-iterations", type=int, metavar="N", help="model rounds before answering (default 10)"
     )
+    ask.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="also write a report of the answer: memo.md, memo.html, memo.pdf or memo.xlsx",
+    )
 
     tools = commands.add_parser("tools", help="list or run tools directly, without a model")
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
@@ -106,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     add_memory_parser(commands)
     add_mcp_parser(commands)
     add_eval_parser(commands)
+    add_report_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
@@ -270,6 +278,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 as_json=args.json,
                 max_iterations=args.max_iterations,
                 resume=args.ask_resume or args.resume,
+                output=args.output,
             )
         if args.command == "tools":
             from dexter.cli.tools_command import run_tools_command
@@ -285,6 +294,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from dexter.cli.mcp_command import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "report":
+            from dexter.cli.report_command import run_report_command
+
+            return run_report_command(args)
         if args.command == "eval":
             return int(args.eval_run(args))
         if args.command == "permissions":

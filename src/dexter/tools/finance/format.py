@@ -262,6 +262,11 @@ def field_label(field: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def cell_kind(field: str, *, metric: bool = False) -> CellKind:
+    """What a statement or metric field holds (money, shares, per share, percent, …)."""
+    return _metric_cell_kind(field) if metric else _statement_cell_kind(field)
+
+
 def _statement_cell_kind(field: str) -> CellKind:
     if field in _SHARE_COUNTS:
         return "shares"
@@ -296,6 +301,11 @@ _FORMATTERS: dict[CellKind, Callable[[float | None], str]] = {
     "multiple": fmt_multiple,
     "days": fmt_days,
 }
+
+
+def format_cell(kind: CellKind, value: float | None) -> str:
+    """A value as the statement tables print it (money and shares in millions)."""
+    return _FORMATTERS[kind](value)
 
 
 def _unit_suffix(kind: CellKind, currency: str) -> str:

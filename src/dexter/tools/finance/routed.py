@@ -170,7 +170,16 @@ class RoutedTool(Tool[RoutedArgs]):
                 sections.append(f"### {outcome.label}\nNot available: {outcome.error}")
         content = "\n\n".join(sections)
         data = {
-            "calls": [{"call": o.label, "ok": o.error is None, "error": o.error} for o in outcomes]
+            "calls": [
+                {
+                    "call": o.label,
+                    "tool": o.call.name,
+                    "ok": o.error is None,
+                    "error": o.error,
+                    "data": o.data,
+                }
+                for o in outcomes
+            ]
         }
         if all(o.error is not None for o in outcomes):
             raise ToolFailure("no data could be retrieved.\n\n" + content)

@@ -1,0 +1,75 @@
+"""`dexter report SESSION_OR_RUN`: a report of a stored research answer as Markdown, HTML, PDF
+or XLSX, with its sources, the tables the tools fetched and charts of them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_report_parser(commands: Any) -> argparse.ArgumentParser:
+    report: argparse.ArgumentParser = commands.add_parser(
+        "report",
+        help="export a research answer: Markdown, HTML, PDF or XLSX with tables and charts",
+        description="Write a report of a stored answer: the question, the answer with footnoted "
+        "sources, the statement tables the tools fetched and charts of their main lines. "
+        "SESSION_OR_RUN is a session id (or prefix: its last answer) or a run id.",
+    )
+    report.add_argument("ref", metavar="SESSION_OR_RUN", help="see `dexter sessions list`")
+    report.add_argument(
+        "-f", "--format", choices=("md", "html", "pdf", "xlsx"), help="default: from -o, else md"
+    )
+    report.add_argument("-o", "--output", metavar="PATH", help="file to write (md: stdout)")
+    report.add_argument("--as-of", metavar="DATE", help="state this as-of date on the title page")
+    return report
+
+
+def run_report_command(args: argparse.Namespace) -> int:
+    from dexter.config import ConfigError, load_settings
+    from dexter.runtime import Runtime
+
+    runtime = Runtime(load_settings())
+    store = runtime.existing_store()
+    if store is None:
+        raise ConfigError("no research has been recorded yet; ask something first (`dexter ask`).")
+    try:
+        return export(runtime.settings.home, store, args.ref, args.output, args.format, args.as_of)
+    finally:
+        runtime.close_local()
+
+
+def export(
+    home: Path,
+    store: Any,
+    ref: str,
+    output: str | None,
+    fmt: str | None,
+    as_of: str | None = None,
+) -> int:
+    """Build and write (or print) one report; shared by `dexter report`, `ask --output` and the
+    interactive `/export`."""
+    from dexter.reports.build import report_for
+    from dexter.reports.render import format_for, to_markdown, write_report
+
+    path = Path(output).expanduser() if output else None
+    chosen = format_for(path, fmt)
+    report = report_for(store, home, ref, as_of=as_of)
+    if path is None and chosen == "md":
+        sys.stdout.write(to_markdown(report))
+        return EXIT_OK
+    if path is None:
+        path = Path(f"dexter-report-{report.run_id[-8:]}.{chosen}")
+    from dexter.config import ConfigError
+
+    try:
+        written = write_report(report, path, chosen)
+    except OSError as error:
+        raise ConfigError(f"could not write {path}: {error.strerror or error}") from None
+    size = path.stat().st_size
+    extra = f" and {len(written) - 1} chart image(s)" if len(written) > 1 else ""
+    print(f"Wrote {path} ({size / 1024:,.1f} KB){extra}.", file=sys.stderr)
+    return EXIT_OK

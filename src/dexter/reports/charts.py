@@ -1,0 +1,151 @@
+"""Charts of a table's main lines: matplotlib images for files, Unicode bars for the terminal.
+
+matplotlib is imported only when an image is drawn (it is part of the `reports` extra)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dexter.reports.model import CHART_LINES, Row, Table
+from dexter.tools.finance.format import CellKind
+
+_UNITS: dict[CellKind, str] = {
+    "money": "millions",
+    "shares": "millions of shares",
+    "per_share": "per share",
+    "per_share_computed": "per share",
+    "percent": "%",
+    "multiple": "×",
+    "days": "days",
+}
+_PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7f6000", "#7030a0")
+BAR = "█"
+PARTIAL = " ▏▎▍▌▋▊▉"
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    unit: str
+    periods: tuple[str, ...]
+    lines: tuple[Row, ...]
+
+    def scaled(self, value: float | None) -> float | None:
+        if value is None:
+            return None
+        kind = self.lines[0].kind
+        if kind in ("money", "shares"):
+            return value / 1e6
+        if kind == "percent":
+            return value * 100
+        return value
+
+
+def charts_for(table: Table) -> list[Chart]:
+    """The charts worth drawing for `table`: each group of its main lines present in it."""
+    charts = []
+    for group in CHART_LINES[table.kind]:
+        rows = tuple(row for name in group if (row := table.row(name)) is not None)
+        if not rows or len(table.periods) < 2:
+            continue
+        unit = _UNITS[rows[0].kind]
+        if rows[0].kind in ("money", "per_share", "per_share_computed"):
+            unit = f"{table.currency} {unit}"
+        names = ", ".join(r.label.replace(" (computed)", "") for r in rows)
+        charts.append(Chart(f"{table.ticker}: {names}", unit, table.periods, rows))
+    return charts
+
+
+def _figure(chart: Chart):  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from dexter.config import ConfigError
+
+        raise ConfigError(
+            "charts need the optional reports packages: run `uv sync --extra reports`."
+        ) from None
+    figure, axes = plt.subplots(figsize=(7.2, 3.4), dpi=110)
+    x = list(range(len(chart.periods)))
+    for index, row in enumerate(chart.lines):
+        values = [chart.scaled(v) for v in row.values]
+        points = [(i, v) for i, v in zip(x, values, strict=True) if v is not None]
+        if not points:
+            continue
+        xs, ys = zip(*points, strict=True)
+        axes.plot(
+            xs,
+            ys,
+            marker="o",
+            linewidth=2,
+            color=_PALETTE[index % len(_PALETTE)],
+            label=row.label.replace(" (computed)", ""),
+        )
+    axes.set_xticks(x, chart.periods, rotation=30 if len(x) > 6 else 0, fontsize=8)
+    axes.set_ylabel(chart.unit, fontsize=9)
+    axes.set_title(chart.title, fontsize=10, loc="left")
+    axes.grid(True, axis="y", alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.legend(fontsize=8, frameon=False, loc="best")
+    figure.tight_layout()
+    return figure
+
+
+def render_image(chart: Chart, fmt: str = "svg") -> bytes:
+    """The chart as SVG or PNG bytes."""
+    import matplotlib.pyplot as plt
+
+    figure = _figure(chart)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def terminal_chart(chart: Chart, width: int = 80) -> list[str]:
+    """Horizontal bars, one block per line and a bar per period, fitted to `width` columns.
+    Negative values are drawn from the same zero with a minus sign, never truncated."""
+    label_width = max(len(p) for p in chart.periods)
+    lines = [f"{chart.title} ({chart.unit})"]
+    for row in chart.lines:
+        values = [chart.scaled(v) for v in row.values]
+        present = [abs(v) for v in values if v is not None]
+        if not present:
+            continue
+        texts = [_number(v) for v in values]
+        value_width = max(len(t) for t in texts)
+        room = max(10, width - label_width - value_width - 4)
+        top = max(present) or 1.0
+        lines.append(f"  {row.label.replace(' (computed)', '')}")
+        for period, value, text in zip(chart.periods, values, texts, strict=True):
+            bar = "" if value is None else _bar(abs(value) / top * room)
+            lines.append(
+                f"  {period.rjust(label_width)} {bar.ljust(room)} {text.rjust(value_width)}"
+            )
+    return lines
+
+
+def _bar(length: float) -> str:
+    whole = int(length)
+    part = PARTIAL[int((length - whole) * 8)] if length - whole >= 0.125 else ""
+    return BAR * whole + part.strip()
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+
+def table_charts(tables: Sequence[Table]) -> list[Chart]:
+    return [chart for table in tables for chart in charts_for(table)]
+
+
+__all__ = ["Chart", "charts_for", "render_image", "table_charts", "terminal_chart"]

@@ -1,0 +1,141 @@
+"""Reports from a stored research run: a scripted `dexter ask` over the recorded SEC data, then
+`dexter report` as Markdown (with chart images), HTML, PDF and XLSX, and `ask --output`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.main import main
+from dexter.reports.build import read_scratchpad, tables_from_calls
+from dexter.reports.charts import charts_for, terminal_chart
+from tests.support.sec_mirror import Mirror, MirrorServer
+from tests.test_research_e2e import offers_tool, text_reply, tool_calls_reply
+
+QUESTION = "How did Apple's revenue and net margin change over the last four fiscal years?"
+ANSWER = (
+    "Apple's revenue rose to $416.2B in FY2025 from $391.0B in FY2024 [S1], and its net margin "
+    "stayed near 24-27% [S1].\n\n| Year | Revenue |\n|---|---|\n| FY2025 | $416.2B |"
+)
+
+
+@pytest.fixture(scope="module")
+def researched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    # One scripted research run serves every test here: each only reads what it stored.
+    tmp_path = tmp_path_factory.mktemp("research")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _research(tmp_path, monkeypatch)
+
+
+def _research(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    from tests.support.wire_server import running_server
+
+    server = running_server()
+    wire_server = next(server)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
+    for name in ("FINANCIAL_DATASETS_API_KEY", "DEXTER_MODEL", "DEXTER_ROUTER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    monkeypatch.setenv("DEXTER_FINANCE_TOOLS", "routed")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    with MirrorServer(Mirror()) as sec:
+        for key, value in sec.env().items():
+            monkeypatch.setenv(key, value)
+        wire_server.push(
+            tool_calls_reply(("c1", "get_financials", {"query": "Apple income, 4 fiscal years"}))
+        )
+        wire_server.route(
+            offers_tool("income_statements"),
+            tool_calls_reply(
+                ("r1", "income_statements", {"company": "AAPL", "period": "annual", "limit": 4})
+            ),
+        )
+        wire_server.push(text_reply(ANSWER))
+        out = tmp_path / "memo.md"
+        assert main(["ask", "--model", "openai:gpt-test", "--output", str(out), QUESTION]) == 0
+    yield tmp_path
+    server.close()
+
+
+def run_id(home: Path) -> str:
+    (pad,) = (home / ".dexter" / "scratchpad").glob("*.jsonl")
+    return pad.stem
+
+
+def test_ask_output_writes_a_markdown_report_with_tables_sources_and_charts(
+    researched: Path,
+) -> None:
+    text = (researched / "memo.md").read_text()
+    assert QUESTION in text and "$416.2B in FY2025" in text
+    assert "[^S1]" in text and "[^S1]: SEC EDGAR" in text  # footnoted, with its filing
+    assert "| Revenue | 394,328 | 383,285 | 391,035 | 416,161 | USD millions |" in text
+    charts = sorted((researched / "memo_charts").glob("*.png"))
+    assert charts and all(p.read_bytes().startswith(b"\x89PNG") for p in charts)
+    assert "![AAPL: Revenue" in text
+
+
+def test_html_report_parses_and_holds_figures_charts_and_links(
+    researched: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = researched / "memo.html"
+    assert main(["report", run_id(researched), "-o", str(out)]) == 0
+    html = out.read_text()
+    HTMLParser().feed(html)  # parses
+    assert "<svg" in html and "416,161" in html and 'href="#src-S1"' in html
+    assert "https://www.sec.gov/Archives/" in html
+    assert "<table>" in html  # the answer's own markdown table, rendered
+    assert "Wrote" in capsys.readouterr().err
+
+
+def test_xlsx_report_has_numeric_cells_units_and_sources(researched: Path) -> None:
+    import openpyxl
+
+    out = researched / "memo.xlsx"
+    assert main(["report", run_id(researched), "--format", "xlsx", "-o", str(out)]) == 0
+    book = openpyxl.load_workbook(out)
+    assert "Sources" in book.sheetnames and "Report" in book.sheetnames
+    sheet = book[next(n for n in book.sheetnames if "income" in n)]
+    rows = {row[0]: row for row in sheet.iter_rows(values_only=True) if row[0]}
+    assert rows["Line"][-1] == "FY2025"
+    revenue = rows["Revenue"]
+    assert revenue[1] == "USD millions" and revenue[-1] == pytest.approx(416161.0)
+    assert isinstance(revenue[-1], int | float)  # a real number, not text
+    sources = list(book["Sources"].iter_rows(values_only=True))
+    assert sources[1][0] == "S1" and "SEC EDGAR" in sources[1][1]
+
+
+def test_pdf_report_has_pages_numbers_and_the_figures(researched: Path) -> None:
+    from pypdf import PdfReader
+
+    out = researched / "memo.pdf"
+    assert main(["report", run_id(researched), "-o", str(out)]) == 0
+    reader = PdfReader(out)
+    text = "\n".join(page.extract_text() for page in reader.pages)
+    assert 2 <= len(reader.pages) <= 4
+    assert "416,161" in text and "Page 1 of" in text and QUESTION[:30] in text
+
+
+def test_report_of_a_session_id_and_bad_references(
+    researched: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sessions", "list", "--json"]) == 0
+    session = json.loads(capsys.readouterr().out)[0]["id"]
+    assert main(["report", session[:8]]) == 0
+    assert QUESTION in capsys.readouterr().out
+    assert main(["report", "nope-nope"]) == 2
+    assert "No session" in capsys.readouterr().err
+    assert main(["report", session, "-o", str(researched / "x.docx")]) == 2
+
+
+def test_terminal_chart_fits_80_columns_with_every_figure(researched: Path) -> None:
+    pad = researched / ".dexter" / "scratchpad" / f"{run_id(researched)}.jsonl"
+    (table,) = tables_from_calls(read_scratchpad(pad))
+    lines = terminal_chart(charts_for(table)[0], width=80)
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.rstrip().endswith("416,161") for line in lines)
