@@ -14,9 +14,9 @@ import pytest
 
 from dexter.cli.main import main
 from dexter.config import ConfigError, Settings
-from dexter.mcp.client import backoff_delay
+from dexter.mcp.client import McpConnection, backoff_delay
 from dexter.mcp.config import mcp_servers, tool_name
-from dexter.mcp.tools import McpToolset
+from dexter.mcp.tools import adapt
 from dexter.tools.base import ToolContext, ToolFailure, ToolResult
 from tests.support.wire_server import WireServer
 from tests.test_research_e2e import text_reply, tool_calls_reply
@@ -150,10 +150,12 @@ async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) ->
     async def no_sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    configs = mcp_servers(Settings(home=tmp_path, file_data=notes_settings(tmp_path)))
-    toolset = McpToolset(configs, home=tmp_path, sleep=no_sleep)
+    (config,) = mcp_servers(Settings(home=tmp_path, file_data=notes_settings(tmp_path)))
+    connection = McpConnection(config, log_dir=tmp_path, sleep=no_sleep)
     try:
-        tools = {t.name: t for t in toolset.tools()}
+        tools = {
+            tool.name: tool for tool in (adapt(connection, t) for t in await connection.tools())
+        }
         lookup, crash = tools["notes__lookup"], tools["notes__crash"]
         ctx = ToolContext()
         first = await lookup.run(lookup.Args.model_validate({"topic": "apple"}), ctx)
@@ -162,13 +164,13 @@ async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) ->
                 await crash.run(crash.Args.model_validate({}), ctx)
         again = await lookup.run(lookup.Args.model_validate({"topic": "apple"}), ctx)
     finally:
-        await toolset.aclose()
+        await connection.aclose()
     assert isinstance(first, ToolResult) and isinstance(again, ToolResult)
     assert "416.2B" in again.content
     pid = first.content.split("(pid ", 1)[1].split(")", 1)[0]
     assert f"(pid {pid})" not in again.content  # a new process answered
     assert sleeps == [0.5]  # the second crash in a row waited before restarting
-    assert toolset.connections["notes"].starts == 3
+    assert connection.starts == 3
 
 
 def test_mcp_list_shows_a_server_that_cannot_start(
