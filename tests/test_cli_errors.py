@@ -85,3 +85,23 @@ def test_closed_pipe_ends_quietly_with_141(sec: MirrorServer, tmp_path: Path) ->
     )
     assert f"status={EXIT_BROKEN_PIPE}" in done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_transposed_ticker_suggests_the_company_first(
+    sec: MirrorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    assert main(["data", "income", "APPL"]) == 2
+    assert "Did you mean: AAPL (Apple Inc.)" in capsys.readouterr().err
+
+
+def test_the_documented_placeholder_user_agent_is_refused(
+    sec: MirrorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEXTER_SEC_USER_AGENT", "Your Name you@example.com")
+    assert main(["data", "income", "AAPL"]) == 2
+    err = capsys.readouterr().err
+    assert "example from the documentation" in err and not sec.mirror.requests

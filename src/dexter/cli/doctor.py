@@ -184,8 +184,17 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
         )
 
     console.print()
+    from dexter.data.settings import user_agent_problem
+
     agent = (settings.env.get("DEXTER_SEC_USER_AGENT") or "").strip()
-    if agent:
+    agent_problem = user_agent_problem(agent) if agent else None
+    if agent and agent_problem:
+        console.print(
+            Text.assemble(
+                "SEC EDGAR    ", ("✗ DEXTER_SEC_USER_AGENT", "red"), f" {agent_problem} ({agent})"
+            )
+        )
+    elif agent:
         console.print(Text.assemble("SEC EDGAR    ", ("✓ user agent set", "green"), f" ({agent})"))
     else:
         console.print(
