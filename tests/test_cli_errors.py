@@ -105,3 +105,32 @@ def test_the_documented_placeholder_user_agent_is_refused(
     assert main(["data", "income", "AAPL"]) == 2
     err = capsys.readouterr().err
     assert "example from the documentation" in err and not sec.mirror.requests
+
+
+async def test_insider_trades_say_when_some_forms_failed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from rich.console import Console
+
+    from dexter.cli.data_command import _dispatch
+    from dexter.cli.progress import Waiting
+    from dexter.data.models import Company, InsiderTrade, InsiderTrades
+
+    class Router:
+        async def company(self, query: str) -> Company:
+            return Company(ticker="AAPL", cik="0000320193", name="Apple Inc.")
+
+        async def insider_trades(self, ticker: str, *, limit: int) -> InsiderTrades:
+            trade = InsiderTrade(ticker="AAPL", name="Cook Timothy", transaction_shares=1000)
+            return InsiderTrades([trade], ["SEC EDGAR has nothing at …/form4.xml (HTTP 404)."])
+
+    args = argparse.Namespace(
+        data_command="insider-trades", ticker="AAPL", limit=5, json=False, csv=False
+    )
+    console = Console(width=100)
+    assert await _dispatch(args, Router(), console, Waiting(console)) == 0  # type: ignore[arg-type]
+    captured = capsys.readouterr()
+    assert "Cook Timothy" in captured.out and "1,000" in captured.out
+    assert "1 Form 4 filing(s) could not be read" in captured.err and "HTTP 404" in captured.err
