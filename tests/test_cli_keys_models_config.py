@@ -133,3 +133,22 @@ def test_no_color_flag_sets_no_color(
 
     assert os.environ.get("NO_COLOR") == "1"
     monkeypatch.delenv("NO_COLOR")
+
+
+def test_doctor_json_and_a_corrupt_database(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    assert main(["doctor", "--json", "--model", "openai:gpt-test"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["model"]["ready"] and report["database"]["ok"]
+    assert "sk-test" not in json.dumps(report)
+    assert not home.exists()  # a read-only command creates nothing
+
+    home.mkdir()
+    (home / "dexter.db").write_bytes(b"this is not a database" * 100)
+    assert main(["doctor", "--json", "--model", "openai:gpt-test"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert not report["ok"] and "move it aside" in report["database"]["state"]
+    assert main(["doctor", "--model", "openai:gpt-test"]) == 1
+    assert "✗" in capsys.readouterr().out

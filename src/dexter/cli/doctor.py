@@ -101,6 +101,18 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
     console.print(settings_line)
     if settings.settings_error:
         console.print(Text(f"  {settings.settings_error}", style="red"))
+    from dexter.cli.doctor_json import database_state
+
+    db_ok, db_state = database_state(settings)
+    ok = ok and db_ok
+    console.print(
+        Text.assemble(
+            "Database     ",
+            (str(settings.home / "dexter.db"), "cyan"),
+            "  ",
+            (("✓ " if db_ok else "✗ ") + db_state, "green" if db_ok else "red"),
+        )
+    )
     dotenv = str(settings.dotenv_path) if settings.dotenv_path else "none in working directory"
     console.print(Text.assemble(".env         ", (dotenv, "cyan")))
     console.print(_sandbox_line())
