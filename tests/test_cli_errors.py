@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -134,3 +135,17 @@ async def test_insider_trades_say_when_some_forms_failed(
     captured = capsys.readouterr()
     assert "Cook Timothy" in captured.out and "1,000" in captured.out
     assert "1 Form 4 filing(s) could not be read" in captured.err and "HTTP 404" in captured.err
+
+
+def test_memory_commands_honour_memory_off_and_search_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    monkeypatch.setenv("DEXTER_EMBEDDINGS", "none")
+    assert main(["memory", "search", "apple", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []
+    assert not home.exists()
+    monkeypatch.setenv("DEXTER_MEMORY", "off")
+    assert main(["memory", "add", "a fact"]) == 2
+    assert "memory is off" in capsys.readouterr().err and not home.exists()
