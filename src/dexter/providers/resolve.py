@@ -297,7 +297,18 @@ def build_model(spec: str | None, settings: Settings) -> Model:
         extra_body=resolved.extra_body,
         default_headers=headers,
         timeout=provider.timeout,
+        endpoint_label=_endpoint_label(resolved),
     )
+
+
+def _endpoint_label(resolved: ResolvedModel) -> str | None:
+    """`OPENAI_BASE_URL` at LM Studio is not OpenAI: errors name the server actually called."""
+    if resolved.base_url_source == "default":
+        return None
+    from urllib.parse import urlsplit
+
+    host = urlsplit(resolved.base_url).netloc or resolved.base_url
+    return f"the OpenAI-compatible server at {host}"
 
 
 def fast_model_spec(resolved: ResolvedModel) -> str:
