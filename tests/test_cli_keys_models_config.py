@@ -152,3 +152,17 @@ def test_doctor_json_and_a_corrupt_database(
     assert not report["ok"] and "move it aside" in report["database"]["state"]
     assert main(["doctor", "--model", "openai:gpt-test"]) == 1
     assert "✗" in capsys.readouterr().out
+
+
+def test_doctor_does_not_state_a_window_it_only_assumes(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    assert main(["doctor", "--json", "--model", "openai:mystery-model-7b"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["context_window_known"] is False
+    assert main(["doctor", "--model", "openai:mystery-model-7b"]) == 0
+    assert "context window not known for mystery-model-7b" in " ".join(
+        capsys.readouterr().out.split()
+    )
+    assert main(["doctor", "--json", "--model", "openai:gpt-5.6-sol"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["context_window_known"] is True

@@ -36,7 +36,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
     import platform
 
     from dexter import __version__
-    from dexter.cli.doctor import _SERVICE_KEYS
+    from dexter.cli.doctor import _SERVICE_KEYS, window_known
     from dexter.data.settings import user_agent_problem
     from dexter.providers import (
         MODEL_SOURCE_LABELS,
@@ -93,6 +93,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
             ready=resolved.key_usable,
             base_url=resolved.base_url,
             context_window=resolved.context_window,
+            context_window_known=window_known(resolved.model_name, resolved.provider),
             problem=None
             if resolved.key_usable
             else missing_key_message(resolved.provider, settings),
