@@ -185,6 +185,8 @@ def test_ask_with_rejected_key_fails_with_a_clear_message(
     assert main(["ask", "--model", "openai:gpt-test", "hi"]) == 1
     err = capsys.readouterr().err
     assert "rejected the API key" in err
+    # The server at OPENAI_BASE_URL is named, not "OpenAI".
+    assert f"server at {wire_server.url.split('//')[1]}" in err and "OpenAI rejected" not in err
     assert "Traceback" not in err
     assert len(wire_server.requests) == 1, "auth errors are not retried"
 

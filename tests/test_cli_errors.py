@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,3 +86,66 @@ def test_closed_pipe_ends_quietly_with_141(sec: MirrorServer, tmp_path: Path) ->
     )
     assert f"status={EXIT_BROKEN_PIPE}" in done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_transposed_ticker_suggests_the_company_first(
+    sec: MirrorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    assert main(["data", "income", "APPL"]) == 2
+    assert "Did you mean: AAPL (Apple Inc.)" in capsys.readouterr().err
+
+
+def test_the_documented_placeholder_user_agent_is_refused(
+    sec: MirrorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEXTER_SEC_USER_AGENT", "Your Name you@example.com")
+    assert main(["data", "income", "AAPL"]) == 2
+    err = capsys.readouterr().err
+    assert "example from the documentation" in err and not sec.mirror.requests
+
+
+async def test_insider_trades_say_when_some_forms_failed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from rich.console import Console
+
+    from dexter.cli.data_command import _dispatch
+    from dexter.cli.progress import Waiting
+    from dexter.data.models import Company, InsiderTrade, InsiderTrades
+
+    class Router:
+        async def company(self, query: str) -> Company:
+            return Company(ticker="AAPL", cik="0000320193", name="Apple Inc.")
+
+        async def insider_trades(self, ticker: str, *, limit: int) -> InsiderTrades:
+            trade = InsiderTrade(ticker="AAPL", name="Cook Timothy", transaction_shares=1000)
+            return InsiderTrades([trade], ["SEC EDGAR has nothing at …/form4.xml (HTTP 404)."])
+
+    args = argparse.Namespace(
+        data_command="insider-trades", ticker="AAPL", limit=5, json=False, csv=False
+    )
+    console = Console(width=100)
+    assert await _dispatch(args, Router(), console, Waiting(console)) == 0  # type: ignore[arg-type]
+    captured = capsys.readouterr()
+    assert "Cook Timothy" in captured.out and "1,000" in captured.out
+    assert "1 Form 4 filing(s) could not be read" in captured.err and "HTTP 404" in captured.err
+
+
+def test_memory_commands_honour_memory_off_and_search_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    monkeypatch.setenv("DEXTER_EMBEDDINGS", "none")
+    assert main(["memory", "search", "apple", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []
+    assert not home.exists()
+    monkeypatch.setenv("DEXTER_MEMORY", "off")
+    assert main(["memory", "add", "a fact"]) == 2
+    assert "memory is off" in capsys.readouterr().err and not home.exists()

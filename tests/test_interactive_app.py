@@ -546,3 +546,11 @@ async def test_resumed_session_shows_its_earlier_turns(tmp_path: Path) -> None:
         listing = notes(app, "info")[-1]
         assert f"* {old}" in listing and "(current)" in listing
     assert ("answer", "Apple's FY2025 revenue: $416.2B.") in app.transcript
+
+
+async def test_link_targets_stay_visible(tmp_path: Path) -> None:
+    model = ScriptedModel([text("Read [the 10-K](https://www.sec.gov/a.htm) first.")])
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "where?")
+        assert answers(app) == ["Read the 10-K (https://www.sec.gov/a.htm) first."]

@@ -187,6 +187,13 @@ async def _dispatch(
         grid = render.insider_table(trades, title=f"{name} — insider transactions")
         if not _show(args, console, trades, grid, waiting):
             render.print_sources(console, render.sources_of(trades))
+        failures = getattr(trades, "failures", [])
+        if failures:
+            # On stderr, so --json and --csv stay parseable, but never silently.
+            sys.stderr.write(
+                f"dexter: {len(failures)} Form 4 filing(s) could not be read, so these trades "
+                f"may be incomplete; first: {failures[0]}\n"
+            )
         return EXIT_OK
     if action == "facts":
         points = await router.facts(ticker, args.concept)

@@ -66,6 +66,27 @@ def _sandbox_line() -> Any:
     )
 
 
+def window_known(model_name: str, provider: Any) -> bool:
+    from dexter.providers.discovery import known_window
+
+    in_catalog = any(m.id == model_name for m in provider.models)
+    return (
+        model_name in provider.model_context_windows
+        or in_catalog
+        or known_window(model_name) is not None
+    )
+
+
+def _window_text(model_name: str, window: int, provider: Any) -> str:
+    """A window Dexter only assumes is not stated as a fact about the model."""
+    if window_known(model_name, provider):
+        return f"context window {window:,} tokens"
+    return (
+        f"context window not known for {model_name} (assuming {window:,} tokens until the "
+        "server reports one; set contextWindow for the provider to fix it)"
+    )
+
+
 def run_doctor(settings: Settings, console: Console, model_spec: str | None = None) -> int:
     """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
     import platform
@@ -101,6 +122,18 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
     console.print(settings_line)
     if settings.settings_error:
         console.print(Text(f"  {settings.settings_error}", style="red"))
+    from dexter.cli.doctor_json import database_state
+
+    db_ok, db_state = database_state(settings)
+    ok = ok and db_ok
+    console.print(
+        Text.assemble(
+            "Database     ",
+            (str(settings.home / "dexter.db"), "cyan"),
+            "  ",
+            (("✓ " if db_ok else "✗ ") + db_state, "green" if db_ok else "red"),
+        )
+    )
     dotenv = str(settings.dotenv_path) if settings.dotenv_path else "none in working directory"
     console.print(Text.assemble(".env         ", (dotenv, "cyan")))
     console.print(_sandbox_line())
@@ -164,8 +197,8 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
     if resolved.key_usable:
         console.print(
             Text(
-                f"✓ ready: {provider.display_name} at {resolved.base_url}, context window "
-                f"{resolved.context_window:,} tokens",
+                f"✓ ready: {provider.display_name} at {resolved.base_url}, "
+                + _window_text(resolved.model_name, resolved.context_window, provider),
                 style="green",
             )
         )
@@ -184,8 +217,17 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
         )
 
     console.print()
+    from dexter.data.settings import user_agent_problem
+
     agent = (settings.env.get("DEXTER_SEC_USER_AGENT") or "").strip()
-    if agent:
+    agent_problem = user_agent_problem(agent) if agent else None
+    if agent and agent_problem:
+        console.print(
+            Text.assemble(
+                "SEC EDGAR    ", ("✗ DEXTER_SEC_USER_AGENT", "red"), f" {agent_problem} ({agent})"
+            )
+        )
+    elif agent:
         console.print(Text.assemble("SEC EDGAR    ", ("✓ user agent set", "green"), f" ({agent})"))
     else:
         console.print(

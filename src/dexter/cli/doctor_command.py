@@ -8,5 +8,14 @@ from dexter.cli.doctor import run_doctor
 from dexter.config import load_settings
 
 
-def run_doctor_command(model_spec: str | None) -> int:
-    return run_doctor(load_settings(tolerate_corrupt=True), Console(), model_spec)
+def run_doctor_command(model_spec: str | None, *, as_json: bool = False) -> int:
+    settings = load_settings(tolerate_corrupt=True)
+    if as_json:
+        import json
+
+        from dexter.cli.doctor_json import doctor_report
+
+        report, ok = doctor_report(settings, model_spec)
+        print(json.dumps(report, indent=2))
+        return 0 if ok else 1
+    return run_doctor(settings, Console(), model_spec)

@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from dexter import __version__
+from dexter.cli.config_command import add_completion_parser, add_config_parser
 from dexter.cli.eval_command import add_eval_parser
+from dexter.cli.keys_command import add_keys_parser
 from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
+from dexter.cli.models_command import add_models_parser
 from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.report_command import add_report_parser
 
@@ -53,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"dexter {__version__}")
+    parser.add_argument(
+        "--no-color", action="store_true", help="no colours or styles (as does NO_COLOR=1)"
+    )
     model_help = (
         "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
     )
@@ -111,12 +117,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_store_parsers(commands)
     add_permissions_parser(commands)
     add_memory_parser(commands)
+    add_keys_parser(commands)
+    add_models_parser(commands)
+    add_config_parser(commands)
+    add_completion_parser(commands, parser)
     add_mcp_parser(commands)
     add_eval_parser(commands)
     add_report_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -189,6 +200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dexter: {problem}", file=sys.stderr)
         return EXIT_USAGE
     args = _parser().parse_args(arguments)
+    if args.no_color:
+        import os
+
+        # rich and textual both honour NO_COLOR (https://no-color.org).
+        os.environ["NO_COLOR"] = "1"
     try:
         _pipe_errors_reach_main()
         return _dispatch(args)
@@ -290,6 +306,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return run_data_command(args)
         if args.command == "memory":
             return int(args.memory_run(args))
+        if getattr(args, "command_run", None) is not None:
+            return int(args.command_run(args))
         if args.command == "mcp":
             from dexter.cli.mcp_command import run_mcp_command
 
@@ -309,7 +327,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "doctor":
             from dexter.cli.doctor_command import run_doctor_command
 
-            return run_doctor_command(args.doctor_model or args.model)
+            return run_doctor_command(args.doctor_model or args.model, as_json=args.json)
         from dexter.cli.interactive_command import run_interactive_command
 
         return run_interactive_command(args.model, resume=args.resume)

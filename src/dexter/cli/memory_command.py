@@ -62,7 +62,23 @@ def run_memory_command(args: argparse.Namespace) -> int:
     if action == "search" and args.limit < 1:
         _err("--limit must be at least 1")
         return EXIT_USAGE
-    index, how = Runtime(load_settings()).memory_for_commands()
+    from dexter.memory.setup import memory_enabled
+
+    settings = load_settings()
+    if not memory_enabled(settings):
+        _err(
+            "memory is off (DEXTER_MEMORY=off, or memory.enabled false in settings.json); "
+            "turn it on to use `dexter memory`."
+        )
+        return EXIT_USAGE
+    if action == "search" and not (settings.home / "memory").exists():
+        # Nothing was ever remembered: say so without creating an index to search.
+        if args.json:
+            _print_json({"query": " ".join(args.query), "results": []})
+        else:
+            print("No memories yet. Add one with `dexter memory add TEXT`.")
+        return EXIT_OK
+    index, how = Runtime(settings).memory_for_commands()
     if index.embedder is None:
         # Plainly, and on stderr so --json output stays parseable.
         print(f"memory: {how}; search matches keywords only.", file=sys.stderr)

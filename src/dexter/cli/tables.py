@@ -58,6 +58,7 @@ class Grid:
     columns: Sequence[Col]
     caption: str = ""
     rows: list[tuple[list[Cell], str | None]] = field(default_factory=list)
+    lines: bool = False  # a rule between rows, for rows of several wrapped lines
 
     def add_row(self, *cells: Cell, style: str | None = None) -> None:
         if len(cells) != len(self.columns):
@@ -143,7 +144,9 @@ def _widths(grid: Grid, indexes: list[int], width: int) -> dict[int, int]:
 
 
 def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str) -> Table:
-    table = Table(title=title or None, title_justify="left", box=box.HEAVY_HEAD)
+    table = Table(
+        title=title or None, title_justify="left", box=box.HEAVY_HEAD, show_lines=grid.lines
+    )
     for i in indexes:
         column = grid.columns[i]
         table.add_column(
@@ -167,7 +170,7 @@ def _without_optional(grid: Grid, width: int) -> Grid:
     optional = [i for i in keep if grid.columns[i].optional]
 
     def subset(indexes: list[int]) -> Grid:
-        sub = Grid(grid.title, [grid.columns[i] for i in indexes], grid.caption)
+        sub = Grid(grid.title, [grid.columns[i] for i in indexes], grid.caption, lines=grid.lines)
         sub.rows = [([cells[i] for i in indexes], style) for cells, style in grid.rows]
         return sub
 

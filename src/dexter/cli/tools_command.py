@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from dexter.config import ConfigError, load_settings
 from dexter.permissions.gate import Verdict
@@ -53,19 +52,26 @@ def _list(registry: ToolRegistry, *, as_json: bool, channel: str) -> int:
         ]
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(title=f"Dexter tools (channel {channel})", show_lines=True)
-    table.add_column("name", style="cyan", no_wrap=True)
-    table.add_column("what it does")
-    table.add_column("parallel", justify="center")
-    table.add_column("asks first", justify="center")
+    from dexter.cli.tables import Col, Grid, render
+
+    grid = Grid(
+        title=f"Dexter tools (channel {channel})",
+        columns=[
+            Col("name", key=True, whole=True, style="cyan"),
+            Col("what it does", min_width=24),
+            Col("parallel", whole=True),
+            Col("asks first", whole=True),
+        ],
+        lines=True,
+    )
     for tool in registry:
-        table.add_row(
+        grid.add_row(
             tool.name,
             tool.description,
             "yes" if tool.concurrency_safe else "no",
             "yes" if tool.needs_approval else "no",
         )
-    Console().print(table)
+    render(Console(), grid)
     return 0
 
 

@@ -226,6 +226,15 @@ class InsiderTrade(Record):
     source: Source | None = None
 
 
+class InsiderTrades(list[InsiderTrade]):
+    """Trades from the Forms 4 that could be read, with the ones that could not: a partial
+    answer says so instead of passing for the whole one."""
+
+    def __init__(self, trades: list[InsiderTrade], failures: list[str] | None = None) -> None:
+        super().__init__(trades)
+        self.failures = list(failures or [])
+
+
 class InstitutionalHolding(Record):
     ticker: str | None = None
     name_of_issuer: str

@@ -15,6 +15,20 @@ DEFAULT_SEC_RATE = 8.0
 # The SEC blocks clients above 10 requests/second for about ten minutes.
 MAX_SEC_RATE = 10.0
 
+# The examples the README and the help text show: copied as they are, they name nobody.
+_PLACEHOLDER_AGENTS = ("your name", "you@example.com", "jane doe", "jane@example.com")
+
+
+def user_agent_problem(agent: str) -> str | None:
+    """Why the SEC would not accept `agent` as a declared name and contact, or None."""
+    lowered = agent.lower()
+    if any(example in lowered for example in _PLACEHOLDER_AGENTS):
+        return "is still the example from the documentation; put your own name and email"
+    if "@" not in agent or " " not in agent.strip():
+        return 'needs a name and an email address, e.g. "Jane Doe jane.doe@company.com"'
+    return None
+
+
 SEC_USER_AGENT_HELP = (
     "The SEC requires every automated client to identify itself with a name and an email "
     "address, and blocks requests that do not. Set DEXTER_SEC_USER_AGENT, e.g. "
@@ -63,6 +77,12 @@ class DataSettings:
     def require_sec_user_agent(self) -> str:
         if not self.sec_user_agent:
             raise ConfigurationNeeded("DEXTER_SEC_USER_AGENT is not set.", hint=SEC_USER_AGENT_HELP)
+        problem = user_agent_problem(self.sec_user_agent)
+        if problem:
+            raise ConfigurationNeeded(
+                f"DEXTER_SEC_USER_AGENT ({self.sec_user_agent!r}) {problem}.",
+                hint=SEC_USER_AGENT_HELP,
+            )
         return self.sec_user_agent
 
 

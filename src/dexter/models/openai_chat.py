@@ -387,8 +387,11 @@ class OpenAIChatModel:
         default_headers: dict[str, str] | None = None,
         timeout: float = 600.0,
         http_client: httpx2.AsyncClient | None = None,
+        endpoint_label: str | None = None,
     ) -> None:
         self._model_name = model_name
+        # Who error messages name: "OpenAI" only when it really is OpenAI's own endpoint.
+        self._error_label = endpoint_label or provider
         self._api_key = api_key
         self._base_url = base_url
         self._provider = provider
@@ -469,7 +472,7 @@ class OpenAIChatModel:
                 **params, stream=True, stream_options={"include_usage": True}
             )
         except openai.OpenAIError as exc:
-            raise classify_openai_error(exc, self._provider) from exc
+            raise classify_openai_error(exc, self._error_label) from exc
 
         headers: Mapping[str, str] | None = getattr(
             getattr(stream, "response", None), "headers", None
@@ -486,7 +489,7 @@ class OpenAIChatModel:
                     break
                 except (openai.OpenAIError, ValueError) as exc:
                     raise classify_openai_error(
-                        exc, self._provider, mid_stream=True, response_headers=headers
+                        exc, self._error_label, mid_stream=True, response_headers=headers
                     ) from exc
                 for piece in self._absorb(chunk, state):
                     yield piece
@@ -579,7 +582,7 @@ class OpenAIChatModel:
         try:
             response: Any = await self.client.chat.completions.create(**self._params(request))
         except openai.OpenAIError as exc:
-            raise classify_openai_error(exc, self._provider) from exc
+            raise classify_openai_error(exc, self._error_label) from exc
 
         choices: Sequence[Any] = getattr(response, "choices", None) or ()
         if not choices:

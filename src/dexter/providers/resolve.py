@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError, Settings, get_secret, is_placeholder
+from dexter.providers.keystore import stored_key
 from dexter.providers.registry import (
     BUILTIN_PROVIDERS,
     DEFAULT_PROVIDER_ID,
@@ -210,6 +211,9 @@ def _api_key(provider: ProviderSpec, settings: Settings) -> tuple[str | None, st
         value = get_secret(settings, provider.api_key_env)
         if value is not None:
             return value, f"env {provider.api_key_env}"
+        stored = stored_key(settings.home, provider.api_key_env)
+        if stored is not None and not is_placeholder(stored):
+            return stored, f"keys {provider.api_key_env}"
     if provider.settings_api_key and not is_placeholder(provider.settings_api_key):
         return provider.settings_api_key, "settings"
     return None, None
@@ -252,8 +256,8 @@ def missing_key_message(provider: ProviderSpec, settings: Settings) -> str:
         else f"{env_name} is not set"
     )
     return (
-        f"{problem}. Set it in your environment or .env, or choose another provider with "
-        "--model (see `dexter doctor`)."
+        f"{problem}. Set it in your environment or .env, store it with `dexter keys set "
+        f"{provider.id}`, or choose another provider with --model (see `dexter doctor`)."
     )
 
 
@@ -293,7 +297,18 @@ def build_model(spec: str | None, settings: Settings) -> Model:
         extra_body=resolved.extra_body,
         default_headers=headers,
         timeout=provider.timeout,
+        endpoint_label=_endpoint_label(resolved),
     )
+
+
+def _endpoint_label(resolved: ResolvedModel) -> str | None:
+    """`OPENAI_BASE_URL` at LM Studio is not OpenAI: errors name the server actually called."""
+    if resolved.base_url_source == "default":
+        return None
+    from urllib.parse import urlsplit
+
+    host = urlsplit(resolved.base_url).netloc or resolved.base_url
+    return f"the OpenAI-compatible server at {host}"
 
 
 def fast_model_spec(resolved: ResolvedModel) -> str:

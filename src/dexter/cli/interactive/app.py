@@ -32,6 +32,7 @@ from dexter.cli.interactive.commands import (
     parse_command,
     skills_text,
 )
+from dexter.cli.interactive.format import with_link_targets
 from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
@@ -135,7 +136,8 @@ class DexterApp(App[None]):
             await self._add(Note(f"› {turn.query}", classes="question"))
             self.transcript.append(("question", turn.query))
             if turn.status == "answered" and turn.answer:
-                await self.log_view.mount(Markdown(turn.answer, classes="answer"))
+                shown = with_link_targets(turn.answer)
+                await self.log_view.mount(Markdown(shown, classes="answer"))
                 self.transcript.append(("answer", turn.answer))
             else:
                 note = f"({turn.status})"

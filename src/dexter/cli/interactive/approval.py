@@ -17,7 +17,8 @@ from textual.widgets.option_list import Option
 from dexter.agent.events import ApprovalRequest
 from dexter.permissions.gate import ApprovalAnswer
 
-HINT = "↑/↓ enter · 1/y allow once · 2/a allow for this session · 3/n/esc deny · ctrl+c cancel"
+# Short enough to fit an 80-column terminal inside the prompt's border.
+HINT = "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · ctrl+c cancel"
 HINT_ALWAYS = "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · 4/r always · ctrl+c cancel"
 ARGS_PREVIEW_LINES = 8
 ARGS_PREVIEW_CHARS = 600

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from dexter.agent.events import Done
@@ -55,3 +56,17 @@ def format_stats(done: Done) -> str:
 def one_line(text: str, limit: int = 120) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+
+
+def with_link_targets(markdown: str) -> str:
+    """`[the 10-K](https://…)` → `the 10-K (https://…)`: with the mouse left to the terminal a
+    link cannot be clicked, so its target is shown, as `sessions show` and the scrollback do."""
+
+    def spell(match: re.Match[str]) -> str:
+        label, url = match.group(1), match.group(2)
+        return url if label.strip() == url else f"{label} ({url})"
+
+    return _LINK.sub(spell, markdown)

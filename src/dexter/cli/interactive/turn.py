@@ -24,7 +24,7 @@ from dexter.agent.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.cli.interactive.format import format_stats, one_line
+from dexter.cli.interactive.format import format_stats, one_line, with_link_targets
 from dexter.cli.interactive.widgets import Note, ToolRow
 from dexter.cli.render import cited_sources
 
@@ -112,11 +112,12 @@ class TurnView:
         if done.status == "answered":
             answer = self.segment
             await self._close_segment(interim=False)
+            shown = with_link_targets(done.answer)
             if answer is None:
-                answer = Markdown(done.answer or "_(no answer)_", classes="answer")
+                answer = Markdown(shown or "_(no answer)_", classes="answer")
                 await self.log.mount(answer)
-            elif answer.source != done.answer:
-                await answer.update(done.answer)
+            elif answer.source != shown:
+                await answer.update(shown)
             self.answer = answer
             cited = cited_sources(done)
             if cited:

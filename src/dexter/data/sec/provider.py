@@ -25,6 +25,7 @@ from dexter.data.models import (
     FinancialMetrics,
     IncomeStatement,
     InsiderTrade,
+    InsiderTrades,
     InstitutionalHolding,
     NewsItem,
     Period,
@@ -338,7 +339,7 @@ class SecEdgarProvider:
             ),
         )
 
-    async def insider_trades(self, ticker: str, *, limit: int = 20) -> list[InsiderTrade]:
+    async def insider_trades(self, ticker: str, *, limit: int = 20) -> InsiderTrades:
         filings = await self.filings(
             ticker, forms=["4"], limit=min(MAX_FORM4_FILINGS, limit), include_amendments=True
         )
@@ -368,7 +369,7 @@ class SecEdgarProvider:
         if failures and not trades:
             raise failures[0]
         trades.sort(key=lambda t: (t.transaction_date or "", t.filing_date or ""), reverse=True)
-        return trades[:limit]
+        return InsiderTrades(trades[:limit], [str(failure) for failure in failures])
 
     async def institutional_holdings(
         self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int = 50

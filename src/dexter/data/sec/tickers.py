@@ -124,8 +124,27 @@ class TickerTable:
                 return entry
         return None
 
+    def _one_typo_away(self, typed: str) -> list[str]:
+        """Tickers one keystroke from `typed` (two letters swapped, one wrong, missing or extra),
+        largest filers first: `APPL` → `AAPL` before anything merely similar."""
+        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-."
+        edits = {
+            typed[:i] + typed[i + 1] + typed[i] + typed[i + 2 :] for i in range(len(typed) - 1)
+        }
+        edits |= {typed[:i] + typed[i + 1 :] for i in range(len(typed))}
+        for i in range(len(typed) + 1):
+            for letter in letters:
+                edits.add(typed[:i] + letter + typed[i:])
+                if i < len(typed):
+                    edits.add(typed[:i] + letter + typed[i + 1 :])
+        edits.discard(typed)
+        rank = {entry.ticker: n for n, entry in enumerate(self._entries)}
+        return sorted((t for t in edits if t in self._by_ticker), key=lambda t: rank.get(t, 0))
+
     def suggest(self, text: str, limit: int = 5) -> list[str]:
-        tickers = difflib.get_close_matches(normalise_ticker(text), self._by_ticker, n=limit)
+        typed = normalise_ticker(text)
+        close = difflib.get_close_matches(typed, self._by_ticker, n=limit)
+        tickers = list(dict.fromkeys([*self._one_typo_away(typed)[:limit], *close]))
         names: dict[str, _Entry] = {}
         for entry, name in zip(self._entries, self._names(), strict=True):
             names.setdefault(name, entry)

@@ -1,0 +1,84 @@
+"""API keys saved with `dexter keys set`: `$DEXTER_HOME/keys.json`, readable by the user only.
+
+A key source after the environment (and `.env`): an exported variable always wins, so a shell or
+CI can override a stored key without editing it. Values are never logged or printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+KEYS_FILE_NAME = "keys.json"
+
+
+class KeyStoreError(Exception):
+    """The keys file exists but cannot be read as a JSON object of strings."""
+
+
+def keys_path(home: Path) -> Path:
+    return home / KEYS_FILE_NAME
+
+
+def load_keys(home: Path) -> dict[str, str]:
+    """Stored keys by variable name (`OPENAI_API_KEY`); {} when none were ever stored."""
+    path = keys_path(home)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise KeyStoreError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        data = json.loads(raw or "{}")
+    except json.JSONDecodeError as error:
+        raise KeyStoreError(f"{path} is not valid JSON (line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise KeyStoreError(f"{path} must hold a JSON object of names to keys")
+    return {str(k): v for k, v in data.items() if isinstance(v, str) and v.strip()}
+
+
+def stored_key(home: Path, name: str) -> str | None:
+    try:
+        return load_keys(home).get(name)
+    except KeyStoreError:
+        # A damaged keys file must not hide keys from the environment; `dexter keys list` and
+        # `dexter doctor` report it.
+        return None
+
+
+def _write(home: Path, keys: dict[str, str]) -> None:
+    path = keys_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Created 0600 from the start (mkstemp), then renamed over: never readable by others.
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".keys", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(keys, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def save_key(home: Path, name: str, value: str) -> Path:
+    keys = load_keys(home)
+    keys[name] = value.strip()
+    _write(home, keys)
+    return keys_path(home)
+
+
+def remove_key(home: Path, name: str) -> bool:
+    keys = load_keys(home)
+    if name not in keys:
+        return False
+    del keys[name]
+    _write(home, keys)
+    return True
