@@ -251,8 +251,8 @@ def test_five_questions_scored_costed_reported(
     # Means over all questions (the judge failure counts as 0) and over scored ones, labelled.
     mean_all = (1 + 0.5 + 0 + 0 + 2 / 3) / 5
     mean_scored = (1 + 0.5 + 0 + 2 / 3) / 4
-    assert f"Mean over all 5 questions (failures count as 0): {mean_all * 100:.1f}%" in out
-    assert f"Mean over the 4 scored questions: {mean_scored * 100:.1f}%" in out
+    assert f"Mean, all 5 questions (failures = 0):  {mean_all * 100:.1f}%" in out
+    assert f"Mean, 4 scored questions only:         {mean_scored * 100:.1f}%" in out
 
     store_home = env / "home"
     from dexter.store import open_store
@@ -280,7 +280,7 @@ def test_five_questions_scored_costed_reported(
     assert results["q5"].judge_cost.cost_usd == pytest.approx(2 * JUDGE_CALL)
     assert results["q5"].agent_cost.tokens == 2200
     total = 6 * AGENT_CALL + (1 + 1 + 1 + 3 + 2) * JUDGE_CALL
-    assert f"estimated cost ${total:,.4f}" in out
+    assert f"Estimated cost: ${total:,.4f}" in out
     # Per-category rows with intervals.
     assert "Quantitative Retrieval" in out and "Trends" in out
 
