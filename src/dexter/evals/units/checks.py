@@ -183,6 +183,31 @@ class Checker:
             "total_value": sum(Decimal(str(r.get("value_usd") or 0)) for r in dumped),
         }
 
+    async def _routing(self, args: Mapping[str, Any]) -> str:
+        """A meta-tool given `query`, its router model scripted to plan `calls`: the data calls
+        named in `offered` must be among those the router was shown, and the merged result is
+        what the case's text expectation checks."""
+        from dexter.data.router import DataRouter
+        from dexter.models.scripted import ScriptedModel, calls
+        from dexter.tools.base import ToolContext
+        from dexter.tools.finance.datacalls import available_data_calls
+        from dexter.tools.finance.routed import RoutedArgs, routed_tools
+
+        plan = [(str(c["name"]), dict(c["args"])) for c in args["calls"]]
+        router_model = ScriptedModel([calls(*plan)])
+        data = DataRouter([self.sec])  # not closed here: the provider is closed with the checker
+        tools = {t.name: t for t in routed_tools(available_data_calls(data), lambda: router_model)}
+        tool = tools[str(args["tool"])]
+        result = await tool.run(RoutedArgs(query=str(args["query"])), ToolContext())
+        shown = {spec.name for spec in router_model.requests[0].tools}
+        missing = sorted(set(args.get("offered") or ()) - shown)
+        if missing:
+            raise ValueError(f"{args['tool']} did not offer {missing}; offered {sorted(shown)}")
+        failed = [c["call"] for c in (result.data or {}).get("calls", []) if not c["ok"]]
+        if failed:
+            raise ValueError(f"data calls failed: {failed}: {result.content[:300]}")
+        return result.content
+
     # -- tools -----------------------------------------------------------------------------------
 
     async def _calculate(self, args: Mapping[str, Any]) -> dict[str, Any]:
