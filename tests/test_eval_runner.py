@@ -252,6 +252,9 @@ def test_five_questions_scored_costed_reported(
     mean_all = (1 + 0.5 + 0 + 0 + 2 / 3) / 5
     mean_scored = (1 + 0.5 + 0 + 2 / 3) / 4
     assert f"Mean, all 5 questions (failures = 0):  {mean_all * 100:.1f}%" in out
+    ci = bootstrap_mean([1.0, 0.5, 0.0, 0.0, 2 / 3])
+    assert f"95% CI [{ci.low * 100:.1f}%, {ci.high * 100:.1f}%]" in out
+    assert ci.low < mean_all < ci.high
     assert f"Mean, 4 scored questions only:         {mean_scored * 100:.1f}%" in out
 
     store_home = env / "home"
