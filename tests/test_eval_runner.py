@@ -257,6 +257,15 @@ def test_five_questions_scored_costed_reported(
     assert ci.low < mean_all < ci.high
     assert f"Mean, 4 scored questions only:         {mean_scored * 100:.1f}%" in out
 
+    # Each question ran on the eval channel: research profile, no shell, no writes, no memory.
+    first = next(r.json() for r in wire_server.requests if r.json().get("tools"))
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert {"calculate", "get_financials", "read_filings"} <= offered
+    assert not offered & {"bash", "write_file", "edit_file", "ask_user_question"}
+    assert not any(name.startswith("memory") for name in offered)
+    system = first["messages"][0]["content"]
+    assert "exactly as filed" in system and "basis points" in system
+
     store_home = env / "home"
     from dexter.store import open_store
 
@@ -440,3 +449,13 @@ def test_bad_input_gets_one_line(env: Path, capsys: pytest.CaptureFixture[str]) 
     )
     assert main(["eval", "finance-agent", "--dataset", str(bad), "--judge-model", JUDGE]) == 2
     assert "neither JSON nor a Python literal" in capsys.readouterr().err
+
+
+def test_ask_can_use_the_research_profile(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire_server.push(answer("Revenue was USD 416,161 million in fiscal 2025."))
+    assert main(["ask", "--model", AGENT, "--research", "Apple revenue fiscal 2025?"]) == 0
+    system = wire_server.requests[-1].json()["messages"][0]["content"]
+    assert "exactly as filed" in system and "GAAP" in system
+    capsys.readouterr()
