@@ -459,3 +459,30 @@ def test_ask_can_use_the_research_profile(
     system = wire_server.requests[-1].json()["messages"][0]["content"]
     assert "exactly as filed" in system and "GAAP" in system
     capsys.readouterr()
+
+
+def test_cli_resume_uses_the_runs_own_settings(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dexter.store import open_store
+
+    path = write_dataset(env / "questions.csv")
+    dataset = load_dataset(path)
+    with open_store(env / "home") as db:
+        run = EvalStore(db).create_run(
+            dataset="finance_agent",
+            dataset_hash=dataset.hash,
+            model=AGENT,
+            judges=[JUDGE],
+            options={"jury": "majority", "max_iterations": 5},
+            question_ids=["q1", "q3"],
+        )
+    script(wire_server, only=range(0, 3))
+    assert main(["eval", "finance-agent", "--resume", run.id[:12], "--dataset", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 questions, model openai:agent-model, judge openai:judge-model" in out
+    assert "q1" in out and "q3" in out and " q2 " not in out
+    other = env / "other.csv"
+    other.write_text(path.read_text().replace("fiscal 2025", "fiscal 2024"))
+    assert main(["eval", "finance-agent", "--resume", run.id, "--dataset", str(other)]) == 2
+    assert "Pass the same --dataset" in capsys.readouterr().err
