@@ -50,6 +50,7 @@ class Checker:
         settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
         self.sec = SecEdgarProvider(settings, transport=mirror_transport(fixtures / "sec-mirror"))
         self._statements: dict[tuple[str, str, str], list[Any]] = {}
+        self._texts: dict[str, str] = {}
 
     async def aclose(self) -> None:
         await self.sec.aclose()
@@ -132,13 +133,24 @@ class Checker:
         }
 
     async def _item(self, args: Mapping[str, Any]) -> str:
-        section = await self.sec.filing_section(
-            str(args["ticker"]),
-            form=str(args["form"]),
-            item=str(args["item"]),
-            year=args.get("year"),
-        )
-        return f"{section.title}\n{section.text}"
+        """One item of a filing through `filing_section`. Converting a 10-K to text is the slow
+        part, so later items of the same filing are cut from text converted once, with the
+        same `extract_item` that `filing_section` uses."""
+        from dexter.data.sec.documents import html_to_text
+        from dexter.data.sec.items import extract_item
+
+        ticker, form, year = str(args["ticker"]), str(args["form"]), args.get("year")
+        key = f"{ticker}|{form}|{year}"
+        text = self._texts.get(key)
+        if text is None:
+            section = await self.sec.filing_section(
+                ticker, form=form, item=str(args["item"]), year=year
+            )
+            raw = await self.sec.http.get_bytes(section.source.url)
+            self._texts[key] = html_to_text(raw)
+            return f"{section.title}\n{section.text}"
+        cut = extract_item(text, form.upper(), str(args["item"]))
+        return f"{cut.title}\n{cut.text}"
 
     async def _document(self, args: Mapping[str, Any]) -> str:
         from dexter.data.sec.documents import html_to_text
