@@ -486,3 +486,23 @@ def test_cli_resume_uses_the_runs_own_settings(
     other.write_text(path.read_text().replace("fiscal 2025", "fiscal 2024"))
     assert main(["eval", "finance-agent", "--resume", run.id, "--dataset", str(other)]) == 2
     assert "Pass the same --dataset" in capsys.readouterr().err
+
+
+def test_judge_reply_parsing() -> None:
+    from dexter.evals.dataset import Question, parse_rubric
+    from dexter.evals.judge import judge_prompt, parse_verdicts, score_of
+
+    rubric = parse_rubric(json.dumps(QUESTIONS[1][3]), 2)
+    question = Question("q2", 1, "Q?", "A.", "Trends", 5, rubric)
+    fenced = "```json\n" + verdicts([True, True], False, 3) + "\n```"
+    parsed, comment = parse_verdicts(fenced, question)
+    assert score_of(parsed) == (1.0, False, 2, 2) and comment == "graded"
+    # A criterion the judge left out is not met; an omitted contradiction does not fire.
+    partial = json.dumps({"correctness": [{"id": "c1", "met": True}]})
+    parsed, _ = parse_verdicts(partial, question)
+    assert [v.passed for v in parsed] == [True, False, False]
+    assert parsed[1].rationale == "Judge did not return this criterion."
+    for bad in ("no json here", '{"correctness": "yes"}', '{"correctness": [{"id": "c1"}]}'):
+        with pytest.raises(ValueError):
+            parse_verdicts(bad, question)
+    assert "(empty answer)" in judge_prompt(question, "  ")
