@@ -122,6 +122,7 @@ def run_agent(args: argparse.Namespace) -> int:
             judges=run.judges,
             jury=opts.get("jury", "majority"),
             concurrency=args.concurrency,
+            timeout_s=float(opts.get("timeout_s") or args.timeout),
             max_iterations=int(opts.get("max_iterations") or 25),
             as_of=_as_of(opts.get("as_of")),
         )
@@ -152,7 +153,9 @@ def run_agent(args: argparse.Namespace) -> int:
         options = EvalOptions(
             model=model,
             judges=judge_specs,
+            jury=args.jury,
             concurrency=args.concurrency,
+            timeout_s=float(args.timeout),
             max_iterations=args.max_iterations or 25,
             as_of=_as_of(args.as_of),
         )
@@ -163,6 +166,7 @@ def run_agent(args: argparse.Namespace) -> int:
             judges=judge_specs,
             options={
                 "jury": options.jury,
+                "timeout_s": options.timeout_s,
                 "max_iterations": options.max_iterations,
                 "as_of": options.as_of.isoformat() if options.as_of else None,
                 "sample": args.sample,
