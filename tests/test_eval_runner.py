@@ -251,8 +251,20 @@ def test_five_questions_scored_costed_reported(
     # Means over all questions (the judge failure counts as 0) and over scored ones, labelled.
     mean_all = (1 + 0.5 + 0 + 0 + 2 / 3) / 5
     mean_scored = (1 + 0.5 + 0 + 2 / 3) / 4
-    assert f"Mean over all 5 questions (failures count as 0): {mean_all * 100:.1f}%" in out
-    assert f"Mean over the 4 scored questions: {mean_scored * 100:.1f}%" in out
+    assert f"Mean, all 5 questions (failures = 0):  {mean_all * 100:.1f}%" in out
+    ci = bootstrap_mean([1.0, 0.5, 0.0, 0.0, 2 / 3])
+    assert f"95% CI [{ci.low * 100:.1f}%, {ci.high * 100:.1f}%]" in out
+    assert ci.low < mean_all < ci.high
+    assert f"Mean, 4 scored questions only:         {mean_scored * 100:.1f}%" in out
+
+    # Each question ran on the eval channel: research profile, no shell, no writes, no memory.
+    first = next(r.json() for r in wire_server.requests if r.json().get("tools"))
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert {"calculate", "get_financials", "read_filings"} <= offered
+    assert not offered & {"bash", "write_file", "edit_file", "ask_user_question"}
+    assert not any(name.startswith("memory") for name in offered)
+    system = first["messages"][0]["content"]
+    assert "exactly as filed" in system and "basis points" in system
 
     store_home = env / "home"
     from dexter.store import open_store
@@ -280,7 +292,7 @@ def test_five_questions_scored_costed_reported(
     assert results["q5"].judge_cost.cost_usd == pytest.approx(2 * JUDGE_CALL)
     assert results["q5"].agent_cost.tokens == 2200
     total = 6 * AGENT_CALL + (1 + 1 + 1 + 3 + 2) * JUDGE_CALL
-    assert f"estimated cost ${total:,.4f}" in out
+    assert f"Estimated cost: ${total:,.4f}" in out
     # Per-category rows with intervals.
     assert "Quantitative Retrieval" in out and "Trends" in out
 
@@ -437,3 +449,60 @@ def test_bad_input_gets_one_line(env: Path, capsys: pytest.CaptureFixture[str]) 
     )
     assert main(["eval", "finance-agent", "--dataset", str(bad), "--judge-model", JUDGE]) == 2
     assert "neither JSON nor a Python literal" in capsys.readouterr().err
+
+
+def test_ask_can_use_the_research_profile(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire_server.push(answer("Revenue was USD 416,161 million in fiscal 2025."))
+    assert main(["ask", "--model", AGENT, "--research", "Apple revenue fiscal 2025?"]) == 0
+    system = wire_server.requests[-1].json()["messages"][0]["content"]
+    assert "exactly as filed" in system and "GAAP" in system
+    capsys.readouterr()
+
+
+def test_cli_resume_uses_the_runs_own_settings(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dexter.store import open_store
+
+    path = write_dataset(env / "questions.csv")
+    dataset = load_dataset(path)
+    with open_store(env / "home") as db:
+        run = EvalStore(db).create_run(
+            dataset="finance_agent",
+            dataset_hash=dataset.hash,
+            model=AGENT,
+            judges=[JUDGE],
+            options={"jury": "majority", "max_iterations": 5},
+            question_ids=["q1", "q3"],
+        )
+    script(wire_server, only=range(0, 3))
+    assert main(["eval", "finance-agent", "--resume", run.id[:12], "--dataset", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 questions, model openai:agent-model, judge openai:judge-model" in out
+    assert "q1" in out and "q3" in out and " q2 " not in out
+    other = env / "other.csv"
+    other.write_text(path.read_text().replace("fiscal 2025", "fiscal 2024"))
+    assert main(["eval", "finance-agent", "--resume", run.id, "--dataset", str(other)]) == 2
+    assert "Pass the same --dataset" in capsys.readouterr().err
+
+
+def test_judge_reply_parsing() -> None:
+    from dexter.evals.dataset import Question, parse_rubric
+    from dexter.evals.judge import judge_prompt, parse_verdicts, score_of
+
+    rubric = parse_rubric(json.dumps(QUESTIONS[1][3]), 2)
+    question = Question("q2", 1, "Q?", "A.", "Trends", 5, rubric)
+    fenced = "```json\n" + verdicts([True, True], False, 3) + "\n```"
+    parsed, comment = parse_verdicts(fenced, question)
+    assert score_of(parsed) == (1.0, False, 2, 2) and comment == "graded"
+    # A criterion the judge left out is not met; an omitted contradiction does not fire.
+    partial = json.dumps({"correctness": [{"id": "c1", "met": True}]})
+    parsed, _ = parse_verdicts(partial, question)
+    assert [v.passed for v in parsed] == [True, False, False]
+    assert parsed[1].rationale == "Judge did not return this criterion."
+    for bad in ("no json here", '{"correctness": "yes"}', '{"correctness": [{"id": "c1"}]}'):
+        with pytest.raises(ValueError):
+            parse_verdicts(bad, question)
+    assert "(empty answer)" in judge_prompt(question, "  ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -49,6 +50,7 @@ def run_ask(
     max_iterations: int | None,
     resume: str | None = None,
     output: str | None = None,
+    research: bool = False,
 ) -> int:
     from dexter.config import ConfigError, load_settings
     from dexter.runtime import ASK, AgentSpec, Runtime
@@ -69,7 +71,9 @@ def run_ask(
     plain = PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
     approver = _terminal_approver(err, plain.waiting.stop) if interactive else None
     runtime = Runtime(settings)
-    spec = AgentSpec(model=model, channel=ASK, max_iterations=max_iterations, resume=resume)
+    # The research profile is the eval channel's answer format, offered to one-off questions.
+    channel = replace(ASK, prompt="research") if research else ASK
+    spec = AgentSpec(model=model, channel=channel, max_iterations=max_iterations, resume=resume)
     try:
         agent = runtime.agent(spec, approver=approver)
     except BaseException:

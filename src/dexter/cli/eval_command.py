@@ -99,7 +99,21 @@ def add_eval_parser(commands: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PROVIDER:MODEL",
-        help="judge model; repeat for a jury (criteria decided by majority)",
+        help="judge model; repeat it for a jury (see --jury)",
+    )
+    agent.add_argument(
+        "--jury",
+        choices=("majority", "mean"),
+        default="majority",
+        help="with several judges: decide each criterion by majority, then score (default), "
+        "or average each judge's score",
+    )
+    agent.add_argument(
+        "--timeout",
+        type=_positive,
+        default=900,
+        metavar="SECONDS",
+        help="give up on a question after this long (default 900)",
     )
     agent.add_argument(
         "--max-iterations",

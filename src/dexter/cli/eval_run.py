@@ -122,6 +122,7 @@ def run_agent(args: argparse.Namespace) -> int:
             judges=run.judges,
             jury=opts.get("jury", "majority"),
             concurrency=args.concurrency,
+            timeout_s=float(opts.get("timeout_s") or args.timeout),
             max_iterations=int(opts.get("max_iterations") or 25),
             as_of=_as_of(opts.get("as_of")),
         )
@@ -152,7 +153,9 @@ def run_agent(args: argparse.Namespace) -> int:
         options = EvalOptions(
             model=model,
             judges=judge_specs,
+            jury=args.jury,
             concurrency=args.concurrency,
+            timeout_s=float(args.timeout),
             max_iterations=args.max_iterations or 25,
             as_of=_as_of(args.as_of),
         )
@@ -163,6 +166,7 @@ def run_agent(args: argparse.Namespace) -> int:
             judges=judge_specs,
             options={
                 "jury": options.jury,
+                "timeout_s": options.timeout_s,
                 "max_iterations": options.max_iterations,
                 "as_of": options.as_of.isoformat() if options.as_of else None,
                 "sample": args.sample,
@@ -257,15 +261,18 @@ class _Live:
         r = event.result
         if r.status == "scored":
             mark = "x" if r.contradiction else ("✓" if (r.score or 0) >= 1 else "~")
-            verdict = f"{pct(r.score):>6} ({r.passed_criteria}/{r.total_criteria} met" + (
-                ", contradiction)" if r.contradiction else ")"
+            verdict = f"{pct(r.score):>6} {r.passed_criteria}/{r.total_criteria}" + (
+                " contr." if r.contradiction else ""
             )
         else:
-            mark, verdict = "!", f"{FAILURE_LABELS[r.status]}: {(r.error or '')[:60]}"
+            mark, verdict = "!", FAILURE_LABELS[r.status]
+        width = len(str(self.total))
         line = (
-            f"{mark} [{self.done}/{self.total}] {r.question_id:<4} {r.category[:24]:<24} {verdict}"
-            f"  {r.total_cost.tokens:,} tok {money(r.total_cost)}"
+            f"{mark} {self.done:>{width}}/{self.total} {r.question_id:<4} {r.category[:22]:<22} "
+            f"{verdict:<19} {r.total_cost.tokens:>7,} tok {money(r.total_cost)}"
         )
+        if r.error and r.status != "scored":
+            line += f"\n    {r.error[:150]}"
         if self.progress is not None:
             self.progress.console.print(line, markup=False, highlight=False)
             self.progress.update(self.task, completed=self.done)
@@ -274,26 +281,39 @@ class _Live:
 
 
 def _print_summary(run: Any, results: Any) -> None:
-    from dexter.evals.report import build_report, interval, money, pct, score_lines
+    from dexter.evals.report import build_report, interval, money, pct
 
     report = build_report(run, results)
+    s = report.overall
     print()
-    for line in score_lines(report.overall):
-        print(line)
+    heads = (
+        f"Mean, all {s.questions} questions (failures = 0):",
+        f"Mean, {s.scored} scored questions only:",
+    )
+    pad = max(len(h) for h in heads)
+    print(f"{heads[0]:<{pad}} {pct(s.mean_all):>6}  95% CI {interval(s.mean_all_ci)}")
+    print(f"{heads[1]:<{pad}} {pct(s.mean_scored):>6}  95% CI {interval(s.mean_scored_ci)}")
+    print(
+        f"Exact: {s.exact}/{s.questions} (95% CI {interval(s.exact_rate_ci)}); "
+        f"contradictions {s.contradictions}; failures {s.failures}"
+    )
     print()
     width = max((len(r.category) for r in report.categories), default=8)
     print(f"{'Category':<{width}}  {'n':>3}  {'all':>6}  {'95% CI':<16}  {'scored':>6}  fail")
     for row in report.categories:
-        s = row.summary
+        c = row.summary
         print(
-            f"{row.category:<{width}}  {s.questions:>3}  {pct(s.mean_all):>6}  "
-            f"{interval(s.mean_all_ci):<16}  {pct(s.mean_scored):>6}  {s.failures:>4}"
+            f"{row.category:<{width}}  {c.questions:>3}  {pct(c.mean_all):>6}  "
+            f"{interval(c.mean_all_ci):<16}  {pct(c.mean_scored):>6}  {c.failures:>4}"
         )
     print()
     print(
         f"Tokens: {report.cost.tokens:,} (agent {report.agent_cost.tokens:,}, judge "
-        f"{report.judge_cost.tokens:,}); estimated cost {money(report.cost)} "
-        f"(agent {money(report.agent_cost)}, judge {money(report.judge_cost)})"
+        f"{report.judge_cost.tokens:,})"
+    )
+    print(
+        f"Estimated cost: {money(report.cost)} (agent {money(report.agent_cost)}, judge "
+        f"{money(report.judge_cost)})"
     )
     print(f"Report: dexter eval show {run.id} --html report.html")
 

@@ -97,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also write a report of the answer: memo.md, memo.html, memo.pdf or memo.xlsx",
     )
+    ask.add_argument(
+        "--research",
+        action="store_true",
+        help="research answer profile: figures exactly as filed, every calculation shown",
+    )
 
     tools = commands.add_parser("tools", help="list or run tools directly, without a model")
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
@@ -295,6 +300,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 max_iterations=args.max_iterations,
                 resume=args.ask_resume or args.resume,
                 output=args.output,
+                research=args.research,
             )
         if args.command == "tools":
             from dexter.cli.tools_command import run_tools_command

@@ -57,7 +57,10 @@ class Dataset:
     name: str
     path: Path
     questions: tuple[Question, ...]
-    hash: str  # first 12 hex digits of sha256 over the canonical JSON (as the original)
+    # First 12 hex digits of sha256 over the canonical JSON: the original's recipe, though not
+    # its value (4a364dfe9833 for the public 50), since it rewrites quotes in literal rubrics
+    # where we parse them exactly; it identifies the file a stored run was made from.
+    hash: str
 
     @property
     def categories(self) -> list[str]:

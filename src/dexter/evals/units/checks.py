@@ -50,6 +50,7 @@ class Checker:
         settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
         self.sec = SecEdgarProvider(settings, transport=mirror_transport(fixtures / "sec-mirror"))
         self._statements: dict[tuple[str, str, str], list[Any]] = {}
+        self._texts: dict[str, str] = {}
 
     async def aclose(self) -> None:
         await self.sec.aclose()
@@ -132,13 +133,24 @@ class Checker:
         }
 
     async def _item(self, args: Mapping[str, Any]) -> str:
-        section = await self.sec.filing_section(
-            str(args["ticker"]),
-            form=str(args["form"]),
-            item=str(args["item"]),
-            year=args.get("year"),
-        )
-        return f"{section.title}\n{section.text}"
+        """One item of a filing through `filing_section`. Converting a 10-K to text is the slow
+        part, so later items of the same filing are cut from text converted once, with the
+        same `extract_item` that `filing_section` uses."""
+        from dexter.data.sec.documents import html_to_text
+        from dexter.data.sec.items import extract_item
+
+        ticker, form, year = str(args["ticker"]), str(args["form"]), args.get("year")
+        key = f"{ticker}|{form}|{year}"
+        text = self._texts.get(key)
+        if text is None:
+            section = await self.sec.filing_section(
+                ticker, form=form, item=str(args["item"]), year=year
+            )
+            raw = await self.sec.http.get_bytes(section.source.url)
+            self._texts[key] = html_to_text(raw)
+            return f"{section.title}\n{section.text}"
+        cut = extract_item(text, form.upper(), str(args["item"]))
+        return f"{cut.title}\n{cut.text}"
 
     async def _document(self, args: Mapping[str, Any]) -> str:
         from dexter.data.sec.documents import html_to_text
@@ -182,6 +194,31 @@ class Checker:
             "row": dumped[int(wanted)] if wanted is not None else None,
             "total_value": sum(Decimal(str(r.get("value_usd") or 0)) for r in dumped),
         }
+
+    async def _routing(self, args: Mapping[str, Any]) -> str:
+        """A meta-tool given `query`, its router model scripted to plan `calls`: the data calls
+        named in `offered` must be among those the router was shown, and the merged result is
+        what the case's text expectation checks."""
+        from dexter.data.router import DataRouter
+        from dexter.models.scripted import ScriptedModel, calls
+        from dexter.tools.base import ToolContext
+        from dexter.tools.finance.datacalls import available_data_calls
+        from dexter.tools.finance.routed import RoutedArgs, routed_tools
+
+        plan = [(str(c["name"]), dict(c["args"])) for c in args["calls"]]
+        router_model = ScriptedModel([calls(*plan)])
+        data = DataRouter([self.sec])  # not closed here: the provider is closed with the checker
+        tools = {t.name: t for t in routed_tools(available_data_calls(data), lambda: router_model)}
+        tool = tools[str(args["tool"])]
+        result = await tool.run(RoutedArgs(query=str(args["query"])), ToolContext())
+        shown = {spec.name for spec in router_model.requests[0].tools}
+        missing = sorted(set(args.get("offered") or ()) - shown)
+        if missing:
+            raise ValueError(f"{args['tool']} did not offer {missing}; offered {sorted(shown)}")
+        failed = [c["call"] for c in (result.data or {}).get("calls", []) if not c["ok"]]
+        if failed:
+            raise ValueError(f"data calls failed: {failed}: {result.content[:300]}")
+        return result.content
 
     # -- tools -----------------------------------------------------------------------------------
 
