@@ -1,4 +1,4 @@
-"""The delivery interface: what a scheduled job's alert is, and what a channel implements to carry it.
+"""The delivery interface: a scheduled job's alert, and what a channel implements to carry it.
 
 The runner owns a `Mapping[str, Deliverer]` keyed by target scheme ("telegram", "slack",
 "whatsapp", "desktop", "file"). The gateway passes its channels' deliverers; `dexter daemon`
