@@ -111,8 +111,20 @@ class Runner:
                 for waiter in (sleeper, stopper):
                     waiter.cancel()
         finally:
-            await self.drain()
+            await self.stop_runs()
             self._log(f"runner {self.owner} stopped")
+
+    async def stop_runs(self, grace: float = 10.0) -> None:
+        """Let runs in flight finish for `grace` seconds, then cancel them (their leases are
+        released, and the runs are recorded as errors so they retry with backoff)."""
+        pending = {*self._jobs, *self._deliveries}
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=grace)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.gather(*late, return_exceptions=True)
 
     async def run_due(self) -> list[RunResult]:
         """One pass for `dexter daemon --once`: run what is due, deliver what is pending, wait."""

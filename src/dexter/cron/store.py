@@ -224,10 +224,19 @@ class CronStore:
         exact = self.get(text)
         if exact is not None:
             return exact
-        rows = self.store.query(
-            "SELECT * FROM cron_jobs WHERE id LIKE ? OR lower(name) = lower(?) ORDER BY created_at",
-            (text.replace("%", "").replace("_", "") + "%", text),
-        )
+        pattern = text.replace("%", "").replace("_", "")
+        rows = []
+        for sql, param in (
+            ("id LIKE ?", pattern + "%"),
+            ("lower(name) = lower(?)", text),
+            ("lower(name) LIKE lower(?)", pattern + "%"),
+            ("lower(name) LIKE lower(?)", "%" + pattern + "%"),
+        ):
+            rows = self.store.query(
+                f"SELECT * FROM cron_jobs WHERE {sql} ORDER BY created_at", (param,)
+            )
+            if rows:
+                break
         if len(rows) == 1:
             return _job(rows[0])
         if not rows:
