@@ -31,13 +31,20 @@ def cron(home: Path) -> CronStore:
     return CronStore(open_store(home))
 
 
-def runner(cron: CronStore, home: Path, clock: FakeClock, executor: ScriptedExecutor,
-           **kwargs: object) -> Runner:
+def runner(
+    cron: CronStore, home: Path, clock: FakeClock, executor: ScriptedExecutor, **kwargs: object
+) -> Runner:
     return Runner(cron, executor, home=home, clock=clock, user_zone="UTC", **kwargs)  # type: ignore[arg-type]
 
 
-def every_job(cron: CronStore, *, every: str = "1h", target: str | None = None,
-              fulfillment: str | None = None, name: str = "NVDA watch") -> Job:
+def every_job(
+    cron: CronStore,
+    *,
+    every: str = "1h",
+    target: str | None = None,
+    fulfillment: str | None = None,
+    name: str = "NVDA watch",
+) -> Job:
     return job_api.create_job(
         cron,
         name=name,
@@ -213,8 +220,12 @@ async def test_errors_back_off_and_one_shots_give_up_after_three(
 async def test_recurring_error_then_success_resets_the_count(cron: CronStore, home: Path) -> None:
     clock = FakeClock(START)
     job = every_job(cron, every="1m")
-    r = runner(cron, home, clock, ScriptedExecutor(RuntimeError("429"), RuntimeError("429"),
-                                                   "AAPL halted."))
+    r = runner(
+        cron,
+        home,
+        clock,
+        ScriptedExecutor(RuntimeError("429"), RuntimeError("429"), "AAPL halted."),
+    )
     waits = []
     for _ in range(3):
         stored = cron.get(job.id)
@@ -313,9 +324,7 @@ async def test_active_hours_across_midnight_in_the_runner(cron: CronStore, home:
     assert executor.runs == 6
 
 
-async def test_empty_heartbeat_file_skips_without_a_model_call(
-    cron: CronStore, home: Path
-) -> None:
+async def test_empty_heartbeat_file_skips_without_a_model_call(cron: CronStore, home: Path) -> None:
     clock = FakeClock(START)
     job = job_api.set_heartbeat(cron, every="30m", now=START, active=None, target=None, model=None)
     executor = ScriptedExecutor("HEARTBEAT_OK")

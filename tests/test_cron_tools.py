@@ -23,8 +23,13 @@ from tests.support.cron import FakeClock, ScriptedExecutor
 START = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
 
 
-def build(tmp_path: Path, model: ScriptedModel, approver: object, clock: FakeClock,
-          target: str | None = None) -> tuple[Agent, CronStore, list[str]]:
+def build(
+    tmp_path: Path,
+    model: ScriptedModel,
+    approver: object,
+    clock: FakeClock,
+    target: str | None = None,
+) -> tuple[Agent, CronStore, list[str]]:
     home = tmp_path / ".dexter"
     cron = CronStore(open_store(home))
     ran: list[str] = []
@@ -34,13 +39,15 @@ def build(tmp_path: Path, model: ScriptedModel, approver: object, clock: FakeClo
         return "ok"
 
     context = CronToolContext(
-        cron=lambda: cron, run_job=run_job, default_target=target, user_zone="UTC",
+        cron=lambda: cron,
+        run_job=run_job,
+        default_target=target,
+        user_zone="UTC",
         clock=clock.now,
     )
     tools = ToolRegistry([CronTool(context), HeartbeatTool(home, context)])
     policy = RulesPolicy(home / "settings.json", tmp_path)
-    agent = Agent(model, tools, config=AgentConfig(home=home), policy=policy,
-                  approver=approver)  # type: ignore[arg-type]
+    agent = Agent(model, tools, config=AgentConfig(home=home), policy=policy, approver=approver)  # type: ignore[arg-type]
     return agent, cron, ran
 
 
@@ -64,8 +71,9 @@ async def test_adding_a_job_asks_first_then_it_runs(tmp_path: Path) -> None:
         return ApprovalAnswer.ALLOW_ONCE
 
     clock = FakeClock(START)
-    model = ScriptedModel([calls(("cron", ADD)), calls(("cron", {"action": "list"})),
-                           text("Scheduled.")])
+    model = ScriptedModel(
+        [calls(("cron", ADD)), calls(("cron", {"action": "list"})), text("Scheduled.")]
+    )
     agent, cron, _ = build(tmp_path, model, approver, clock, target="telegram:42")
     events = await collect(agent, "tell me when NVDA files its 10-Q")
     assert [r.tool for r in asked] == ["cron"]  # add asked; list did not
@@ -134,8 +142,17 @@ async def test_update_remove_run_and_the_heartbeat_checklist(tmp_path: Path) -> 
     job_id = cron.all()[0].id
     model2 = ScriptedModel(
         [
-            calls(("cron", {"action": "update", "job_id": job_id, "cron": "35 9 * * 1-5",
-                            "tz": "America/New_York"})),
+            calls(
+                (
+                    "cron",
+                    {
+                        "action": "update",
+                        "job_id": job_id,
+                        "cron": "35 9 * * 1-5",
+                        "tz": "America/New_York",
+                    },
+                )
+            ),
             calls(("cron", {"action": "run", "job_id": job_id})),
             calls(("heartbeat", {"action": "view"})),
             calls(("heartbeat", {"action": "update", "content": "- NVDA below $100\n- AAPL 10-Q"})),
