@@ -358,16 +358,15 @@ async def test_run_loop_sleeps_until_the_next_job_and_stops_cleanly(
 ) -> None:
     clock = FakeClock(START)
     every_job(cron, every="5m")
-    executor = ScriptedExecutor(default="HEARTBEAT_OK")
-    r = runner(cron, home, clock, executor, tick_seconds=60)
     stop = asyncio.Event()
 
-    async def stopper() -> None:
-        while executor.runs < 3:
-            await asyncio.sleep(0)
+    def third(_job: Job, _prompt: str) -> str:
         stop.set()
+        return "HEARTBEAT_OK"
 
-    await asyncio.wait_for(asyncio.gather(r.run_forever(stop), stopper()), timeout=10)
+    executor = ScriptedExecutor("HEARTBEAT_OK", "HEARTBEAT_OK", third)
+    r = runner(cron, home, clock, executor, tick_seconds=60)
+    await asyncio.wait_for(r.run_forever(stop), timeout=10)
     assert executor.runs == 3
     # It never slept past a due job, and never longer than the tick.
     assert max(clock.sleeps) <= 60

@@ -137,7 +137,7 @@ async def test_update_remove_run_and_the_heartbeat_checklist(tmp_path: Path) -> 
 
     clock = FakeClock(START)
     model = ScriptedModel([calls(("cron", ADD)), text("ok")])
-    agent, cron, ran = build(tmp_path, model, approve, clock)
+    agent, cron, _ran = build(tmp_path, model, approve, clock)
     await collect(agent)
     job_id = cron.all()[0].id
     model2 = ScriptedModel(
