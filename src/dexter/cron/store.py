@@ -183,12 +183,19 @@ class CronStore:
     # --- jobs ----------------------------------------------------------------------------------
 
     def add(self, job: Job) -> Job:
-        columns = ("id", "created_at", *_CONFIG_COLUMNS, *_STATE_COLUMNS)
-        values = (job.id, _iso(job.created_at), *_config_values(job), *_state_values(job.state))
-        marks = ", ".join("?" for _ in columns)
-        with self.store.transaction() as conn:
-            conn.execute(f"INSERT INTO cron_jobs ({', '.join(columns)}) VALUES ({marks})", values)
+        self.add_many([job])
         return job
+
+    def add_many(self, jobs: Sequence[Job]) -> None:
+        """Insert jobs in one transaction (imports, benchmarks)."""
+        columns = ("id", "created_at", *_CONFIG_COLUMNS, *_STATE_COLUMNS)
+        marks = ", ".join("?" for _ in columns)
+        rows = [
+            (job.id, _iso(job.created_at), *_config_values(job), *_state_values(job.state))
+            for job in jobs
+        ]
+        with self.store.transaction() as conn:
+            conn.executemany(f"INSERT INTO cron_jobs ({', '.join(columns)}) VALUES ({marks})", rows)
 
     def save_config(self, job: Job, *, next_run_at: datetime | None, reset_errors: bool) -> None:
         """Write what the user changed; the run state keeps what the runner wrote, except the
