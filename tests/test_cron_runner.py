@@ -371,3 +371,33 @@ async def test_run_loop_sleeps_until_the_next_job_and_stops_cleanly(
     # It never slept past a due job, and never longer than the tick.
     assert max(clock.sleeps) <= 60
     assert clock.now() >= START + timedelta(minutes=15)
+
+
+class HangingExecutor:
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def execute(self, job: Job, prompt: str) -> Outcome:
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_stopping_mid_run_records_it_and_frees_the_lease(cron: CronStore, home: Path) -> None:
+    clock = FakeClock(START + timedelta(hours=1))
+    job = every_job(cron)
+    executor = HangingExecutor()
+    r = Runner(cron, executor, home=home, clock=clock)
+    await r.tick()
+    await executor.started.wait()
+    await r.stop_runs(grace=0.01)
+    stored = cron.get(job.id)
+    assert stored is not None
+    assert stored.state.last_status == "error"
+    assert stored.state.last_error == "the runner stopped before the run finished"
+    # Recurring: the later of the normal next run and the first backoff.
+    assert stored.state.next_run_at == clock.now() + timedelta(hours=1)
+    assert cron.runs(job.id)[0].status == "error"
+    # The lease is free: another runner can take the next run when it is due.
+    clock.advance(hours=1)
+    assert cron.claim(job.id, "other", clock.now(), clock.now() + timedelta(minutes=1))

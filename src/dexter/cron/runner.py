@@ -32,6 +32,8 @@ DEFAULT_RUN_TIMEOUT = timedelta(minutes=15)
 DELIVERY_TIMEOUT = 60.0
 MAX_DELIVERY_ATTEMPTS = 8
 _ERROR_CHARS = 500
+# Results kept in memory by a long-running loop (the database has the full history).
+_KEEP_RESULTS = 1000
 
 
 def runner_id() -> str:
@@ -103,6 +105,7 @@ class Runner:
         self._log(f"runner {self.owner} started")
         try:
             while not stop.is_set():
+                del self.results[:-_KEEP_RESULTS]
                 await self.tick()
                 delay = await self.next_delay()
                 sleeper = asyncio.ensure_future(self.clock.sleep(delay))
@@ -235,6 +238,11 @@ class Runner:
         except TimeoutError:
             error = f"the run took longer than {format_duration(self.run_timeout.total_seconds())}"
             return await self._failed(job, run_id, now, error, started, manual=manual)
+        except asyncio.CancelledError:
+            # The runner is stopping: record it so the run retries (with backoff) next start.
+            error = "the runner stopped before the run finished"
+            await asyncio.shield(self._failed(job, run_id, now, error, started, manual=manual))
+            raise
         except Exception as exc:
             return await self._failed(
                 job, run_id, now, _short(str(exc) or repr(exc)), started, manual=manual
