@@ -86,7 +86,7 @@ async def main() -> None:
         # 1. Pick and wake-up cost per tick, at times with nothing and with many jobs due.
         # The first query warms SQLite's page cache; report steady-state ticks.
         cron.due(now, limit=2)
-        cron.next_wake(("desktop", "file"))
+        cron.next_wake(("desktop", "file"), now)
         picks: list[float] = []
         wakes: list[float] = []
         for step in range(200):
@@ -95,7 +95,7 @@ async def main() -> None:
             cron.due(at, limit=2)
             picks.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
-            cron.next_wake(("desktop", "file"))
+            cron.next_wake(("desktop", "file"), at)
             wakes.append((time.perf_counter() - t0) * 1000)
         print(
             f"pick due jobs per tick:  median {statistics.median(picks):.3f} ms, "

@@ -401,3 +401,23 @@ async def test_stopping_mid_run_records_it_and_frees_the_lease(cron: CronStore, 
     # The lease is free: another runner can take the next run when it is due.
     clock.advance(hours=1)
     assert cron.claim(job.id, "other", clock.now(), clock.now() + timedelta(minutes=1))
+
+
+async def test_the_loop_does_not_spin_while_a_run_is_in_flight(cron: CronStore, home: Path) -> None:
+    stop = asyncio.Event()
+
+    class CountingClock(FakeClock):
+        async def sleep(self, seconds: float) -> None:
+            await super().sleep(seconds)
+            if len(self.sleeps) >= 4:
+                stop.set()
+
+    clock = CountingClock(START + timedelta(hours=1))
+    every_job(cron)
+    executor = HangingExecutor()
+    r = Runner(cron, executor, home=home, clock=clock, tick_seconds=30)
+    r.stop_grace = 0.01
+    await asyncio.wait_for(r.run_forever(stop), timeout=10)
+    assert executor.started.is_set()
+    # The job is due but leased by this runner: the loop waits a full tick, never zero.
+    assert clock.sleeps[:4] == [30, 30, 30, 30]

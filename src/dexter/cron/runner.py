@@ -91,6 +91,9 @@ class Runner:
         self.grace = grace
         self.user_zone = user_zone or local_zone_name()
         self._log = log or (lambda _line: None)
+        self.stop_grace = 10.0
+        # Set when a run or delivery finishes, so a loop waiting for a free slot wakes at once.
+        self._finished_one = asyncio.Event()
         self._jobs: set[asyncio.Task[RunResult | None]] = set()
         self._deliveries: set[asyncio.Task[None]] = set()
         self.results: list[RunResult] = []
@@ -108,13 +111,17 @@ class Runner:
                 del self.results[:-_KEEP_RESULTS]
                 await self.tick()
                 delay = await self.next_delay()
-                sleeper = asyncio.ensure_future(self.clock.sleep(delay))
-                stopper = asyncio.ensure_future(stop.wait())
-                await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                for waiter in (sleeper, stopper):
+                self._finished_one.clear()
+                waiters = {
+                    asyncio.ensure_future(self.clock.sleep(delay)),
+                    asyncio.ensure_future(stop.wait()),
+                    asyncio.ensure_future(self._finished_one.wait()),
+                }
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+                for waiter in waiters:
                     waiter.cancel()
         finally:
-            await self.stop_runs()
+            await self.stop_runs(self.stop_grace)
             self._log(f"runner {self.owner} stopped")
 
     async def stop_runs(self, grace: float = 10.0) -> None:
@@ -145,9 +152,10 @@ class Runner:
 
     async def next_delay(self) -> float:
         started = time.perf_counter()
-        wake = await asyncio.to_thread(self.cron.next_wake, self.deliverers)
+        wake = await asyncio.to_thread(self.cron.next_wake, self.deliverers, self.clock.now())
         self.last_wake_seconds = time.perf_counter() - started
-        if wake is None:
+        if wake is None or len(self._jobs) >= self.max_concurrency:
+            # Full: a finishing run wakes the loop (see run_forever), not the due time.
             return self.tick_seconds
         seconds = (wake - self.clock.now()).total_seconds()
         return min(max(seconds, 0.0), self.tick_seconds)
@@ -180,6 +188,7 @@ class Runner:
         task = asyncio.ensure_future(self._guarded(job, manual=manual))
         self._jobs.add(task)
         task.add_done_callback(self._jobs.discard)
+        task.add_done_callback(lambda _task: self._finished_one.set())
         return task
 
     async def run_now(self, job: Job) -> RunResult | None:

@@ -319,12 +319,20 @@ class CronStore:
                 (job_id, owner),
             )
 
-    def next_wake(self, schemes: Iterable[str]) -> datetime | None:
-        """The earliest time anything needs this runner: a job's next run or a delivery retry."""
+    def next_wake(self, schemes: Iterable[str], now: datetime) -> datetime | None:
+        """The earliest time anything needs this runner: a job's next run or a delivery retry.
+
+        Work leased by a runner (this one included) is left out: it is in hand, and counting
+        its past due time would make the loop spin until it finishes. An expired lease is
+        noticed at the next tick.
+        """
+        at = now_iso(now)
         job = self.store.query(
-            "SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL"
+            "SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL "
+            "AND (lease_until IS NULL OR lease_until < ?)",
+            (at,),
         )[0][0]
-        times = [t for t in (job, self._next_delivery(schemes)) if t is not None]
+        times = [t for t in (job, self._next_delivery(schemes, at)) if t is not None]
         return _dt(min(times)) if times else None
 
     # --- runs ----------------------------------------------------------------------------------
@@ -415,11 +423,12 @@ class CronStore:
             params.extend((name, f"{name}:%"))
         return f"({clauses})", params
 
-    def _next_delivery(self, schemes: Iterable[str]) -> str | None:
+    def _next_delivery(self, schemes: Iterable[str], at: str) -> str | None:
         where, params = self._scheme_filter(schemes)
         row = self.store.query(
-            f"SELECT MIN(next_attempt_at) FROM cron_outbox WHERE status = 'pending' AND {where}",
-            params,
+            "SELECT MIN(next_attempt_at) FROM cron_outbox WHERE status = 'pending' "
+            f"AND (lease_until IS NULL OR lease_until < ?) AND {where}",
+            (at, *params),
         )[0]
         return row[0] if row and row[0] is not None else None
 
