@@ -62,6 +62,9 @@ class Channel:
     # Whether the user's remembered facts are loaded into the prompt (and memory tools bound).
     # Benchmark runs must not depend on whoever's machine they run on.
     memory_reads: bool = True
+    # Whether the `cron` and `heartbeat` tools are offered (someone who can approve a schedule
+    # is on the other end, now or through a rule).
+    schedules: bool = False
 
 
 CLI = Channel(
@@ -71,6 +74,7 @@ CLI = Channel(
     allows_writes=True,
     memory_writes=True,
     prompt="cli",
+    schedules=True,
     description="the interactive terminal session",
 )
 ASK = Channel(
@@ -80,6 +84,7 @@ ASK = Channel(
     allows_writes=True,
     memory_writes=True,
     prompt="cli",
+    schedules=True,
     description="`dexter ask`: one question; approvals prompted on a terminal only",
 )
 GATEWAY = Channel(
@@ -89,6 +94,7 @@ GATEWAY = Channel(
     allows_writes=False,
     memory_writes=True,
     prompt="chat",
+    schedules=True,
     description="messaging channels (Telegram, WhatsApp, Slack)",
 )
 CRON = Channel(
@@ -157,6 +163,8 @@ class AgentSpec:
     tools: frozenset[str] | None = None
     exclude_tools: frozenset[str] = frozenset()
     as_of: date | None = None
+    # Where alerts of jobs this agent schedules go ("telegram:CHAT" for a chat); None: outbox.
+    delivery_target: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,6 +175,7 @@ class AgentSpec:
             "tools": sorted(self.tools) if self.tools is not None else None,
             "exclude_tools": sorted(self.exclude_tools),
             "as_of": self.as_of.isoformat() if self.as_of else None,
+            "delivery_target": self.delivery_target,
         }
 
     @classmethod
@@ -181,6 +190,7 @@ class AgentSpec:
             tools=frozenset(tools) if tools is not None else None,
             exclude_tools=frozenset(data.get("exclude_tools") or ()),
             as_of=date.fromisoformat(as_of) if as_of else None,
+            delivery_target=data.get("delivery_target"),
         )
 
 
@@ -536,6 +546,11 @@ class Runtime:
             from dexter.tools.ask_user import AskUserTool
 
             registry.register(AskUserTool(ask_user))
+        if channel.schedules:
+            from dexter.cron.service import cron_tools
+
+            for tool in cron_tools(self, default_target=spec.delivery_target):
+                registry.register(tool)
         for tool in self.mcp_tools():
             if tool.name not in registry:
                 registry.register(tool)

@@ -176,7 +176,7 @@ class ToolExecutor:
             return self._failed(call, args, problem)
         guarded = tool.writes_memory and self.untrusted_seen
         verdict = self.policy.evaluate(
-            tool.name, args, needs_approval=tool.needs_approval or guarded
+            tool.name, args, needs_approval=tool.requires_approval(args) or guarded
         )
         if guarded and verdict.decision is Decision.ASK:
             verdict = replace(

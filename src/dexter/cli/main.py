@@ -13,6 +13,7 @@ from typing import Any
 
 from dexter import __version__
 from dexter.cli.config_command import add_completion_parser, add_config_parser
+from dexter.cli.cron_command import add_cron_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.keys_command import add_keys_parser
 from dexter.cli.mcp_command import add_mcp_parser
@@ -129,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     add_mcp_parser(commands)
     add_eval_parser(commands)
     add_report_parser(commands)
+    add_cron_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
@@ -322,6 +324,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             from dexter.cli.report_command import run_report_command
 
             return run_report_command(args)
+        if args.command in ("cron", "heartbeat", "daemon"):
+            return int(args.cron_run(args))
         if args.command == "eval":
             return int(args.eval_run(args))
         if args.command == "permissions":

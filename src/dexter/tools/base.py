@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -104,6 +104,11 @@ class Tool(ABC, Generic[ArgsT]):
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
+
+    def requires_approval(self, args: Mapping[str, Any]) -> bool:
+        """Whether this call needs approval: the class flag, unless a tool whose actions differ
+        (a read-only `list` next to a writing `add`) decides per call."""
+        return self.needs_approval
 
     async def run_finished(self, run_id: str) -> None:
         """Called once when an agent run that bound this tool ends, however it ends: release

@@ -45,6 +45,7 @@ from dexter.tools.ask_user import Answer, Question
 SwitchModel = Callable[[str], Model]
 
 TICK_SECONDS = 0.1
+ALERT_CHECK_SECONDS = 30.0
 # A second ctrl+c this soon after cancelling is a double-tap, not a request to quit.
 QUIT_GRACE_SECONDS = 1.0
 MIN_LOG_HEIGHT = 3
@@ -125,7 +126,24 @@ class DexterApp(App[None]):
         self.set_interval(TICK_SECONDS, self._tick)
         if isinstance(self.agent, SessionAgent) and self.agent.history:
             await self._show_earlier(self.agent)  # started with --resume
+        if isinstance(self.agent, SessionAgent):
+            await self._show_alerts()
+            self.set_interval(ALERT_CHECK_SECONDS, self._show_alerts)
         self._fit_log()
+
+    async def _show_alerts(self) -> None:
+        """A line for alerts scheduled jobs produced since anything last showed them."""
+        if not isinstance(self.agent, SessionAgent):
+            return
+        from dexter.cron.notices import take_notice
+        from dexter.cron.store import CronStore
+
+        try:
+            notice = take_notice(CronStore(self.agent.recorder.store))
+        except Exception:  # a notice must never break the session (old or locked database)
+            return
+        if notice:
+            await self._add(Note(notice, classes="info"))
 
     async def _show_earlier(self, agent: SessionAgent) -> None:
         """A resumed session's turns, as they were asked and answered."""

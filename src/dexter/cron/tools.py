@@ -1,0 +1,230 @@
+"""The agent's `cron` and `heartbeat` tools: schedule research for the user.
+
+Same validation as `dexter cron` (cron/jobs.py). Listing and viewing run freely; adding,
+changing, removing or running a job and editing the checklist are writes that pass the
+permission gate's approval path, so where nobody can approve (scheduled runs, chats without a
+rule) they are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from dexter.config import ConfigError
+from dexter.cron import jobs as job_api
+from dexter.cron.model import Job
+from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
+from dexter.cron.schedule import describe, local_zone_name
+from dexter.cron.store import CronStore
+from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+
+RunJob = Callable[[Job], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class CronToolContext:
+    """What the tools need from the runtime: the store, a way to run a job now, and the chat
+    that is talking (its alerts go back there)."""
+
+    cron: Callable[[], CronStore]
+    run_job: RunJob
+    default_target: str | None = None
+    user_zone: str | None = None
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+class CronArgs(BaseModel):
+    action: Literal["list", "add", "update", "remove", "run"]
+    job_id: str | None = Field(None, description="id (or unique prefix) for update/remove/run")
+    name: str | None = Field(None, description="short job name (add)")
+    message: str | None = Field(
+        None,
+        description="what to research each run, written as a full instruction to yourself, "
+        "including the condition worth alerting on",
+    )
+    every: str | None = Field(None, description="interval such as 30m, 1h, 1d (minimum 1m)")
+    at: str | None = Field(None, description="one-shot ISO time, e.g. 2026-12-02T09:00")
+    cron: str | None = Field(None, description='cron expression, e.g. "35 9 * * 1-5"')
+    tz: str | None = Field(None, description="IANA zone for at/cron/active, e.g. America/New_York")
+    active: str | None = Field(None, description="active hours HH:MM-HH:MM (may cross midnight)")
+    days: str | None = Field(None, description="days for active hours, e.g. mon-fri")
+    fulfillment: Literal["keep", "once", "ask"] | None = Field(
+        None, description="keep (default), once (stop after the first alert), ask"
+    )
+    deliver: str | None = Field(None, description="target; default: the current chat or outbox")
+    model: str | None = Field(None, description="provider:model for this job (default: settings)")
+    enabled: bool | None = None
+
+
+def _fmt(moment: datetime | None) -> str:
+    return moment.isoformat(timespec="minutes") if moment else "none"
+
+
+def describe_job(job: Job) -> str:
+    state = job.state
+    lines = [
+        f"**{job.name}** ({job.id}) [{'enabled' if job.enabled else 'DISABLED'}]",
+        f"  Schedule: {describe(job.schedule)}",
+        f"  Fulfillment: {job.fulfillment}; deliver to {job.target}",
+        f"  Next run: {_fmt(state.next_run_at) if job.enabled else 'none (disabled)'}",
+        f"  Last run: {_fmt(state.last_run_at) if state.last_run_at else 'never'}"
+        f" ({state.last_status or 'never'})",
+    ]
+    if job.active:
+        lines.append(f"  Active hours: {job.active.describe()}")
+    if state.consecutive_errors:
+        lines.append(f"  Errors: {state.consecutive_errors} consecutive ({state.last_error})")
+    if job.kind == "job":
+        lines.append(f"  Message: {job.message}")
+    return "\n".join(lines)
+
+
+class CronTool(Tool[CronArgs]):
+    name: ClassVar[str] = "cron"
+    description: ClassVar[str] = (
+        "Create, list, update, remove or run scheduled research jobs for the user. Use it when "
+        "the user asks to be told when something happens or to check something regularly "
+        '("tell me when NVDA files its 10-Q", "every weekday at 9:35 check my watchlist"). '
+        "Schedules: every (interval, minimum 1m), at (one-shot, future), or cron with tz. "
+        "Fulfillment once stops after the first alert (price targets, one-off filings). "
+        "Each run is unattended: the message must say what to check and what is worth an "
+        "alert; quiet runs are not delivered. List before changing a job. Changes need the "
+        "user's approval."
+    )
+    Args: ClassVar[type[BaseModel]] = CronArgs
+    concurrency_safe: ClassVar[bool] = False
+    # Flagged so listings and sub-agent filters treat it as a writer; `list` is exempted below.
+    needs_approval: ClassVar[bool] = True
+
+    def __init__(self, context: CronToolContext) -> None:
+        self.context = context
+
+    def requires_approval(self, args: Mapping[str, Any]) -> bool:
+        return args.get("action") != "list"
+
+    async def run(self, args: CronArgs, ctx: ToolContext) -> ToolResult | str:
+        try:
+            return await self._run(args)
+        except ConfigError as exc:
+            raise ToolFailure(str(exc)) from None
+
+    async def _run(self, args: CronArgs) -> str:
+        cron = self.context.cron()
+        now = self.context.clock()
+        zone_name = args.tz or self.context.user_zone or local_zone_name()
+        if args.action == "list":
+            found = cron.all()
+            return "\n\n".join(describe_job(j) for j in found) if found else "No scheduled jobs."
+        if args.action == "add":
+            if not args.name:
+                raise ToolFailure("name is required for add.")
+            schedule = job_api.build_schedule(
+                every=args.every, at=args.at, cron=args.cron, tz=zone_name, now=now
+            )
+            job = job_api.create_job(
+                cron,
+                name=args.name,
+                message=args.message,
+                schedule=schedule,
+                now=now,
+                fulfillment=args.fulfillment,
+                active=job_api.build_active(args.active, zone_name, args.days),
+                target=args.deliver or self.context.default_target,
+                model=args.model,
+            )
+            return (
+                f'Created job "{job.name}" (id: {job.id}, fulfillment: {job.fulfillment}). '
+                f"Next run: {_fmt(job.state.next_run_at)}. Alerts go to {job.target}."
+            )
+        if not args.job_id:
+            raise ToolFailure(f"job_id is required for {args.action}; list the jobs first.")
+        job = cron.find(args.job_id)
+        if args.action == "remove":
+            cron.remove(job.id)
+            return f'Removed job "{job.name}" (id: {job.id}).'
+        if args.action == "run":
+            status = await self.context.run_job(job)
+            return f'Job "{job.name}" ran: {status}'
+        changes: dict[str, object] = {}
+        if args.name is not None:
+            changes["name"] = args.name
+        if args.message is not None:
+            changes["message"] = args.message
+        if args.every or args.at or args.cron:
+            changes["schedule"] = job_api.build_schedule(
+                every=args.every, at=args.at, cron=args.cron, tz=zone_name, now=now
+            )
+        if args.active is not None:
+            changes["active"] = job_api.build_active(args.active or None, zone_name, args.days)
+        if args.fulfillment is not None:
+            changes["fulfillment"] = job_api.validate_fulfillment(args.fulfillment)
+        if args.deliver is not None:
+            changes["target"] = job_api.validate_target(args.deliver)
+        if args.model is not None:
+            changes["model"] = args.model.strip() or None
+        if args.enabled is not None:
+            changes["enabled"] = args.enabled
+        if not changes:
+            raise ToolFailure("update needs at least one field to change.")
+        updated = job_api.update_job(cron, job, now=now, **changes)
+        return (
+            f'Updated job "{updated.name}" (id: {updated.id}). '
+            f"Next run: {_fmt(updated.state.next_run_at) if updated.enabled else 'disabled'}."
+        )
+
+
+class HeartbeatArgs(BaseModel):
+    action: Literal["view", "update"]
+    content: str | None = Field(None, description="the full new checklist (update), as bullets")
+
+
+class HeartbeatTool(Tool[HeartbeatArgs]):
+    name: ClassVar[str] = "heartbeat"
+    description: ClassVar[str] = (
+        "View or replace the user's heartbeat checklist (HEARTBEAT.md): the items a periodic "
+        "unattended check reviews, alerting only when one is noteworthy. Updating needs the "
+        "user's approval."
+    )
+    Args: ClassVar[type[BaseModel]] = HeartbeatArgs
+    needs_approval: ClassVar[bool] = True
+
+    def __init__(self, home: Path, context: CronToolContext) -> None:
+        self.home = home
+        self.context = context
+
+    def requires_approval(self, args: Mapping[str, Any]) -> bool:
+        return args.get("action") != "view"
+
+    def _schedule_note(self) -> str:
+        job = self.context.cron().heartbeat()
+        if job is None or not job.enabled:
+            return (
+                "The heartbeat is not scheduled; the user can start it with "
+                "`dexter heartbeat enable --every 30m`."
+            )
+        return f"The heartbeat runs {describe(job.schedule)}; next {_fmt(job.state.next_run_at)}."
+
+    async def run(self, args: HeartbeatArgs, ctx: ToolContext) -> ToolResult | str:
+        path = self.home / HEARTBEAT_FILE
+        if args.action == "view":
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return (
+                    "No HEARTBEAT.md yet, so the default checklist is used:\n\n"
+                    f"{DEFAULT_CHECKLIST}\nUse update to customise it. {self._schedule_note()}"
+                )
+            return f"Current heartbeat checklist:\n\n{text}\n\n{self._schedule_note()}"
+        if args.content is None:
+            raise ToolFailure("content is required for the update action.")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(args.content.rstrip() + "\n", encoding="utf-8")
+        items = count_items(args.content)
+        counted = f" ({items} item{'s' if items != 1 else ''})" if items else ""
+        return f"Updated heartbeat checklist{counted}. {self._schedule_note()}"
