@@ -199,6 +199,40 @@ async def test_approval_allow_once_runs_the_tool(tmp_path: Path) -> None:
         assert rows(app)[0].state == "done"
 
 
+async def test_calls_that_run_together_are_approved_together(tmp_path: Path) -> None:
+    from dexter.tools.fs import WriteFileTool
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    writes = [("write_file", {"path": f"part{i}.md", "content": f"part {i}"}) for i in (1, 2, 3)]
+    model = ScriptedModel([calls(*writes), text("Wrote three parts.")])
+    app = DexterApp(make_agent(model, tmp_path, tools=[WriteFileTool(workspace)]))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "write the memo in three parts"
+        await pilot.press("enter")
+        for number in (1, 2, 3):
+
+            def asking(n: int = number) -> bool:
+                request = app.approval.request
+                return (
+                    app.approval.is_open
+                    and request is not None
+                    and (request.args.get("path") == f"part{n}.md")
+                )
+
+            await wait_for(pilot, asking)
+            await pilot.pause()
+            title = str(app.query_one("#approval-title").render())
+            assert "3 calls would run together" in title
+            assert f"▶ {number}. write_file" in title
+            await pilot.press("y")
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+        assert sorted(p.name for p in workspace.iterdir()) == ["part1.md", "part2.md", "part3.md"]
+        assert [row.together for row in rows(app)] == [3, 3, 3]
+        assert answers(app) == ["Wrote three parts."]
+
+
 async def test_deny_stops_the_run_without_running_the_tool(tmp_path: Path) -> None:
     writer = WriteTool()
     model = ScriptedModel([calls(("write_note", {"path": "notes.md"}))])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.console import Console
@@ -118,7 +118,7 @@ class DexterApp(App[None]):
         yield HistoryInput(placeholder=PLACEHOLDER, id="prompt")
 
     async def on_mount(self) -> None:
-        self.agent.approver = self._ask_approval
+        self.agent.approver = _AppApprover(self)
         if self.questions is not None:
             self.questions.handler = self._ask_user
         self.log_view.anchor()
@@ -457,12 +457,14 @@ class DexterApp(App[None]):
 
     # --------------------------------------------------------------- approval
 
-    async def _ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+    async def _ask_approval(
+        self, request: ApprovalRequest, batch: Sequence[ApprovalRequest] = ()
+    ) -> ApprovalAnswer:
         async with self._approval_lock:
             future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
             prompt = self.approval
             self.working.set_phase(f"waiting for your approval of {request.tool}")
-            prompt.open(request, future)
+            prompt.open(request, future, batch=batch)
             self.call_after_refresh(self._fit_log)
             try:
                 return await future
@@ -547,3 +549,23 @@ def print_transcript(transcript: list[tuple[str, str]], console: Console) -> Non
             console.print(RichMarkdown(text, hyperlinks=False))
         else:
             console.print(Text(text, style="dim"))
+
+
+class _AppApprover:
+    """The session's approver: one prompt per call, and calls that would run together are
+    shown together (each prompt lists the whole group and says which one it decides)."""
+
+    def __init__(self, app: DexterApp) -> None:
+        self.app = app
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        return await self.app._ask_approval(request)
+
+    async def approve_many(self, requests: Sequence[ApprovalRequest]) -> list[ApprovalAnswer]:
+        answers: list[ApprovalAnswer] = []
+        for request in requests:
+            answer = await self.app._ask_approval(request, batch=requests)
+            answers.append(answer)
+            if answer is ApprovalAnswer.DENY:
+                break  # a denial stops the rest of the response
+        return answers

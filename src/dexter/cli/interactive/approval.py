@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -28,6 +29,11 @@ CHOICES: tuple[tuple[ApprovalAnswer, str], ...] = (
     (ApprovalAnswer.ALLOW_SESSION, "2  Allow for this session"),
     (ApprovalAnswer.DENY, "3  Deny (stops this answer)"),
 )
+
+
+def _one_line(request: ApprovalRequest, limit: int = 60) -> str:
+    text = " ".join(json.dumps(request.args, ensure_ascii=False, default=str).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def describe_args(request: ApprovalRequest) -> str:
@@ -82,13 +88,28 @@ class ApprovalPrompt(Vertical):
     def is_open(self) -> bool:
         return self.has_class("-open")
 
-    def open(self, request: ApprovalRequest, future: asyncio.Future[ApprovalAnswer]) -> None:
+    def open(
+        self,
+        request: ApprovalRequest,
+        future: asyncio.Future[ApprovalAnswer],
+        *,
+        batch: Sequence[ApprovalRequest] = (),
+    ) -> None:
         self.request = request
         self._future = future
-        title = Text.assemble(
-            ("Allow ", "bold"),
-            (request.tool, "bold yellow"),
-            (" to run?", "bold"),
+        title = Text()
+        if len(batch) > 1:
+            title.append(f"{len(batch)} calls would run together:\n", style="bold")
+            for number, item in enumerate(batch, 1):
+                marker = "▶" if item is request else " "
+                shown = f"$ {item.command}" if item.command else _one_line(item)
+                title.append(f" {marker} {number}. {item.tool}: {shown}\n", style="dim")
+        title.append_text(
+            Text.assemble(
+                ("Allow ", "bold"),
+                (request.tool, "bold yellow"),
+                (" to run?", "bold"),
+            )
         )
         if request.reason:
             title.append(f"  ({request.reason.replace('`', '')})", style="dim")
