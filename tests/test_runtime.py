@@ -22,6 +22,7 @@ from dexter.runtime import (
     Runtime,
     channel_named,
 )
+from tests.support.wire_server import WireServer, json_reply
 
 ENV = {"OPENAI_API_KEY": "sk-test-123456", "DEXTER_SEC_USER_AGENT": "Test t@example.com"}
 
@@ -159,3 +160,22 @@ def test_doctor_names_the_model_of_each_phase(
     main(["doctor", "--model", "openai:qwen3-local"])
     out = " ".join(capsys.readouterr().out.split())
     assert "router, compaction, constraints, memory openai:qwen3-local" in out
+
+
+def test_doctor_check_asks_the_endpoint_whether_it_serves_the_model(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    wire_server: WireServer,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    listing = {"object": "list", "data": [{"id": "qwen3-local", "object": "model"}]}
+    wire_server.push(json_reply(listing), json_reply(listing))
+    main(["doctor", "--check", "--model", "openai:qwen3-local"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "✓ openai:qwen3-local: reachable" in out
+    assert [r.path for r in wire_server.requests] == ["/v1/models"]  # one endpoint, one request
+
+    main(["doctor", "--check", "--model", "openai:llama-big"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "does not list llama-big (it serves qwen3-local)" in out

@@ -26,7 +26,9 @@ _SERVICE_KEYS = (
 _PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messages"}
 
 
-def _print_phases(settings: Settings, console: Console, spec: str | None) -> None:
+def _print_phases(
+    settings: Settings, console: Console, spec: str | None, *, check: bool = False
+) -> None:
     """Which model each phase will call: a local server that serves one model must not be sent
     the provider's fast model."""
     from rich.text import Text
@@ -47,6 +49,39 @@ def _print_phases(settings: Settings, console: Console, spec: str | None) -> Non
             (f"  ({fast.reason})", "dim"),
         )
     )
+    if check:
+        _check_endpoints(settings, console, [plans[0].spec, fast.spec])
+
+
+def _check_endpoints(settings: Settings, console: Console, specs: list[str]) -> None:
+    """One tiny request per endpoint: is it reachable, and does it list the model we will call?"""
+    from rich.text import Text
+
+    from dexter.providers import resolve_model
+    from dexter.providers.served import served_models
+
+    for spec in dict.fromkeys(specs):
+        try:
+            resolved = resolve_model(spec, settings)
+        except ConfigError as exc:
+            console.print(Text(f"  ✗ {spec}: {exc}", style="red"))
+            continue
+        served, problem = served_models(
+            resolved.base_url, resolved.api_key, protocol=resolved.provider.protocol
+        )
+        if problem is not None:
+            console.print(Text(f"  ✗ {spec}: {problem}", style="red"))
+        elif resolved.model_name in served or not served:
+            console.print(Text(f"  ✓ {spec}: reachable at {resolved.base_url}", style="green"))
+        else:
+            shown = ", ".join(served[:5]) + (" …" if len(served) > 5 else "")
+            console.print(
+                Text(
+                    f"  ✗ {spec}: {resolved.base_url} does not list {resolved.model_name} "
+                    f"(it serves {shown}); set --model or DEXTER_ROUTER_MODEL to one of those",
+                    style="yellow",
+                )
+            )
 
 
 def _sandbox_line() -> Any:
@@ -87,7 +122,9 @@ def _window_text(model_name: str, window: int, provider: Any) -> str:
     )
 
 
-def run_doctor(settings: Settings, console: Console, model_spec: str | None = None) -> int:
+def run_doctor(
+    settings: Settings, console: Console, model_spec: str | None = None, *, check: bool = False
+) -> int:
     """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
     import platform
 
@@ -205,7 +242,7 @@ def run_doctor(settings: Settings, console: Console, model_spec: str | None = No
     else:
         ok = False
         console.print(Text(f"✗ {missing_key_message(provider, settings)}", style="red"))
-    _print_phases(settings, console, spec)
+    _print_phases(settings, console, spec, check=check)
     if provider.id == "ollama" and resolved.context_window == provider.context_window:
         console.print(
             Text(

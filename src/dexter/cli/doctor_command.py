@@ -8,7 +8,9 @@ from dexter.cli.doctor import run_doctor
 from dexter.config import load_settings
 
 
-def run_doctor_command(model_spec: str | None, *, as_json: bool = False) -> int:
+def run_doctor_command(
+    model_spec: str | None, *, as_json: bool = False, check: bool = False
+) -> int:
     settings = load_settings(tolerate_corrupt=True)
     if as_json:
         import json
@@ -18,4 +20,4 @@ def run_doctor_command(model_spec: str | None, *, as_json: bool = False) -> int:
         report, ok = doctor_report(settings, model_spec)
         print(json.dumps(report, indent=2))
         return 0 if ok else 1
-    return run_doctor(settings, Console(), model_spec)
+    return run_doctor(settings, Console(), model_spec, check=check)

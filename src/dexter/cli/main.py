@@ -135,6 +135,11 @@ def _parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.add_argument(
+        "--check",
+        action="store_true",
+        help="also ask each model endpoint (one tiny request each) whether it serves the model",
+    )
     return parser
 
 
@@ -337,7 +342,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "doctor":
             from dexter.cli.doctor_command import run_doctor_command
 
-            return run_doctor_command(args.doctor_model or args.model, as_json=args.json)
+            return run_doctor_command(
+                args.doctor_model or args.model, as_json=args.json, check=args.check
+            )
         from dexter.cli.interactive_command import run_interactive_command
 
         return run_interactive_command(args.model, resume=args.resume)

@@ -56,21 +56,9 @@ def _default(settings: Any, spec: str | None) -> int:
 
 
 def _served(base_url: str, api_key: str | None) -> tuple[list[str], str | None]:
-    """Model ids a server lists at `{base_url}/models` (OpenAI and Ollama both answer there)."""
-    import httpx2
+    from dexter.providers.served import served_models
 
-    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        response = httpx2.get(
-            base_url.rstrip("/") + "/models", headers=headers, timeout=_LIST_TIMEOUT
-        )
-        response.raise_for_status()
-        data = response.json().get("data", [])
-        return sorted(
-            str(item["id"]) for item in data if isinstance(item, dict) and "id" in item
-        ), None
-    except Exception as error:  # any failure is reported per provider, never fatal
-        return [], f"could not list models at {base_url}/models: {type(error).__name__}"
+    return served_models(base_url, api_key, timeout=_LIST_TIMEOUT)
 
 
 def _list(settings: Any, *, as_json: bool) -> int:
