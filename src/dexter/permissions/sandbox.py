@@ -194,8 +194,6 @@ def bwrap_argv(program: str, argv: Sequence[str], policy: SandboxPolicy, cwd: Pa
         "--new-session",
         "--unshare-pid",
         "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
         "--cap-drop",
         "ALL",
         "--ro-bind",
