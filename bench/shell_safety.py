@@ -18,12 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import summary  # noqa: E402
-
-from dexter.permissions.policy import evaluate_bash  # noqa: E402
-from dexter.permissions.rules import RuleSet  # noqa: E402
-from dexter.permissions.sandbox import SandboxPolicy, detect_sandbox  # noqa: E402
-from dexter.permissions.secrets import child_env  # noqa: E402
+from _common import summary
+from dexter.permissions.policy import evaluate_bash
+from dexter.permissions.rules import RuleSet
+from dexter.permissions.sandbox import SandboxPolicy, detect_sandbox
+from dexter.permissions.secrets import child_env
 
 
 def _commands(size: int) -> dict[str, str]:
