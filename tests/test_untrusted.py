@@ -137,3 +137,52 @@ async def test_memory_writes_need_no_approval_before_outside_text(tmp_path: Path
     events = [event async for event in agent.run("remember I hold 10 AAPL shares")]
     assert not [e for e in events if isinstance(e, ToolDenied)]
     assert "10 AAPL" in memory_file.read_text()
+
+
+async def test_secret_canaries_never_reach_the_scratchpad_or_the_model(
+    tmp_path: Path,
+) -> None:
+    """A key from settings.json and one from .env, read by a tool, are redacted everywhere."""
+    import json
+
+    from dexter.agent.events import ToolEnd
+    from dexter.config import load_settings
+    from dexter.tools.fs import ReadFileTool
+
+    settings_canary = "sk-settings-canary-8c1d2e3f"
+    dotenv_canary = "sk-dotenv-canary-7a6b5c4d"
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps({"providers": {"acme": {"apiKey": settings_canary}}})
+    )
+    (tmp_path / ".env").write_text(f"ACME_API_KEY={dotenv_canary}\n")
+    load_settings(cwd=tmp_path, environ={})
+    (tmp_path / "leak.txt").write_text(f"keys: {settings_canary} {dotenv_canary}\n")
+    model = ScriptedModel([calls(("read_file", {"path": "leak.txt"})), text("done")])
+    agent = Agent(
+        model,
+        ToolRegistry([ReadFileTool(tmp_path)]),
+        config=AgentConfig(home=home),
+        policy=SimplePolicy(),
+    )
+    events = [event async for event in agent.run("read leak.txt")]
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert "keys:" in end.result
+    sent = json.dumps([str(r) for r in model.requests], default=str)
+    written = "".join(
+        p.read_text() for p in home.rglob("*") if p.is_file() and p.name != "settings.json"
+    )
+    assert "keys:" in written, "the scratchpad recorded the (redacted) result"
+    for canary in (settings_canary, dotenv_canary):
+        assert canary not in end.result and canary not in sent and canary not in written
+
+
+def test_memory_refuses_entries_holding_known_secrets() -> None:
+    from dexter.memory.tools import entry_problem
+    from dexter.permissions.secrets import register_secrets
+
+    register_secrets(["sk-memory-canary-0a1b2c3d"])
+    problem = entry_problem("My key is sk-memory-canary-0a1b2c3d")
+    assert problem is not None and "secret" in problem
+    assert entry_problem("I prefer dividend stocks") is None
