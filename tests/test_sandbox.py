@@ -93,7 +93,7 @@ def test_corpus_for_real_has_no_harmful_effect() -> None:
             sys.executable,
             str(harness),
             str(corpus),
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -133,7 +133,23 @@ def _leftovers() -> list[str]:
     return found
 
 
-async def main(corpus_file: Path) -> dict[str, object]:
+async def _run_allowed(tool: BashTool, rows: list[dict[str, str]]) -> tuple[int, int, list[str]]:
+    """Run every command the policy allows; (how many ran, read-only ones asked, outputs)."""
+    outputs: list[str] = []
+    ran = asked_reads = 0
+    for row in rows:
+        verdict = evaluate_bash(row["command"], RuleSet())
+        if verdict.decision is not Decision.ALLOW:
+            asked_reads += row["kind"] == "read"
+            continue  # nobody is there to approve it
+        ran += 1
+        result = await tool.run(BashArgs(command=row["command"], timeout_seconds=5), ToolContext())
+        assert isinstance(result, ToolResult)
+        outputs.append(result.content)
+    return ran, asked_reads, outputs
+
+
+def main(corpus_file: Path) -> dict[str, object]:
     sandbox = available_sandbox()
     assert sandbox is not None
     rows = [json.loads(line) for line in corpus_file.read_text("utf-8").splitlines() if line]
@@ -145,21 +161,7 @@ async def main(corpus_file: Path) -> dict[str, object]:
         os.environ["OPENAI_API_KEY"] = CANARY_ENV
         before = _snapshot(ws, home)
         tool = BashTool(ws, grace_seconds=0.2, redactor=Redactor([CANARY_ENV]))
-        outputs: list[str] = []
-        ran = 0
-        read_rows = [r for r in rows if r["kind"] == "read"]
-        asked_reads = 0
-        for row in rows:
-            command = row["command"]
-            verdict = evaluate_bash(command, RuleSet())
-            if row["kind"] == "read" and verdict.decision is not Decision.ALLOW:
-                asked_reads += 1
-            if verdict.decision is not Decision.ALLOW:
-                continue  # nobody is there to approve it
-            ran += 1
-            result = await tool.run(BashArgs(command=command, timeout_seconds=5), ToolContext())
-            assert isinstance(result, ToolResult)
-            outputs.append(result.content)
+        ran, asked_reads, outputs = asyncio.run(_run_allowed(tool, rows))
         policy = SandboxPolicy(ws, home=home)
         for command in HARMFUL:
             done = subprocess.run(
@@ -189,11 +191,11 @@ async def main(corpus_file: Path) -> dict[str, object]:
         "wrote_outside": outside,
         "leaked": leaked,
         "leftover_processes": _leftovers(),
-        "read_only": len(read_rows),
+        "read_only": sum(row["kind"] == "read" for row in rows),
         "read_only_asked": asked_reads,
     }
 
 
 if __name__ == "__main__":
-    report = asyncio.run(main(Path(sys.argv[1])))
+    report = main(Path(sys.argv[1]))
     print(json.dumps(report))
