@@ -6,6 +6,7 @@ permission to create namespaces).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -115,3 +116,33 @@ def test_corpus_for_real_has_no_harmful_effect() -> None:
     assert report["leaked"] == []
     assert report["leftover_processes"] == []
     assert rate < 0.05
+
+
+def _running(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmdline and state != "Z":
+                found.append(cmdline)
+    return found
+
+
+@needs_sandbox
+async def test_a_sandboxed_command_that_times_out_leaves_nothing_running(tmp_path: Path) -> None:
+    tool = BashTool(tmp_path, grace_seconds=0.2)
+    # Read-only, so it runs in the sandbox; the timeout stops bubblewrap's whole group.
+    result = await tool.run(
+        BashArgs(command="sleep 31.337 | sleep 31.338", timeout_seconds=0.5), ToolContext()
+    )
+    assert isinstance(result, ToolResult)
+    assert result.data["timed_out"] and result.data["sandbox"] == "read-only"
+    for _ in range(50):
+        if not _running("sleep 31.33"):
+            break
+        await asyncio.sleep(0.05)
+    assert _running("sleep 31.33") == []
