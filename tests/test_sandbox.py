@@ -49,12 +49,15 @@ async def test_read_only_command_runs_sandboxed_and_sees_no_secrets(
     (ws / ".dexter" / "settings.json").write_text('{"providers": {"x": {"apiKey": "k-canary"}}}')
     (ws / ".env.local").write_text("KEY=env-canary\n")
     (ws / "notes.md").write_text("revenue\n")
+    (ws / "secrets.py").write_text("import secrets  # code, not a secret\n")
     tool = BashTool(ws, grace_seconds=0.2)
     # `grep -r` is read-only and runs unasked: in the sandbox it cannot see the secret files.
     result = await tool.run(BashArgs(command="grep -r canary . ; cat notes.md"), ToolContext())
     assert isinstance(result, ToolResult)
     assert "revenue" in result.content and "canary" not in result.content
     assert result.data["sandbox"] == "read-only"
+    code = await tool.run(BashArgs(command="cat secrets.py"), ToolContext())
+    assert "code, not a secret" in code.content
     assert "sandbox: read-only" in result.content
     listing = await tool.run(BashArgs(command=f"ls {home}/.aws"), ToolContext())
     assert "credentials" not in listing.content

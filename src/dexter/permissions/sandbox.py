@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from dexter.permissions.secrets import DEXTER_DIR, protected_paths_under
+from dexter.permissions.secrets import DEXTER_DIR, is_secret_data_name, protected_paths_under
 
 SandboxKind = Literal["bubblewrap", "seatbelt"]
 
@@ -137,7 +137,13 @@ def workspace_env_files(workspace: Path) -> list[Path]:
             lowered = name.lower()
             if lowered in _SAFE_ENV:
                 continue
-            if lowered.startswith(".env") or lowered.endswith(".env") or "secret" in lowered:
+            if (
+                lowered.startswith(".env")
+                or lowered.endswith((".env", ".pem", ".key", ".p12", ".pfx"))
+                or is_secret_data_name(lowered)
+                or lowered in ("credentials", "credentials.json", ".netrc", ".npmrc", ".pypirc")
+                or lowered.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"))
+            ):
                 found.append(Path(entry.path))
     return found
 
