@@ -149,3 +149,21 @@ async def test_a_sandboxed_command_that_times_out_leaves_nothing_running(tmp_pat
             break
         await asyncio.sleep(0.05)
     assert _running("sleep 31.33") == []
+
+
+def test_seatbelt_profile_denies_network_and_secret_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The macOS profile can only run on a Mac; here we check what it says."""
+    from dexter.permissions.sandbox import seatbelt_profile
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (tmp_path / ".env").write_text("K=v\n")
+    read_only = seatbelt_profile(SandboxPolicy(tmp_path, home=home))
+    assert "(deny default)" in read_only and "(deny network*)" in read_only
+    assert f'(deny file-read* (subpath "{home / ".ssh"}"))' in read_only
+    assert f'(deny file-read* (literal "{tmp_path / ".env"}"))' in read_only
+    assert str(tmp_path) not in read_only.split("(allow file-write*", 1)[1].split(")")[0]
+    writable = seatbelt_profile(SandboxPolicy(tmp_path, writable=True, home=home))
+    assert f'(allow file-write* (subpath "{tmp_path}"))' in writable

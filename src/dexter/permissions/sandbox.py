@@ -247,7 +247,7 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
     lines = [
         "(version 1)",
         "(deny default)",
-        "(allow process-exec process-fork signal sysctl-read mach-lookup ipc-posix-shm)",
+        "(allow process-exec process-fork signal sysctl-read mach-lookup)",
         "(allow file-read*)",
         '(allow file-write* (literal "/dev/null") (literal "/dev/tty"))',
         '(allow file-write* (subpath "/private/tmp") (subpath "/private/var/folders"))',
