@@ -60,18 +60,21 @@ def _env_file(piece: str) -> bool:
 
 # Data files whose name says "secret" hold secrets; code files so named (secrets.py) do not.
 _SECRET_DATA_SUFFIXES = frozenset(
-    {"", "json", "yaml", "yml", "toml", "txt", "env", "ini", "cfg", "conf", "properties", "xml",
+    {"json", "yaml", "yml", "toml", "txt", "env", "ini", "cfg", "conf", "properties", "xml",
      "csv", "key", "pem", "gpg", "asc", "enc", "age", "bak", "old", "tfvars", "plist"}
 )  # fmt: skip
 
 
 def is_secret_data_name(name: str) -> bool:
     """`name` contains "secret" and is a data file (not `secrets.py` or `secret_santa.md`)."""
-    lowered = name.lower().strip(".")
-    if "secret" not in lowered:
+    lowered = name.lower()
+    stripped = lowered.strip(".")
+    if "secret" not in stripped:
         return False
-    suffix = lowered.rsplit(".", 1)[1] if "." in lowered else ""
-    return suffix in _SECRET_DATA_SUFFIXES
+    if "." not in stripped:
+        # `.secrets`, `secrets`: yes; a directory such as `test_secret_handling`: no.
+        return lowered.startswith(".") or stripped in ("secret", "secrets")
+    return stripped.rsplit(".", 1)[1] in _SECRET_DATA_SUFFIXES
 
 
 def _secret_piece(piece: str) -> bool:
