@@ -403,3 +403,50 @@ async def test_post_json_sends_the_payload(h: Harness) -> None:
     (request,) = h.server.requests
     assert (request.method, request.json()) == ("POST", {"filters": [1]})
     assert request.headers["user-agent"] == UA
+
+
+# --- error pages and redirects ------------------------------------------------------------------
+
+SEC_BLOCK_PAGE = (
+    b"<!DOCTYPE html><html><head><title>SEC.gov | Request Rate Threshold Exceeded</title></head>"
+    b"<body><h1>Your Request Originates from an Undeclared Automated Tool</h1></body></html>"
+)
+
+
+async def test_an_error_page_served_with_200_is_never_cached(h: Harness) -> None:
+    html = {"content-type": "text/html; charset=utf-8"}
+    h.server.push(*(Reply(headers=html, body=SEC_BLOCK_PAGE) for _ in range(4)))
+    client = h.client()
+    url = h.url("/Archives/edgar/data/1/x.htm")
+    with pytest.raises(RateLimited, match="error page"):
+        await client.get_bytes(url, ttl=FOREVER)
+    assert h.cache.get(url, FOREVER) is None
+    # Once the SEC serves the real document it is cached and served from there.
+    h.server.push(Reply(headers=html, body=b"<html><body>10-K text</body></html>"))
+    assert b"10-K text" in await client.get_bytes(url, ttl=FOREVER)
+    assert b"10-K text" in await client.get_bytes(url, ttl=FOREVER)
+    assert len(h.server.requests) == 5
+
+
+async def test_html_where_json_was_expected_is_an_error_not_a_cache_entry(h: Harness) -> None:
+    page = Reply(headers={"content-type": "text/html"}, body=b"<html>maintenance</html>")
+    h.server.push(page, page, page, page)
+    url = h.url("/submissions/CIK1.json")
+    with pytest.raises(DataError):
+        await h.client().get_json(url, ttl=3600)
+    assert h.cache.get(url, 3600) is None
+
+
+async def test_redirects_are_followed_only_within_the_host_asked(h: Harness) -> None:
+    h.server.push(
+        Reply(status=301, headers={"location": "/moved.json"}),
+        json_reply({"ok": 1}),
+    )
+    client = h.client()
+    assert await client.get_json(h.url("/old.json")) == {"ok": 1}
+    assert [r.path for r in h.server.requests] == ["/old.json", "/moved.json"]
+
+    h.server.push(Reply(status=302, headers={"location": "http://169.254.169.254/latest/"}))
+    with pytest.raises(UpstreamError, match="another host"):
+        await client.get_json(h.url("/bounce.json"))
+    assert len(h.server.requests) == 3

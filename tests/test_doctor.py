@@ -4,6 +4,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from dexter.cli.doctor import run_doctor
@@ -96,3 +97,18 @@ def test_doctor_reports_unknown_provider(tmp_path: Path) -> None:
     code, output = render(settings, "opnai:gpt-5.6-sol")
     assert code == 1
     assert "Unknown provider" in output
+
+
+def test_doctor_says_which_sandbox_runs_unasked_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.permissions import sandbox
+
+    settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
+    _, output = render(settings)
+    _, about = sandbox.detect_sandbox()
+    assert "Sandbox" in output and about.split(" (")[0] in output
+    monkeypatch.setattr(sandbox, "detect_sandbox", lambda: (None, "bubblewrap is not installed"))
+    _, output = render(settings)
+    assert "✗ none" in output and "bubblewrap is not installed" in output
+    assert "only plain readers" in output

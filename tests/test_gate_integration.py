@@ -175,3 +175,31 @@ async def test_self_escalation_leaves_the_rules_unchanged(
     assert (
         policy.evaluate("bash", {"command": "rm x"}, needs_approval=True).decision.value == "deny"
     )
+
+
+async def test_nul_and_overlong_paths_are_tool_errors_not_crashes(tmp_path: Path) -> None:
+    from dexter.tools.fs import ReadFileTool
+
+    model = ScriptedModel(
+        [
+            calls(
+                ("read_file", {"path": "notes\x00.txt"}),
+                ("write_file", {"path": "a" * 5000, "content": "x"}),
+                ("write_file", {"path": ("b" * 300) + ".md", "content": "x"}),
+            ),
+            text("ok"),
+        ]
+    )
+    policy = RulesPolicy(tmp_path / ".dexter" / "settings.json", tmp_path)
+
+    async def yes(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer.ALLOW_ONCE
+
+    tools = ToolRegistry([ReadFileTool(tmp_path), WriteFileTool(tmp_path)])
+    a = Agent(
+        model, tools, config=AgentConfig(home=tmp_path / ".dexter"), policy=policy, approver=yes
+    )
+    events = await collect(a)
+    assert isinstance(events[-1], Done) and events[-1].status == "answered"
+    failures = [e for e in events if type(e).__name__ in ("ToolDenied", "ToolError")]
+    assert len(failures) == 3

@@ -6,6 +6,7 @@ permission to create namespaces).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -48,12 +49,15 @@ async def test_read_only_command_runs_sandboxed_and_sees_no_secrets(
     (ws / ".dexter" / "settings.json").write_text('{"providers": {"x": {"apiKey": "k-canary"}}}')
     (ws / ".env.local").write_text("KEY=env-canary\n")
     (ws / "notes.md").write_text("revenue\n")
+    (ws / "secrets.py").write_text("import secrets  # code, not a secret\n")
     tool = BashTool(ws, grace_seconds=0.2)
     # `grep -r` is read-only and runs unasked: in the sandbox it cannot see the secret files.
     result = await tool.run(BashArgs(command="grep -r canary . ; cat notes.md"), ToolContext())
     assert isinstance(result, ToolResult)
     assert "revenue" in result.content and "canary" not in result.content
     assert result.data["sandbox"] == "read-only"
+    code = await tool.run(BashArgs(command="cat secrets.py"), ToolContext())
+    assert "code, not a secret" in code.content
     assert "sandbox: read-only" in result.content
     listing = await tool.run(BashArgs(command=f"ls {home}/.aws"), ToolContext())
     assert "credentials" not in listing.content
@@ -115,3 +119,51 @@ def test_corpus_for_real_has_no_harmful_effect() -> None:
     assert report["leaked"] == []
     assert report["leftover_processes"] == []
     assert rate < 0.05
+
+
+def _running(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmdline and state != "Z":
+                found.append(cmdline)
+    return found
+
+
+@needs_sandbox
+async def test_a_sandboxed_command_that_times_out_leaves_nothing_running(tmp_path: Path) -> None:
+    tool = BashTool(tmp_path, grace_seconds=0.2)
+    # Read-only, so it runs in the sandbox; the timeout stops bubblewrap's whole group.
+    result = await tool.run(
+        BashArgs(command="sleep 31.337 | sleep 31.338", timeout_seconds=0.5), ToolContext()
+    )
+    assert isinstance(result, ToolResult)
+    assert result.data["timed_out"] and result.data["sandbox"] == "read-only"
+    for _ in range(50):
+        if not _running("sleep 31.33"):
+            break
+        await asyncio.sleep(0.05)
+    assert _running("sleep 31.33") == []
+
+
+def test_seatbelt_profile_denies_network_and_secret_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The macOS profile can only run on a Mac; here we check what it says."""
+    from dexter.permissions.sandbox import seatbelt_profile
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (tmp_path / ".env").write_text("K=v\n")
+    read_only = seatbelt_profile(SandboxPolicy(tmp_path, home=home))
+    assert "(deny default)" in read_only and "(deny network*)" in read_only
+    assert f'(deny file-read* (subpath "{home / ".ssh"}"))' in read_only
+    assert f'(deny file-read* (literal "{tmp_path / ".env"}"))' in read_only
+    assert str(tmp_path) not in read_only.split("(allow file-write*", 1)[1].split(")")[0]
+    writable = seatbelt_profile(SandboxPolicy(tmp_path, writable=True, home=home))
+    assert f'(allow file-write* (subpath "{tmp_path}"))' in writable

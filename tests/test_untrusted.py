@@ -176,3 +176,13 @@ async def test_secret_canaries_never_reach_the_scratchpad_or_the_model(
     assert "keys:" in written, "the scratchpad recorded the (redacted) result"
     for canary in (settings_canary, dotenv_canary):
         assert canary not in end.result and canary not in sent and canary not in written
+
+
+def test_memory_refuses_entries_holding_known_secrets() -> None:
+    from dexter.memory.tools import entry_problem
+    from dexter.permissions.secrets import register_secrets
+
+    register_secrets(["sk-memory-canary-0a1b2c3d"])
+    problem = entry_problem("My key is sk-memory-canary-0a1b2c3d")
+    assert problem is not None and "secret" in problem
+    assert entry_problem("I prefer dividend stocks") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -159,8 +160,15 @@ def _explain(command: str, rules: Any, *, as_json: bool) -> int:
         runs_in = f"read-only sandbox: {about}" if sandbox is not None else f"no sandbox ({about})"
     elif verdict.decision.value == "deny":
         runs_in = "never runs"
+    elif sandbox is not None and os.environ.get("DEXTER_SANDBOX_APPROVED", "").strip() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    ):
+        runs_in = f"once approved: sandbox with the workspace writable ({about})"
     else:
-        runs_in = "outside the sandbox, as approved by you (the safety floor still applies)"
+        runs_in = "once approved: outside the sandbox (the safety floor still applies)"
     report = {
         "command": command,
         "decision": verdict.decision.value,

@@ -3,6 +3,11 @@
 Each source (SEC EDGAR, Financial Datasets) gets its own `HttpClient` with its own headers,
 limiter and cache folder. Failures become `DataError`s that say what happened and what to do;
 response bodies are kept in the error so nothing the server said is lost.
+
+Two guards keep bad replies out: redirects are followed only within the host that was asked
+(a data source cannot bounce Dexter to an internal address), and a 2xx reply that is really an
+error page (SEC's "Request Rate Threshold Exceeded" / "Undeclared Automated Tool" pages, or an
+HTML page where JSON was expected) is an error, retried, and never written to the cache.
 """
 
 from __future__ import annotations
@@ -29,6 +34,33 @@ ErrorHint = Callable[[int], str | None]
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 30.0
 BODY_KEPT = 500
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# Phrases of SEC's block and error pages, which it may serve with HTTP 200.
+_SEC_ERROR_MARKERS = (
+    b"request rate threshold exceeded",
+    b"undeclared automated tool",
+    b"your request originates from an undeclared",
+    b"<title>sec.gov | page not found",
+    b"<title>sec.gov | file not found",
+    b"<title>access denied",
+)
+# Real filings are long; block pages are short. Only bodies under this are checked.
+_ERROR_PAGE_MAX_BYTES = 64 * 1024
+
+
+def error_page_reason(body: bytes, content_type: str, *, expect_json: bool = False) -> str | None:
+    """Why a successful-looking reply is really an error page, or None."""
+    lowered_type = content_type.lower()
+    head = body[:_ERROR_PAGE_MAX_BYTES].lstrip()[:_ERROR_PAGE_MAX_BYTES].lower()
+    is_html = "html" in lowered_type or head.startswith((b"<!doctype html", b"<html"))
+    if expect_json and is_html:
+        return "an HTML page where JSON was expected"
+    if is_html and len(body) <= _ERROR_PAGE_MAX_BYTES:
+        for marker in _SEC_ERROR_MARKERS:
+            if marker in head:
+                return f"an error page ({marker.decode().strip('<>').split('|')[-1].strip()})"
+    return None
 
 
 def build_url(url: str, params: Params | None) -> str:
@@ -85,7 +117,8 @@ class HttpClient:
                 headers=self._headers,
                 timeout=self._timeout,
                 transport=self._transport,
-                follow_redirects=True,
+                # Followed by hand, only within the host that was asked (see _request).
+                follow_redirects=False,
             )
         return self._client
 
@@ -101,7 +134,8 @@ class HttpClient:
         full = build_url(url, params)
         if self.cache is not None and ttl is not None:
             cached = self.cache.get(full, ttl)
-            if cached is not None:
+            # An error page cached by an older version is refetched, not served forever.
+            if cached is not None and error_page_reason(cached.body, "") is None:
                 return cached.body
         body = await self._request("GET", full)
         if self.cache is not None and ttl is not None:
@@ -125,7 +159,7 @@ class HttpClient:
                     return json.loads(cached.body)
                 except ValueError:
                     pass  # fall through and refetch; the bad entry is overwritten below
-        body = await self._request("GET", full)
+        body = await self._request("GET", full, expect_json=True)
         data = self._decode_json(body, full)
         # Only a body that parsed is cached, so a truncated reply is never served again.
         if self.cache is not None and ttl is not None:
@@ -133,7 +167,7 @@ class HttpClient:
         return data
 
     async def post_json(self, url: str, payload: Any) -> Any:
-        body = await self._request("POST", url, json_body=payload)
+        body = await self._request("POST", url, json_body=payload, expect_json=True)
         return self._decode_json(body, url)
 
     def _decode_json(self, body: bytes, url: str) -> Any:
@@ -147,7 +181,40 @@ class HttpClient:
                 hint="The response may have been cut off; try again.",
             ) from None
 
-    async def _request(self, method: str, url: str, *, json_body: Any = None) -> bytes:
+    async def _send(self, method: str, url: str, json_body: Any) -> httpx2.Response:
+        """One request, following redirects only to the same scheme and host."""
+        import httpx2
+
+        target = url
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await self._http().request(method, target, json=json_body)
+            if response.status_code not in REDIRECT_STATUSES:
+                return response
+            location = response.headers.get("location")
+            if not location:
+                return response
+            following = httpx2.URL(target).join(location)
+            asked = httpx2.URL(url)
+            if (following.scheme, following.host, following.port) != (
+                asked.scheme,
+                asked.host,
+                asked.port,
+            ):
+                raise UpstreamError(
+                    f"{self.name} redirected {url} to another host ({following.host}); "
+                    "Dexter only follows redirects within the host it asked.",
+                    status=response.status_code,
+                    url=url,
+                    hint="If the source moved, update its base URL setting.",
+                )
+            if response.status_code == 303:
+                method, json_body = "GET", None
+            target = str(following)
+        raise UpstreamError(f"{self.name} redirected {url} too many times.", url=url)
+
+    async def _request(
+        self, method: str, url: str, *, json_body: Any = None, expect_json: bool = False
+    ) -> bytes:
         import httpx2
 
         attempt = 1
@@ -156,7 +223,7 @@ class HttpClient:
                 await self._limiter.acquire()
             self.requests_sent += 1
             try:
-                response = await self._http().request(method, url, json=json_body)
+                response = await self._send(method, url, json_body)
             except httpx2.TimeoutException:
                 failure: UpstreamError = UpstreamError(
                     f"{self.name} did not answer in time.", url=url, hint="Try again later."
@@ -178,12 +245,28 @@ class HttpClient:
                 )
                 retry_after = None
             else:
-                if response.status_code < 400:
-                    return response.content
-                failure = self._status_error(response, url)
-                if response.status_code not in RETRY_STATUSES:
-                    raise failure
-                retry_after = parse_retry_after(response.headers)
+                if response.status_code < 300:
+                    problem = error_page_reason(
+                        response.content,
+                        response.headers.get("content-type", ""),
+                        expect_json=expect_json,
+                    )
+                    if problem is None:
+                        return response.content
+                    failure = RateLimited(
+                        f"{self.name} answered with {problem} instead of data.",
+                        status=response.status_code,
+                        url=url,
+                        body=response.content[:BODY_KEPT].decode("utf-8", errors="replace"),
+                        hint="Check DEXTER_SEC_USER_AGENT (SEC blocks undeclared tools) and "
+                        "try again in a few minutes.",
+                    )
+                    retry_after = parse_retry_after(response.headers)
+                else:
+                    failure = self._status_error(response, url)
+                    if response.status_code not in RETRY_STATUSES:
+                        raise failure
+                    retry_after = parse_retry_after(response.headers)
             if attempt >= self._max_attempts:
                 raise failure
             delay = retry_after if retry_after is not None else self._backoff(attempt)

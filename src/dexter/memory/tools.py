@@ -98,6 +98,11 @@ def entry_problem(text: str) -> str | None:
     entry = text.strip()
     if not entry:
         return "Nothing to remember: the entry is empty."
+    from dexter.permissions.secrets import REDACTED, redact
+
+    if REDACTED in entry or redact(entry) != entry:
+        # Memory is shown in every later system prompt: never a place for keys.
+        return "Refused: the entry contains a secret (an API key or token); never store those."
     if len(entry) > MAX_ENTRY_CHARS:
         return (
             f"Refused: the entry is {len(entry)} characters; keep memory entries under "

@@ -590,6 +590,14 @@ def _git_check(words: Sequence[str]) -> str | None:
     return f"`git {name}` with these arguments can change things"
 
 
+def _no_plus_commands(positional: Sequence[str]) -> str | None:
+    # `less +!cmd file` / `more +cmd` run a command at start-up.
+    for arg in positional:
+        if arg.startswith("+"):
+            return f"`{arg}` runs a pager command at start-up"
+    return None
+
+
 def _ps_positional(positional: Sequence[str]) -> str | None:
     # BSD-style letters (`ps aux`); `e` prints every process's environment.
     for arg in positional:
@@ -684,16 +692,13 @@ _LS = Options(
 )
 _SORT = Options(
     short="bdfgiMhnRrVcCsumz",
-    short_valued="ktST",
+    short_valued="ktS",
     long=_set(
         "--ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort "
         "--ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort "
         "--reverse --version-sort --stable --unique --merge --zero-terminated --check"
     ),
-    long_valued=_set(
-        "--key --field-separator --buffer-size --parallel --sort --random-source "
-        "--temporary-directory"
-    ),
+    long_valued=_set("--key --field-separator --buffer-size --parallel --sort --random-source"),
     long_optional=_set("--check"),
 )
 _HEAD_TAIL = Options(
@@ -883,8 +888,8 @@ SPECS: dict[str, Options] = {
     "test": Options(permute=False, short="abcdefghkLnprsStuwxzGON", short_valued=""),
     "tree": _TREE,
     "jq": _JQ,
-    "less": Options(short="NnSRrFXiIeEMm", short_valued="xy"),
-    "more": Options(),
+    "less": Options(short="NnSRrFXiIeEMm", short_valued="xy", positional=_no_plus_commands),
+    "more": Options(positional=_no_plus_commands),
     "zcat": Options(short="fq"),
     "bzcat": Options(),
     "xzcat": Options(),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from dexter.permissions.secrets import DEXTER_DIR, protected_paths_under
+from dexter.permissions.secrets import DEXTER_DIR, is_secret_data_name, protected_paths_under
 
 SandboxKind = Literal["bubblewrap", "seatbelt"]
 
@@ -137,7 +137,13 @@ def workspace_env_files(workspace: Path) -> list[Path]:
             lowered = name.lower()
             if lowered in _SAFE_ENV:
                 continue
-            if lowered.startswith(".env") or lowered.endswith(".env") or "secret" in lowered:
+            if (
+                lowered.startswith(".env")
+                or lowered.endswith((".env", ".pem", ".key", ".p12", ".pfx"))
+                or is_secret_data_name(lowered)
+                or lowered in ("credentials", "credentials.json", ".netrc", ".npmrc", ".pypirc")
+                or lowered.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"))
+            ):
                 found.append(Path(entry.path))
     return found
 
@@ -194,8 +200,6 @@ def bwrap_argv(program: str, argv: Sequence[str], policy: SandboxPolicy, cwd: Pa
         "--new-session",
         "--unshare-pid",
         "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
         "--cap-drop",
         "ALL",
         "--ro-bind",
@@ -243,7 +247,7 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
     lines = [
         "(version 1)",
         "(deny default)",
-        "(allow process-exec process-fork signal sysctl-read mach-lookup ipc-posix-shm)",
+        "(allow process-exec process-fork signal sysctl-read mach-lookup)",
         "(allow file-read*)",
         '(allow file-write* (literal "/dev/null") (literal "/dev/tty"))',
         '(allow file-write* (subpath "/private/tmp") (subpath "/private/var/folders"))',

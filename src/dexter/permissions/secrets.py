@@ -58,6 +58,25 @@ def _env_file(piece: str) -> bool:
     return rest[0] in "~-_#0123456789" or rest == "rc" or rest.startswith(".")
 
 
+# Data files whose name says "secret" hold secrets; code files so named (secrets.py) do not.
+_SECRET_DATA_SUFFIXES = frozenset(
+    {"json", "yaml", "yml", "toml", "txt", "env", "ini", "cfg", "conf", "properties", "xml",
+     "csv", "key", "pem", "gpg", "asc", "enc", "age", "bak", "old", "tfvars", "plist"}
+)  # fmt: skip
+
+
+def is_secret_data_name(name: str) -> bool:
+    """`name` contains "secret" and is a data file (not `secrets.py` or `secret_santa.md`)."""
+    lowered = name.lower()
+    stripped = lowered.strip(".")
+    if "secret" not in stripped:
+        return False
+    if "." not in stripped:
+        # `.secrets`, `secrets`: yes; a directory such as `test_secret_handling`: no.
+        return lowered.startswith(".") or stripped in ("secret", "secrets")
+    return stripped.rsplit(".", 1)[1] in _SECRET_DATA_SUFFIXES
+
+
 def _secret_piece(piece: str) -> bool:
     piece = piece.strip("'\"")
     if not piece:
@@ -66,8 +85,8 @@ def _secret_piece(piece: str) -> bool:
         return True
     if _KEY_NAME.fullmatch(piece) or _CREDENTIALS_NAME.fullmatch(piece):
         return True
-    if "secret" in piece and "." in piece.strip("."):
-        return True  # secrets.yaml, client_secret.json
+    if "secret" in piece and is_secret_data_name(piece):
+        return True  # secrets.yaml, client_secret.json (not secrets.py: that is code)
     return piece.endswith(_KEY_SUFFIXES) and len(piece) > 4
 
 

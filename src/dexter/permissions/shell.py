@@ -8,15 +8,15 @@ newlines (so line continuations too) and invisible or control characters. Unpars
 never auto-allowed and never cached for the session.
 
 The pre-scan also splits the text at unquoted operators, so a quoted `;` or `|` can never be
-mistaken for one; each stretch of text between operators is split into words by stdlib `shlex`
-(POSIX mode), which removes quotes and backslashes the way the shell would.
+mistaken for one; each stretch of text between operators is split into words the way a POSIX
+shell would (quotes and backslashes removed), in one linear pass (`shlex` builds tokens by string
+concatenation, which is quadratic on long words).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,6 +131,53 @@ def parse_command(text: str) -> ParsedCommand:
     return ParsedCommand(text, tuple(segments), tuple(operators), background=background)
 
 
+def split_words(text: str) -> list[str]:
+    """Words of `text` with POSIX shell quoting removed (no expansion); ValueError when a quote
+    is not closed. Linear in the length of `text`."""
+    words: list[str] = []
+    current: list[str] = []
+    in_word = False
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in " \t\n":
+            if in_word:
+                words.append("".join(current))
+                current, in_word = [], False
+            i += 1
+            continue
+        in_word = True
+        if char == "\\":
+            if i + 1 >= n:
+                raise ValueError("no escaped character")
+            current.append(text[i + 1])
+            i += 2
+        elif char == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                raise ValueError("no closing quotation")
+            current.append(text[i + 1 : end])
+            i = end + 1
+        elif char == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+                    current.append(text[i + 1])
+                    i += 2
+                else:
+                    current.append(text[i])
+                    i += 1
+            if i >= n:
+                raise ValueError("no closing quotation")
+            i += 1
+        else:
+            current.append(char)
+            i += 1
+    if in_word:
+        words.append("".join(current))
+    return words
+
+
 def _trailing_fd(raw: str) -> str | None:
     """The descriptor number written right before a redirection operator (`2>`), if any."""
     end = len(raw)
@@ -243,7 +290,7 @@ def _segments(items: list[tuple[str, str]]) -> tuple[list[Segment], list[str], b
     for kind, value in items:
         if kind == "words":
             try:
-                split = shlex.split(value, posix=True)
+                split = split_words(value)
             except ValueError as exc:
                 raise Unparseable(f"cannot split words ({exc})") from exc
             if pending is not None:

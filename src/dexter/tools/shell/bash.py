@@ -101,19 +101,27 @@ class BashTool(Tool[BashArgs]):
         *,
         grace_seconds: float = GRACE_SECONDS,
         sandbox: SandboxChoice = "auto",
-        sandbox_approved: bool = False,
+        sandbox_approved: bool | None = None,
         hidden: Sequence[Path] = (),
         redactor: Redactor | None = None,
         env: Mapping[str, str] | None = None,
     ):
         """`sandbox`: "auto" finds bubblewrap / sandbox-exec, None runs without one.
+        `sandbox_approved`: run approved commands in the sandbox too, with the workspace writable
+        (default: the DEXTER_SANDBOX_APPROVED environment variable).
         `hidden`: more secret files to hide (Dexter's settings and database wherever its home is).
         `env`: the environment to pick allowlisted variables from (default: the process's)."""
         self.workspace = (workspace or Path.cwd()).resolve()
         self.grace_seconds = grace_seconds
         self._sandbox = sandbox
+        if sandbox_approved is None:
+            flag = os.environ.get("DEXTER_SANDBOX_APPROVED", "").strip().lower()
+            sandbox_approved = flag in ("1", "true", "yes", "on")
         self.sandbox_approved = sandbox_approved
-        self.hidden = tuple(hidden)
+        home = os.environ.get("DEXTER_HOME", "").strip()
+        # Dexter's own settings and database, wherever DEXTER_HOME puts them.
+        own = [Path(home) / "settings.json"] if home else []
+        self.hidden = (*own, *hidden)
         self.redactor = redactor if redactor is not None else process_redactor()
         self._env = env
 
