@@ -144,12 +144,11 @@ def _settings() -> Settings:
 
 def _store(settings: Settings, *, create: bool) -> CronStore | None:
     from dexter.cron.store import CronStore
-    from dexter.store import open_store
+    from dexter.runtime import Runtime
 
-    try:
-        return CronStore(open_store(settings.home, create=create))
-    except FileNotFoundError:
-        return None
+    runtime = Runtime(settings)
+    store = runtime.store if create else runtime.existing_store()
+    return CronStore(store) if store is not None else None
 
 
 def _now() -> datetime:
