@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from dexter.errors import EXIT_USAGE, DexterError
+
+if TYPE_CHECKING:
+    from dexter.settings_model import ParsedSettings, Section
+
+    SectionT = TypeVar("SectionT", bound=Section)
 
 DEXTER_DIR_NAME = ".dexter"
 SETTINGS_FILE_NAME = "settings.json"
@@ -26,8 +33,10 @@ ModelSource = Literal["flag", "env", "dotenv", "settings", "default"]
 _RETIRED_MODEL_IDS = {"gpt-5.5": "gpt-5.6-sol", "gpt-5.4": "gpt-5.6-sol", "gpt-5.2": "gpt-5.6-sol"}
 
 
-class ConfigError(Exception):
+class ConfigError(DexterError):
     """A usage or configuration problem: the CLI prints the message without a traceback, exit 2."""
+
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -52,9 +61,28 @@ class Settings:
     # Only set when loaded with tolerate_corrupt=True (for `dexter doctor`).
     settings_error: str | None = None
 
+    # Filled on the first `section()` call; a dict so the frozen dataclass can cache into it.
+    _parsed: dict[str, ParsedSettings] = field(
+        default_factory=dict, repr=False, compare=False, init=False
+    )
+
     @property
     def settings_path(self) -> Path:
         return self.home / SETTINGS_FILE_NAME
+
+    def parsed(self) -> ParsedSettings:
+        """Every typed section of the settings file, validated once (ConfigError on a bad one)."""
+        cached = self._parsed.get("file")
+        if cached is None:
+            from dexter.settings_model import display_path, parse_file_settings
+
+            where = display_path(self.settings_path, self.cwd)
+            cached = self._parsed["file"] = parse_file_settings(self.file_data, where)
+        return cached
+
+    def section(self, cls: type[SectionT]) -> SectionT:
+        """One typed section, e.g. `settings.section(MemorySettings).enabled`."""
+        return self.parsed().get(cls)
 
 
 def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
@@ -202,6 +230,9 @@ def load_settings(
     merged = {**dotenv, **process_env}
 
     home = default_home(base, merged)
+    from dexter import log
+
+    log.use_home(home)
     path = home / SETTINGS_FILE_NAME
     settings_error: str | None = None
     try:
@@ -245,6 +276,7 @@ def load_settings(
         for value in secret_values_from_env(merged) | secret_values_from_settings(file_data)
         if not is_placeholder(value)
     )
+    _register_secrets(file_data, merged)
     return Settings(
         home=home,
         cwd=base,
@@ -257,6 +289,22 @@ def load_settings(
         dotenv_path=dotenv_file if dotenv_file.is_file() else None,
         settings_error=settings_error,
     )
+
+
+def _register_secrets(file_data: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Tell the logger every key value it must never write: secret-looking environment names,
+    and the keys (or key variables) named in the settings' `providers` blocks."""
+    from dexter import log
+
+    log.add_secrets_from_env(env)
+    providers = file_data.get("providers")
+    for entry in providers.values() if isinstance(providers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        key, key_env = entry.get("apiKey"), entry.get("apiKeyEnv")
+        log.add_secrets([key if isinstance(key, str) else None])
+        if isinstance(key_env, str):
+            log.add_secrets([env.get(key_env)])
 
 
 _PLACEHOLDERS = frozenset({"changeme", "change-me", "change_me", "none", "null", "todo", "xxx"})

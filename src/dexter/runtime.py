@@ -210,8 +210,10 @@ class PhasePlan:
 
 
 def router_override(settings: Settings) -> str | None:
-    configured = settings.env.get("DEXTER_ROUTER_MODEL") or settings.file_data.get("routerModel")
-    return str(configured).strip() or None if configured else None
+    from dexter.settings_model import TopLevel
+
+    configured = settings.env.get("DEXTER_ROUTER_MODEL") or settings.section(TopLevel).router_model
+    return configured.strip() or None if configured else None
 
 
 def fast_model_plan(settings: Settings, resolved: ResolvedModel) -> PhasePlan:

@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from dexter.errors import EXIT_USAGE
 from dexter.models.types import Usage
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
@@ -17,6 +18,8 @@ _TITLE_CHARS = 60
 
 class SessionLookupError(StoreError):
     """No session, or more than one, matches an id or prefix. `candidates` are ids to suggest."""
+
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, candidates: builtins.list[str]) -> None:
         super().__init__(message)
