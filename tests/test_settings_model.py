@@ -41,8 +41,7 @@ def write(tmp_path: Path, data: Any) -> None:
         ),
         (
             {"providers": {"ollama": {"contextWindow": 0}}},
-            '"providers.ollama.contextWindow" in .dexter/settings.json must be at least 1 '
-            "(got 0).",
+            '"providers.ollama.contextWindow" in .dexter/settings.json must be at least 1 (got 0).',
         ),
         (
             {"routerModel": 5},

@@ -78,8 +78,30 @@ def log_path(home: Path | None = None) -> Path:
     return base / LOG_DIR_NAME / LOG_FILE_NAME
 
 
+_dotenv_read = False
+
+
+def _read_dotenv_secrets() -> None:
+    """Keys in `./.env` count even when the record comes before settings were loaded."""
+    global _dotenv_read
+    if _dotenv_read:
+        return
+    _dotenv_read = True
+    path = Path.cwd() / ".env"
+    if not path.is_file():
+        return
+    try:
+        from dotenv import dotenv_values
+
+        values = dotenv_values(path)
+    except Exception:
+        return  # an unreadable .env is reported by load_settings, not by the logger
+    add_secrets_from_env({k: v for k, v in values.items() if v is not None})
+
+
 class RedactingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        _read_dotenv_secrets()
         return redact(super().format(record))
 
 
@@ -125,6 +147,8 @@ def configure_logging(*, debug: bool = False, env: Mapping[str, str] | None = No
         logger.removeHandler(handler)
         handler.close()
     _installed.clear()
+    global _dotenv_read
+    _dotenv_read = False
     add_secrets_from_env(os.environ if env is None else env)
     formatter = RedactingFormatter(FORMAT)
     file_handler = LazyFileHandler(log_path)

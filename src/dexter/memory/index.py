@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -38,6 +39,8 @@ import numpy.typing as npt
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dexter.memory.embeddings import Embedder
@@ -310,6 +313,7 @@ class MemoryIndex:
                         f"({len(batch)}, {embedder.dims})"
                     )
             except Exception as exc:  # degrade to keyword search, retry on the next sync
+                _log.debug("embedding during sync failed", exc_info=True)
                 self.last_warning = (
                     f"Embedding with {embedder.model_id} failed ({exc}); those memories are "
                     "searchable by keyword only until the next successful sync."
