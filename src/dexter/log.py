@@ -113,6 +113,7 @@ class LazyFileHandler(logging.Handler):
         self._path = path
         self._inner: logging.handlers.RotatingFileHandler | None = None
         self.opened_at: Path | None = None
+        self.failed = False
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -126,8 +127,9 @@ class LazyFileHandler(logging.Handler):
                 self.opened_at = path
             self._inner.emit(record)
         except Exception:
-            # Logging must never take the program down (an unwritable home, a full disk).
-            self.handleError(record)
+            # Logging must never take the program down or print its own traceback (an unwritable
+            # home, a full disk): the record is dropped; the command reports its own error.
+            self.failed = True
 
     def close(self) -> None:
         if self._inner is not None:
@@ -147,8 +149,9 @@ def configure_logging(*, debug: bool = False, env: Mapping[str, str] | None = No
         logger.removeHandler(handler)
         handler.close()
     _installed.clear()
-    global _dotenv_read
+    global _dotenv_read, _home
     _dotenv_read = False
+    _home = None
     add_secrets_from_env(os.environ if env is None else env)
     formatter = RedactingFormatter(FORMAT)
     file_handler = LazyFileHandler(log_path)
