@@ -39,6 +39,8 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         if name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES:
             monkeypatch.delenv(name)
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    # Tests that clear DEXTER_HOME fall back to the user-level home: keep that in tmp_path too.
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")

@@ -49,6 +49,7 @@ class Settings:
     """
 
     home: Path
+    home_source: HomeSource = "env"
     cwd: Path = field(default_factory=Path.cwd)
     model: str | None = None
     model_source: ModelSource = "default"
@@ -85,13 +86,32 @@ class Settings:
         return self.parsed().get(cls)
 
 
-def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
-    """`DEXTER_HOME`, relative to `cwd` when relative; `.dexter` in `cwd` by default."""
+HomeSource = Literal["env", "project", "user"]
+HOME_SOURCE_LABELS: dict[HomeSource, str] = {
+    "env": "DEXTER_HOME",
+    "project": "project .dexter found from the working directory",
+    "user": "user-level default ~/.dexter",
+}
+
+
+def find_home(cwd: Path, env: Mapping[str, str]) -> tuple[Path, HomeSource]:
+    """Where state lives, and why: `DEXTER_HOME` (relative to `cwd` when relative); else the
+    nearest `.dexter/` directory in `cwd` or above it (like `.git`), so `ask --continue` finds the
+    same session from any subfolder of a project; else `~/.dexter`, the same folder name the
+    original uses (chosen over the platform data dir so users find SOUL.md and RULES.md)."""
     raw = env.get("DEXTER_HOME", "").strip()
-    if not raw:
-        return cwd / DEXTER_DIR_NAME
-    path = Path(raw).expanduser()
-    return path if path.is_absolute() else cwd / path
+    if raw:
+        path = Path(raw).expanduser()
+        return (path if path.is_absolute() else cwd / path), "env"
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / DEXTER_DIR_NAME
+        if candidate.is_dir():
+            return candidate, "project"
+    return Path.home() / DEXTER_DIR_NAME, "user"
+
+
+def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
+    return find_home(cwd, env)[0]
 
 
 def read_settings_file(path: Path) -> dict[str, Any]:
@@ -229,7 +249,7 @@ def load_settings(
     dotenv = _read_dotenv(dotenv_file)
     merged = {**dotenv, **process_env}
 
-    home = default_home(base, merged)
+    home, home_source = find_home(base, merged)
     from dexter import log
 
     log.use_home(home)
@@ -279,6 +299,7 @@ def load_settings(
     _register_secrets(file_data, merged)
     return Settings(
         home=home,
+        home_source=home_source,
         cwd=base,
         model=selected,
         model_source=source,

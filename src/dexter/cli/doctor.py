@@ -148,7 +148,10 @@ def run_doctor(
     console.print(Text(f"Dexter {__version__} doctor", style="bold"))
     console.print(Text(f"Python {platform.python_version()} ({platform.python_implementation()})"))
 
+    from dexter.config import HOME_SOURCE_LABELS
+
     home_state = "exists" if settings.home.is_dir() else "not created yet"
+    home_state += f"; {HOME_SOURCE_LABELS[settings.home_source]}"
     console.print(Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})"))
     path = settings.settings_path
     settings_line = Text.assemble("Settings     ", (str(path), "cyan"), "  ")
