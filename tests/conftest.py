@@ -29,6 +29,9 @@ def _environment_names() -> set[str]:
 
 
 _ENVIRONMENT_NAMES = _environment_names()
+# What the developer's shell passed in. Only these values are removed, so a module-scoped
+# fixture that set its own DEXTER_HOME or key for a group of tests keeps it.
+_INHERITED = dict(os.environ)
 
 
 @pytest.fixture(autouse=True)
@@ -36,11 +39,14 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     """No test sees the developer's keys, endpoints or Dexter settings, and each test's state
     lives in its own temporary home."""
     for name in list(os.environ):
-        if name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES:
+        inherited = os.environ[name] == _INHERITED.get(name)
+        if inherited and (name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
-    # Tests that clear DEXTER_HOME fall back to the user-level home: keep that in tmp_path too.
-    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    if "DEXTER_HOME" not in os.environ:
+        monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    if os.environ.get("HOME") == _INHERITED.get("HOME"):
+        # Tests that clear DEXTER_HOME fall back to the user-level home: keep it in tmp_path too.
+        monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")

@@ -70,6 +70,7 @@ class TopLevel(Section):
     # Validated by their owners (store/prices.py, permissions/rules.py) with their own messages.
     prices: dict[str, Any] | None = None
     permissions: dict[str, Any] | None = None
+    mcp_servers: dict[str, Any] | None = None
 
     @field_validator("finance_tools", mode="before")
     @classmethod
@@ -100,6 +101,17 @@ class RetrySettings(Section):
     stream_idle_timeout: float = Field(60.0, gt=0)
     # A Retry-After longer than this fails at once with a message instead of waiting.
     max_retry_after: float = Field(60.0, ge=0)
+
+
+class CronSection(Section):
+    """`cron`: read by `dexter.cron.service.cron_settings` (which adds its own env override);
+    declared here so its values are type-checked once and doctor knows its keys."""
+
+    key = "cron"
+    tick_seconds: float | None = Field(None, ge=0.05)
+    missed_grace_minutes: float | None = Field(None, ge=0)
+    max_concurrent_runs: int | None = Field(None, ge=1)
+    run_timeout_minutes: float | None = Field(None, ge=1)
 
 
 class ProviderOverride(Section):
