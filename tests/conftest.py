@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +14,39 @@ def wire_server() -> Iterator[WireServer]:
     yield from running_server()
 
 
+def _environment_names() -> set[str]:
+    """Every variable Dexter reads for keys and endpoints, from the registries themselves, so a
+    new provider is isolated here without anyone editing this list."""
+    from dexter.providers.registry import BUILTIN_PROVIDERS
+    from dexter.tools.web.search import PROVIDER_CLASSES
+    from dexter.tools.web.x_search import TOKEN_ENV
+
+    names = {TOKEN_ENV, "FINANCIAL_DATASETS_API_KEY", "FINANCIAL_DATASETS_BASE_URL"}
+    for provider in BUILTIN_PROVIDERS:
+        names.update(n for n in (provider.api_key_env, provider.base_url_env) if n)
+    names.update(cls.env_key for cls in PROVIDER_CLASSES)
+    return names
+
+
+_ENVIRONMENT_NAMES = _environment_names()
+# What the developer's shell passed in. Only these values are removed, so a module-scoped
+# fixture that set its own DEXTER_HOME or key for a group of tests keeps it.
+_INHERITED = dict(os.environ)
+
+
 @pytest.fixture(autouse=True)
-def _keyless_search_stays_local(monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's keys, endpoints or Dexter settings, and each test's state
+    lives in its own temporary home."""
+    for name in list(os.environ):
+        inherited = os.environ[name] == _INHERITED.get(name)
+        if inherited and (name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES):
+            monkeypatch.delenv(name)
+    if "DEXTER_HOME" not in os.environ:
+        monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    if os.environ.get("HOME") == _INHERITED.get("HOME"):
+        # Tests that clear DEXTER_HOME fall back to the user-level home: keep it in tmp_path too.
+        monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")

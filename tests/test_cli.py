@@ -35,6 +35,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+    # A project home: found from the working directory, it takes precedence over ~/.dexter.
+    (tmp_path / ".dexter").mkdir(exist_ok=True)
     return tmp_path
 
 
@@ -246,7 +248,7 @@ def test_corrupt_settings_file_is_reported_not_overwritten(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = workdir / ".dexter" / "settings.json"
-    settings.parent.mkdir()
+    settings.parent.mkdir(exist_ok=True)
     settings.write_text('{"model": "openai:gpt-x",')
     assert main(["ask", "q"]) == 2
     assert "settings.json" in capsys.readouterr().err

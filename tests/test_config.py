@@ -26,8 +26,10 @@ def write_settings(home: Path, data: object) -> Path:
 
 def test_defaults_with_nothing_configured(tmp_path: Path) -> None:
     settings = load_settings(cwd=tmp_path, environ={})
-    assert settings.home == tmp_path / ".dexter"
-    assert settings.settings_path == tmp_path / ".dexter" / "settings.json"
+    # No DEXTER_HOME and no project .dexter: the user-level home (HOME is in tmp_path in tests).
+    assert settings.home == Path.home() / ".dexter"
+    assert settings.home_source == "user"
+    assert settings.settings_path == Path.home() / ".dexter" / "settings.json"
     assert settings.model is None
     assert settings.model_source == "default"
     assert settings.max_iterations == 10
@@ -216,3 +218,13 @@ def test_save_setting_keeps_file_mode(tmp_path: Path) -> None:
 def test_settings_can_be_built_directly_for_tests(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, env={"DEXTER_MODEL": "ollama:llama3.1:8b"})
     assert settings.settings_path == tmp_path / "settings.json"
+
+
+def test_project_home_is_found_from_any_subfolder(tmp_path: Path) -> None:
+    (tmp_path / ".dexter").mkdir()
+    deep = tmp_path / "research" / "nvda"
+    deep.mkdir(parents=True)
+    settings = load_settings(cwd=deep, environ={})
+    assert (settings.home, settings.home_source) == (tmp_path / ".dexter", "project")
+    explicit = load_settings(cwd=deep, environ={"DEXTER_HOME": "state"})
+    assert (explicit.home, explicit.home_source) == (deep / "state", "env")

@@ -8,6 +8,7 @@ from pathlib import Path
 from dexter.agent.context.budget import ContextBudget, estimate_request
 from dexter.agent.events import ContextEvent, Done, Event, ToolStart
 from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.retry import RetryPolicy, no_wait, with_retry
 from dexter.models.scripted import ScriptedModel
 from tests.support.long_session import (
     CALLS_PER_ROUND,
@@ -84,7 +85,8 @@ async def test_failing_summaries_fall_back_to_truncation_and_keep_the_question(
     tmp_path: Path,
 ) -> None:
     observed = Observed()
-    broken = ScriptedModel([ModelError(ErrorKind.SERVER, "down")] * 200, name="fast-broken")
+    scripted = ScriptedModel([ModelError(ErrorKind.SERVER, "down")] * 200, name="fast-broken")
+    broken = with_retry(scripted, no_wait(RetryPolicy()))
     agent = build_agent(tmp_path, observed, window=8_000, fast=broken)
     events = await run(agent)
     assert isinstance(events[-1], Done) and events[-1].status == "answered"

@@ -15,6 +15,7 @@ def run(tmp_path: Path, *argv: str, stdin: io.StringIO | None = None) -> int:
     commands = parser.add_subparsers(dest="command")
     add_permissions_parser(commands)
     args = parser.parse_args(["permissions", *argv])
+    (tmp_path / ".dexter").mkdir(exist_ok=True)  # a project home, found from the working dir
     return run_permissions_command(args, cwd=tmp_path, environ={}, stdin=stdin)
 
 

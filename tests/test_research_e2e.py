@@ -78,6 +78,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire_server: WireServer
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    (tmp_path / ".dexter").mkdir()  # a project home, found from the working directory
     with MirrorServer(Mirror()) as sec:
         for key, value in sec.env().items():
             monkeypatch.setenv(key, value)

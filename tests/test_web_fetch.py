@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from dexter.config import Settings
+from dexter.config import ConfigError, Settings
 from dexter.tools.base import ToolContext, ToolFailure
 from dexter.tools.web.extract import html_to_markdown
 from dexter.tools.web.fetch import WebFetchArgs, WebFetchTool, allowed_hosts_from_settings
@@ -252,10 +252,14 @@ async def test_other_schemes_refused(tmp_path: Path) -> None:
 
 def test_allowed_hosts_setting(tmp_path: Path) -> None:
     settings = Settings(
-        home=tmp_path, file_data={"webFetch": {"allowedHosts": ["Wiki.Corp", "127.0.0.1", 5]}}
+        home=tmp_path, file_data={"webFetch": {"allowedHosts": ["Wiki.Corp", "127.0.0.1"]}}
     )
     assert allowed_hosts_from_settings(settings) == frozenset({"wiki.corp", "127.0.0.1"})
     assert allowed_hosts_from_settings(Settings(home=tmp_path)) == frozenset()
+    # A value that is not a host name is named, not silently dropped.
+    bad = Settings(home=tmp_path, file_data={"webFetch": {"allowedHosts": ["wiki.corp", 5]}})
+    with pytest.raises(ConfigError, match=r'"webFetch\.allowedHosts\[1\]" .* must be a string'):
+        allowed_hosts_from_settings(bad)
 
 
 def test_args_limits() -> None:

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from dexter.errors import EXIT_USAGE, DexterError
+
+if TYPE_CHECKING:
+    from dexter.settings_model import ParsedSettings, Section
+
+    SectionT = TypeVar("SectionT", bound=Section)
 
 DEXTER_DIR_NAME = ".dexter"
 SETTINGS_FILE_NAME = "settings.json"
@@ -26,8 +33,10 @@ ModelSource = Literal["flag", "env", "dotenv", "settings", "default"]
 _RETIRED_MODEL_IDS = {"gpt-5.5": "gpt-5.6-sol", "gpt-5.4": "gpt-5.6-sol", "gpt-5.2": "gpt-5.6-sol"}
 
 
-class ConfigError(Exception):
+class ConfigError(DexterError):
     """A usage or configuration problem: the CLI prints the message without a traceback, exit 2."""
+
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,7 @@ class Settings:
     """
 
     home: Path
+    home_source: HomeSource = "env"
     cwd: Path = field(default_factory=Path.cwd)
     model: str | None = None
     model_source: ModelSource = "default"
@@ -52,18 +62,56 @@ class Settings:
     # Only set when loaded with tolerate_corrupt=True (for `dexter doctor`).
     settings_error: str | None = None
 
+    # Filled on the first `section()` call; a dict so the frozen dataclass can cache into it.
+    _parsed: dict[str, ParsedSettings] = field(
+        default_factory=dict, repr=False, compare=False, init=False
+    )
+
     @property
     def settings_path(self) -> Path:
         return self.home / SETTINGS_FILE_NAME
 
+    def parsed(self) -> ParsedSettings:
+        """Every typed section of the settings file, validated once (ConfigError on a bad one)."""
+        cached = self._parsed.get("file")
+        if cached is None:
+            from dexter.settings_model import display_path, parse_file_settings
+
+            where = display_path(self.settings_path, self.cwd)
+            cached = self._parsed["file"] = parse_file_settings(self.file_data, where)
+        return cached
+
+    def section(self, cls: type[SectionT]) -> SectionT:
+        """One typed section, e.g. `settings.section(MemorySettings).enabled`."""
+        return self.parsed().get(cls)
+
+
+HomeSource = Literal["env", "project", "user"]
+HOME_SOURCE_LABELS: dict[HomeSource, str] = {
+    "env": "DEXTER_HOME",
+    "project": "project .dexter found from the working directory",
+    "user": "user-level default ~/.dexter",
+}
+
+
+def find_home(cwd: Path, env: Mapping[str, str]) -> tuple[Path, HomeSource]:
+    """Where state lives, and why: `DEXTER_HOME` (relative to `cwd` when relative); else the
+    nearest `.dexter/` directory in `cwd` or above it (like `.git`), so `ask --continue` finds the
+    same session from any subfolder of a project; else `~/.dexter`, the same folder name the
+    original uses (chosen over the platform data dir so users find SOUL.md and RULES.md)."""
+    raw = env.get("DEXTER_HOME", "").strip()
+    if raw:
+        path = Path(raw).expanduser()
+        return (path if path.is_absolute() else cwd / path), "env"
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / DEXTER_DIR_NAME
+        if candidate.is_dir():
+            return candidate, "project"
+    return Path.home() / DEXTER_DIR_NAME, "user"
+
 
 def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
-    """`DEXTER_HOME`, relative to `cwd` when relative; `.dexter` in `cwd` by default."""
-    raw = env.get("DEXTER_HOME", "").strip()
-    if not raw:
-        return cwd / DEXTER_DIR_NAME
-    path = Path(raw).expanduser()
-    return path if path.is_absolute() else cwd / path
+    return find_home(cwd, env)[0]
 
 
 def read_settings_file(path: Path) -> dict[str, Any]:
@@ -201,7 +249,10 @@ def load_settings(
     dotenv = _read_dotenv(dotenv_file)
     merged = {**dotenv, **process_env}
 
-    home = default_home(base, merged)
+    home, home_source = find_home(base, merged)
+    from dexter import log
+
+    log.use_home(home)
     path = home / SETTINGS_FILE_NAME
     settings_error: str | None = None
     try:
@@ -245,8 +296,10 @@ def load_settings(
         for value in secret_values_from_env(merged) | secret_values_from_settings(file_data)
         if not is_placeholder(value)
     )
+    _register_secrets(file_data, merged)
     return Settings(
         home=home,
+        home_source=home_source,
         cwd=base,
         model=selected,
         model_source=source,
@@ -257,6 +310,22 @@ def load_settings(
         dotenv_path=dotenv_file if dotenv_file.is_file() else None,
         settings_error=settings_error,
     )
+
+
+def _register_secrets(file_data: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Tell the logger every key value it must never write: secret-looking environment names,
+    and the keys (or key variables) named in the settings' `providers` blocks."""
+    from dexter import log
+
+    log.add_secrets_from_env(env)
+    providers = file_data.get("providers")
+    for entry in providers.values() if isinstance(providers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        key, key_env = entry.get("apiKey"), entry.get("apiKeyEnv")
+        log.add_secrets([key if isinstance(key, str) else None])
+        if isinstance(key_env, str):
+            log.add_secrets([env.get(key_env)])
 
 
 _PLACEHOLDERS = frozenset({"changeme", "change-me", "change_me", "none", "null", "todo", "xxx"})

@@ -210,8 +210,10 @@ class PhasePlan:
 
 
 def router_override(settings: Settings) -> str | None:
-    configured = settings.env.get("DEXTER_ROUTER_MODEL") or settings.file_data.get("routerModel")
-    return str(configured).strip() or None if configured else None
+    from dexter.settings_model import TopLevel
+
+    configured = settings.env.get("DEXTER_ROUTER_MODEL") or settings.section(TopLevel).router_model
+    return configured.strip() or None if configured else None
 
 
 def fast_model_plan(settings: Settings, resolved: ResolvedModel) -> PhasePlan:
@@ -608,6 +610,9 @@ class Runtime:
         spec = spec or AgentSpec()
         if spec.max_iterations is not None and spec.max_iterations < 1:
             raise ConfigError("max iterations must be at least 1")
+        # A missing key or unknown model fails here, before the store exists: a failed run
+        # leaves no database (or home folder) behind.
+        self.client(spec.model)
         recorder = SessionRecorder(self.store, self.ledger, session_id="")
         models = self._phase_models(spec.model, recorder.record_model_call)
         resolved = self.resolve(spec.model)

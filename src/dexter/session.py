@@ -97,6 +97,7 @@ class SessionAgent(Agent):
         for question, answer in sessions.history(info.id):
             self.history += [UserMessage(question), AssistantMessage(content=answer)]
         self.constraints = Constraints(sessions.constraints(info.id))
+        self._constraints_base = list(self.constraints.items)
         self.recorder.session_id = info.id
         return info
 
@@ -202,7 +203,14 @@ class SessionAgent(Agent):
             done.duration_ms,
             done.usage,
         )
-        recorder.sessions.set_constraints(recorder.session_id, list(self.constraints.items))
+        # Merged with constraints other runs stored meanwhile; `base` says what this run removed.
+        merged = recorder.sessions.set_constraints(
+            recorder.session_id,
+            list(self.constraints.items),
+            base=getattr(self, "_constraints_base", None),
+        )
+        self.constraints = Constraints(merged)
+        self._constraints_base = merged
         if run_id is None:
             return done
         # The run's totals across every phase (routers inside tools included), from the ledger.

@@ -27,6 +27,7 @@ list; the factory must return a new Agent each call.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,6 +43,8 @@ from dexter.agent.prompts import format_date
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.citations import SourceEntry
 from dexter.tools.registry import ToolRegistry
+
+_log = logging.getLogger(__name__)
 
 MakeAgent = Callable[[list[str] | None], Agent]
 
@@ -190,6 +193,7 @@ class SubagentTool(Tool[SubagentArgs]):
         try:
             agent = self.make_agent(wanted or None)
         except Exception as exc:
+            _log.debug("sub-agent could not start", exc_info=True)
             raise ToolFailure(
                 f"could not start the sub-agent ({type(exc).__name__}: {exc})"
             ) from exc
@@ -267,6 +271,7 @@ class SubagentTool(Tool[SubagentArgs]):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            _log.debug("sub-agent failed", exc_info=True)
             raise ToolFailure(f"sub-agent {label!r} failed ({type(exc).__name__}: {exc})") from exc
         if done is None:
             raise ToolFailure(f"sub-agent {label!r} ended without a result")

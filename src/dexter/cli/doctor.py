@@ -13,15 +13,18 @@ from dexter.config import ConfigError, Settings, get_secret
 if TYPE_CHECKING:
     from rich.console import Console
 
-# Keys used outside the model layer, shown so users can see at a glance what is configured.
-_SERVICE_KEYS = (
-    ("FINANCIAL_DATASETS_API_KEY", "Financial Datasets"),
-    ("EXASEARCH_API_KEY", "Exa search"),
-    ("PERPLEXITY_API_KEY", "Perplexity search"),
-    ("TAVILY_API_KEY", "Tavily search"),
-    ("LANGSEARCH_API_KEY", "LangSearch"),
-    ("X_BEARER_TOKEN", "X search"),
-)
+
+def service_keys() -> list[tuple[str, str]]:
+    """Keys used outside the model layer, from the data and search-provider registries, so a new
+    search provider shows up here without editing this file."""
+    from dexter.tools.web.search import PROVIDER_CLASSES
+    from dexter.tools.web.x_search import TOKEN_ENV
+
+    keys = [("FINANCIAL_DATASETS_API_KEY", "Financial Datasets")]
+    keys += [(cls.env_key, f"{cls.label} search") for cls in PROVIDER_CLASSES]
+    keys.append((TOKEN_ENV, "X search"))
+    return keys
+
 
 _PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messages"}
 
@@ -145,7 +148,10 @@ def run_doctor(
     console.print(Text(f"Dexter {__version__} doctor", style="bold"))
     console.print(Text(f"Python {platform.python_version()} ({platform.python_implementation()})"))
 
+    from dexter.config import HOME_SOURCE_LABELS
+
     home_state = "exists" if settings.home.is_dir() else "not created yet"
+    home_state += f"; {HOME_SOURCE_LABELS[settings.home_source]}"
     console.print(Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})"))
     path = settings.settings_path
     settings_line = Text.assemble("Settings     ", (str(path), "cyan"), "  ")
@@ -159,6 +165,15 @@ def run_doctor(
     console.print(settings_line)
     if settings.settings_error:
         console.print(Text(f"  {settings.settings_error}", style="red"))
+    else:
+        try:
+            unknown = settings.parsed().unknown_keys()
+        except ConfigError as exc:
+            ok = False
+            console.print(Text(f"  ✗ {exc}", style="red"))
+            unknown = []
+        for line in unknown:
+            console.print(Text(f"  ! {line}: ignored", style="yellow"))
     from dexter.cli.doctor_json import database_state
 
     db_ok, db_state = database_state(settings)
@@ -284,7 +299,7 @@ def run_doctor(
         )
     )
     services = Text("Other services: ")
-    for index, (env_name, title) in enumerate(_SERVICE_KEYS):
+    for index, (env_name, title) in enumerate(service_keys()):
         if index:
             services.append(", ")
         present = get_secret(settings, env_name) is not None

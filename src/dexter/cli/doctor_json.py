@@ -36,7 +36,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
     import platform
 
     from dexter import __version__
-    from dexter.cli.doctor import _SERVICE_KEYS, window_known
+    from dexter.cli.doctor import service_keys, window_known
     from dexter.data.settings import user_agent_problem
     from dexter.providers import (
         MODEL_SOURCE_LABELS,
@@ -109,7 +109,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
         "problem": user_agent_problem(agent) if agent else "not set",
     }
     report["services"] = {
-        env: get_secret(settings, env) is not None for env, _title in _SERVICE_KEYS
+        env: get_secret(settings, env) is not None for env, _title in service_keys()
     }
     report["ok"] = ok
     return report, ok

@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-color", action="store_true", help="no colours or styles (as does NO_COLOR=1)"
     )
+    parser.add_argument(
+        "--debug", action="store_true", help="also print the log (dexter.log) to stderr"
+    )
     model_help = (
         "model as provider:model, e.g. openai:gpt-5.6-sol (default: DEXTER_MODEL or settings)"
     )
@@ -212,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dexter: {problem}", file=sys.stderr)
         return EXIT_USAGE
     args = _parser().parse_args(arguments)
+    from dexter.log import configure_logging
+
+    configure_logging(debug=args.debug)
     if args.no_color:
         import os
 
@@ -228,6 +234,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"dexter: {_describe_os_error(error)}", file=sys.stderr)
         return EXIT_USAGE if _under_home(error) else EXIT_FAILED
+    except Exception as error:
+        return _report(error)
+
+
+def _report(error: Exception) -> int:
+    """The one place an error becomes what the user reads: a DexterError is its message (and
+    hint) with its exit code; anything else is a bug, logged with its traceback, never shown."""
+    from dexter.errors import DexterError
+
+    if isinstance(error, DexterError):
+        print(f"dexter: {error}", file=sys.stderr)
+        return error.exit_code
+    import logging
+
+    from dexter.log import log_path, redact
+
+    logging.getLogger("dexter").error("unexpected error", exc_info=error)
+    detail = redact(f"{type(error).__name__}: {error}")
+    print(f"dexter: unexpected error: {detail}, details in {log_path()}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _undecodable(arguments: Sequence[str]) -> str | None:
@@ -294,63 +320,57 @@ def _describe_os_error(error: OSError) -> str:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from dexter.config import ConfigError
+    if args.command == "ask":
+        from dexter.cli.ask import read_question, run_ask
 
-    try:
-        if args.command == "ask":
-            from dexter.cli.ask import read_question, run_ask
+        return run_ask(
+            read_question(args.question),
+            model=args.ask_model or args.model,
+            as_json=args.json,
+            max_iterations=args.max_iterations,
+            resume=args.ask_resume or args.resume,
+            output=args.output,
+            research=args.research,
+        )
+    if args.command == "tools":
+        from dexter.cli.tools_command import run_tools_command
 
-            return run_ask(
-                read_question(args.question),
-                model=args.ask_model or args.model,
-                as_json=args.json,
-                max_iterations=args.max_iterations,
-                resume=args.ask_resume or args.resume,
-                output=args.output,
-                research=args.research,
-            )
-        if args.command == "tools":
-            from dexter.cli.tools_command import run_tools_command
+        return run_tools_command(args)
+    if args.command == "data":
+        from dexter.cli.data_command import run_data_command
 
-            return run_tools_command(args)
-        if args.command == "data":
-            from dexter.cli.data_command import run_data_command
+        return run_data_command(args)
+    if args.command == "memory":
+        return int(args.memory_run(args))
+    if getattr(args, "command_run", None) is not None:
+        return int(args.command_run(args))
+    if args.command == "mcp":
+        from dexter.cli.mcp_command import run_mcp_command
 
-            return run_data_command(args)
-        if args.command == "memory":
-            return int(args.memory_run(args))
-        if getattr(args, "command_run", None) is not None:
-            return int(args.command_run(args))
-        if args.command == "mcp":
-            from dexter.cli.mcp_command import run_mcp_command
+        return run_mcp_command(args)
+    if args.command == "report":
+        from dexter.cli.report_command import run_report_command
 
-            return run_mcp_command(args)
-        if args.command == "report":
-            from dexter.cli.report_command import run_report_command
+        return run_report_command(args)
+    if args.command in ("cron", "heartbeat", "daemon"):
+        return int(args.cron_run(args))
+    if args.command == "eval":
+        return int(args.eval_run(args))
+    if args.command == "permissions":
+        from dexter.cli.permissions_command import run_permissions_command
 
-            return run_report_command(args)
-        if args.command in ("cron", "heartbeat", "daemon"):
-            return int(args.cron_run(args))
-        if args.command == "eval":
-            return int(args.eval_run(args))
-        if args.command == "permissions":
-            from dexter.cli.permissions_command import run_permissions_command
+        return run_permissions_command(args)
+    if args.command in ("sessions", "usage"):
+        return int(args.store_run(args))
+    if args.command == "doctor":
+        from dexter.cli.doctor_command import run_doctor_command
 
-            return run_permissions_command(args)
-        if args.command in ("sessions", "usage"):
-            return int(args.store_run(args))
-        if args.command == "doctor":
-            from dexter.cli.doctor_command import run_doctor_command
+        return run_doctor_command(
+            args.doctor_model or args.model, as_json=args.json, check=args.check
+        )
+    from dexter.cli.interactive_command import run_interactive_command
 
-            return run_doctor_command(
-                args.doctor_model or args.model, as_json=args.json, check=args.check
-            )
-        from dexter.cli.interactive_command import run_interactive_command
-
-        return run_interactive_command(args.model, resume=args.resume)
-    except ConfigError as error:
-        print(f"dexter: {error}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_interactive_command(args.model, resume=args.resume)
 
 
 def _add_store_parsers(commands: Any) -> None:

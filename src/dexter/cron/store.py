@@ -17,12 +17,16 @@ from typing import Any
 from dexter.cron.active import ActiveHours
 from dexter.cron.model import Job, JobState, OutboxItem, RunRecord, RunStatus
 from dexter.cron.schedule import ScheduleError, from_dict, to_dict
+from dexter.errors import EXIT_USAGE
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
 
 
 class JobNotFound(StoreError):
     """No job, or more than one, matches an id prefix or name."""
+
+    # A usage error (a wrong id), not a damaged database.
+    exit_code = EXIT_USAGE
 
 
 def _iso(moment: datetime | None) -> str | None:

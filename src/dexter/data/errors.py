@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dexter.errors import DexterError
 
-class DataError(Exception):
+
+class DataError(DexterError):
     """Base for every data failure shown to a person or a model."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return f"{self.message} {self.hint}" if self.hint else self.message
+        super().__init__(message, hint)
 
 
 class NotFound(DataError):

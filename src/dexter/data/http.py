@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from dexter.backoff import backoff
 from dexter.data.cache import DiskCache
 from dexter.data.errors import NotFound, RateLimited, UpstreamError
 from dexter.data.ratelimit import RateLimiter
@@ -274,7 +274,7 @@ class HttpClient:
             attempt += 1
 
     def _backoff(self, attempt: int) -> float:
-        return float(self._base_delay * 2.0 ** (attempt - 1) * random.uniform(0.8, 1.2))
+        return backoff(attempt, self._base_delay, MAX_BACKOFF)
 
     def _status_error(self, response: httpx2.Response, url: str) -> UpstreamError:
         status = response.status_code

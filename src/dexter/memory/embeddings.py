@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dexter.config import Settings, get_secret
+from dexter.errors import DexterError
 
 if TYPE_CHECKING:
     import httpx2
@@ -66,7 +67,7 @@ KNOWN_DIMS = {
 PROVIDER_CHOICES = ("local", "openai", "gemini", "ollama", "none")
 
 
-class EmbeddingUnavailable(Exception):
+class EmbeddingUnavailable(DexterError):
     """An embedder cannot produce vectors; the message says what happened and what to do."""
 
 
@@ -570,14 +571,8 @@ class OllamaEmbedder(_RemoteEmbedder):
 # Choosing one
 
 
-def _memory_settings(settings: Settings) -> dict[str, Any]:
-    memory = settings.file_data.get("memory")
-    return memory if isinstance(memory, dict) else {}
-
-
-def _setting_str(memory: dict[str, Any], key: str) -> str | None:
-    value = memory.get(key)
-    return value.strip() if isinstance(value, str) and value.strip() else None
+def _setting_str(value: str | None) -> str | None:
+    return value.strip() if value and value.strip() else None
 
 
 def load_embedder(
@@ -595,7 +590,9 @@ def load_embedder(
     up as "keyword-only: …" at once rather than at the first search; remote ones are not
     contacted until used. `local_*_path` and `transport` are for tests.
     """
-    memory = _memory_settings(settings)
+    from dexter.settings_model import MemorySettings
+
+    memory = settings.section(MemorySettings)
     override = (settings.env.get("DEXTER_EMBEDDINGS") or "").strip()
     model: str | None
     if override:
@@ -603,8 +600,8 @@ def load_embedder(
         model = model_part.strip() or None
         source = "DEXTER_EMBEDDINGS"
     else:
-        choice = _setting_str(memory, "embeddingProvider") or "local"
-        model = _setting_str(memory, "embeddingModel")
+        choice = _setting_str(memory.embedding_provider) or "local"
+        model = _setting_str(memory.embedding_model)
         source = "memory.embeddingProvider"
     choice = choice.strip().lower()
     if choice == "auto":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -38,6 +39,8 @@ import numpy.typing as npt
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dexter.memory.embeddings import Embedder
@@ -143,6 +146,30 @@ class MemoryIndex:
     async def _sync(self, force: bool) -> SyncStats:
         started = time.perf_counter()
         embedded_before = self._embedded_total
+        # File stats, reads and SQLite (whose write lock another process may hold for seconds)
+        # run in a worker thread, so the event loop keeps streaming meanwhile.
+        on_disk, removed, work, touched = await asyncio.to_thread(self._scan, force)
+        vectors = await self._vectors_for(work)
+        chunks_added, chunks_removed = await asyncio.to_thread(
+            self._write, work, removed, touched, vectors
+        )
+        if self.embedder is not None and any(v is None for v in vectors.values()):
+            self._embeddings_checked = False  # a batch failed: retry on the next sync
+        else:
+            await self._reembed_stale()
+        return SyncStats(
+            files_seen=len(on_disk),
+            files_indexed=len(work),
+            files_removed=len(removed),
+            chunks_added=chunks_added,
+            chunks_removed=chunks_removed,
+            seconds=time.perf_counter() - started,
+            chunks_embedded=self._embedded_total - embedded_before,
+        )
+
+    def _scan(
+        self, force: bool
+    ) -> tuple[list[str], list[str], list[_FileWork], list[tuple[str, int, int]]]:
         conn = self.conn
         generation = self._read_generation()
         if generation != self._generation:
@@ -190,8 +217,16 @@ class MemoryIndex:
             ]
             work.append(_FileWork(name, text_hash, stat.st_mtime_ns, stat.st_size, chunks))
 
-        vectors = await self._vectors_for(work)
+        return on_disk, removed, work, touched
 
+    def _write(
+        self,
+        work: Sequence[_FileWork],
+        removed: Sequence[str],
+        touched: Sequence[tuple[str, int, int]],
+        vectors: dict[str, bytes | None],
+    ) -> tuple[int, int]:
+        conn = self.conn
         chunks_added = chunks_removed = 0
         now = datetime.now(UTC).isoformat()
         if work or removed or touched:
@@ -250,19 +285,7 @@ class MemoryIndex:
             if work or removed:
                 self._vectors = None
 
-        if self.embedder is not None and any(v is None for v in vectors.values()):
-            self._embeddings_checked = False  # a batch failed: retry on the next sync
-        else:
-            await self._reembed_stale()
-        return SyncStats(
-            files_seen=len(on_disk),
-            files_indexed=len(work),
-            files_removed=len(removed),
-            chunks_added=chunks_added,
-            chunks_removed=chunks_removed,
-            seconds=time.perf_counter() - started,
-            chunks_embedded=self._embedded_total - embedded_before,
-        )
+        return chunks_added, chunks_removed
 
     def _bump_generation(self, conn: sqlite3.Connection) -> None:
         conn.execute(
@@ -310,6 +333,7 @@ class MemoryIndex:
                         f"({len(batch)}, {embedder.dims})"
                     )
             except Exception as exc:  # degrade to keyword search, retry on the next sync
+                _log.debug("embedding during sync failed", exc_info=True)
                 self.last_warning = (
                     f"Embedding with {embedder.model_id} failed ({exc}); those memories are "
                     "searchable by keyword only until the next successful sync."

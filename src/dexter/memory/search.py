@@ -32,6 +32,7 @@ date bound excludes MEMORY.md, which has no date) restrict both candidate sides 
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -41,6 +42,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dexter.memory.index import MemoryIndex, VectorTable
@@ -265,6 +268,7 @@ async def _query_vector(index: MemoryIndex, query: str) -> npt.NDArray[np.float3
     try:
         matrix = np.asarray(await embedder.embed([query]), dtype=np.float32)
     except Exception as exc:  # keyword-only for this query rather than no answer at all
+        _log.debug("query embedding failed; keyword-only", exc_info=True)
         index.last_warning = (
             f"Embedding the query with {embedder.model_id} failed ({exc}); "
             "searched by keyword only."

@@ -13,6 +13,7 @@ pre-compaction flush.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.memory.files import EVERGREEN_NAME, MemoryFiles, MemoryNameError
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dexter.memory.index import MemoryIndex
@@ -185,6 +188,7 @@ async def find_duplicate(
         try:
             hits = await index.search(content, limit=5, paths=list(targets), decay=False, mmr=False)
         except Exception:  # a broken index must not block writing to the files
+            _log.debug("memory index lookup failed", exc_info=True)
             hits = []
         for hit in hits:
             for offset, line in enumerate(hit.text.splitlines()):
@@ -205,6 +209,7 @@ async def find_duplicate(
         try:
             vectors = np.asarray(await embedder.embed(texts), dtype=np.float32)
         except Exception:
+            _log.debug("similarity check failed", exc_info=True)
             return None
         sims = vectors[1:] @ vectors[0]
         best = int(np.argmax(sims))

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
 
+from dexter.errors import DexterError
+
 
 class ErrorKind(StrEnum):
     AUTH = "auth"
@@ -36,7 +38,7 @@ RETRYABLE_KINDS = frozenset(
 )
 
 
-class ModelError(Exception):
+class ModelError(DexterError):
     """A failed model call, with enough structure for the loop to decide what to do next."""
 
     def __init__(

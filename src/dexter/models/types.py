@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from dexter.models.errors import ModelError
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,18 @@ class ModelResponse:
     stop_reason: str = "stop"
 
 
-StreamChunk = TextChunk | ReasoningChunk | ToolCallChunk | ModelResponse
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """Yielded by a retrying model before it streams again: discard what this attempt streamed
+    so far (text, reasoning and tool-call fragments)."""
+
+    attempt: int
+    max_attempts: int
+    delay: float
+    error: ModelError
+
+
+StreamChunk = TextChunk | ReasoningChunk | ToolCallChunk | ModelResponse | RetryNotice
 
 
 # provider_data keys that carry reasoning state; the loop drops them from old turns.

@@ -17,6 +17,7 @@ or denies its host. Other tools ask when they say they need approval.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,6 +48,8 @@ from dexter.permissions.rules import (
     reset_rules,
 )
 from dexter.permissions.shell import Segment, command_name, parse_command
+
+_log = logging.getLogger(__name__)
 
 FILE_WRITE_KEY = "file:write"
 _FILE_TOOLS = {"read_file": "Read", "write_file": "Write", "edit_file": "Edit"}
@@ -194,6 +197,7 @@ class RulesPolicy:
         try:
             rules = self.rules()
         except Exception:
+            _log.debug("could not check the path against the workspace", exc_info=True)
             return False
         return any(
             rule.domain is not None and domain_rule_matches(rule, host)

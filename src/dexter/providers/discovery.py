@@ -8,9 +8,12 @@ the model never sees the question. Discovery asks the server; the table covers t
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import httpx2
@@ -186,5 +189,6 @@ async def discover_context_window(
             response.raise_for_status()
             return _openrouter_window(response.json(), model_name)
     except Exception:
+        _log.debug("context-window discovery failed", exc_info=True)
         # Connection refused, timeouts, HTTP errors and bad JSON all mean "unknown".
         return None

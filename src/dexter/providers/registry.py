@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dexter.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from dexter.settings_model import ProviderOverride
 
 WireProtocol = Literal["openai", "anthropic"]
 PROTOCOLS: tuple[WireProtocol, ...] = ("openai", "anthropic")
@@ -223,200 +226,78 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
 BUILTIN_IDS = frozenset(spec.id for spec in BUILTIN_PROVIDERS)
 DEFAULT_PROVIDER_ID = "openai"
 
-# Per-provider keys accepted under settings.json "providers".<id>.
-_OVERRIDE_KEYS = frozenset(
-    {
-        "apiKey",
-        "apiKeyEnv",
-        "baseUrl",
-        "baseUrlEnv",
-        "contextWindow",
-        "contextWindows",
-        "defaultModel",
-        "displayName",
-        "extraBody",
-        "fastModel",
-        "headers",
-        "keyRequired",
-        "maxOutputTokens",
-        "models",
-        "protocol",
-        "reasoningField",
-        "thinkingBudget",
-        "timeout",
-    }
-)
 _PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class _Reader:
-    """Typed access to one provider's settings block, with errors that name the exact key."""
-
-    def __init__(self, provider_id: str, data: Mapping[str, Any], settings: Settings) -> None:
-        self.id = provider_id
-        self.data = data
-        self.where = f"providers.{provider_id}"
-        self.path = settings.settings_path
-        unknown = sorted(set(data) - _OVERRIDE_KEYS)
-        if unknown:
-            import difflib
-
-            hints = []
-            for key in unknown:
-                close = difflib.get_close_matches(key, _OVERRIDE_KEYS, n=1)
-                hints.append(f'"{key}"' + (f' (did you mean "{close[0]}"?)' if close else ""))
-            raise self.error(
-                f"unknown key {', '.join(hints)}; allowed: {', '.join(sorted(_OVERRIDE_KEYS))}"
-            )
-
-    def error(self, problem: str) -> ConfigError:
-        return ConfigError(f"{self.where} in {self.path}: {problem}.")
-
-    def string(self, key: str) -> str | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(f'"{key}" must be a non-empty string')
-        return value.strip()
-
-    def env_name(self, key: str) -> str | None:
-        value = self.string(key)
-        if value is not None and not _ENV_NAME.match(value):
-            raise self.error(f'"{key}" must be an environment variable name, got {value!r}')
-        return value
-
-    def positive_int(self, key: str) -> int | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.error(f'"{key}" must be a positive whole number, got {value!r}')
-        return value
-
-    def number(self, key: str) -> float | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise self.error(f'"{key}" must be a positive number of seconds, got {value!r}')
-        return float(value)
-
-    def boolean(self, key: str) -> bool | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            raise self.error(f'"{key}" must be true or false')
-        return value
-
-    def object(self, key: str) -> dict[str, Any] | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise self.error(f'"{key}" must be an object')
-        return value
-
-    def int_map(self, key: str) -> dict[str, int] | None:
-        value = self.object(key)
-        if value is None:
-            return None
-        for model, window in value.items():
-            if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-                raise self.error(f'"{key}.{model}" must be a positive whole number')
-        return value
-
-    def str_map(self, key: str) -> dict[str, str] | None:
-        value = self.object(key)
-        if value is None:
-            return None
-        if not all(isinstance(v, str) for v in value.values()):
-            raise self.error(f'"{key}" values must be strings')
-        return value
-
-    def str_list(self, key: str) -> tuple[str, ...] | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.error(f'"{key}" must be a list of model names')
-        return tuple(value)
-
-    def protocol(self) -> WireProtocol | None:
-        value = self.string("protocol")
-        if value is None:
-            return None
-        lowered = value.lower()
-        if lowered == "openai":
-            return "openai"
-        if lowered == "anthropic":
-            return "anthropic"
-        raise self.error(f'"protocol" must be "openai" or "anthropic", got {value!r}')
+def _error(provider_id: str, settings: Settings, problem: str) -> ConfigError:
+    return ConfigError(f"providers.{provider_id} in {settings.settings_path}: {problem}.")
 
 
-def _apply_overrides(base: ProviderSpec, r: _Reader) -> ProviderSpec:
+def _apply_overrides(
+    base: ProviderSpec, o: ProviderOverride, provider_id: str, settings: Settings
+) -> ProviderSpec:
     changes: dict[str, Any] = {}
-    protocol = r.protocol()
-    if protocol is not None and protocol != base.protocol:
+    if o.protocol is not None and o.protocol != base.protocol:
         if not base.custom:
-            raise r.error(f'{base.display_name} speaks "{base.protocol}"; "protocol" cannot change')
-        changes["protocol"] = protocol
-    simple: list[tuple[str, str, Any]] = [
-        ("displayName", "display_name", r.string("displayName")),
-        ("baseUrl", "default_base_url", r.string("baseUrl")),
-        ("baseUrlEnv", "base_url_env", r.env_name("baseUrlEnv")),
-        ("apiKeyEnv", "api_key_env", r.env_name("apiKeyEnv")),
-        ("apiKey", "settings_api_key", r.string("apiKey")),
-        ("keyRequired", "key_required", r.boolean("keyRequired")),
-        ("contextWindow", "context_window", r.positive_int("contextWindow")),
-        ("defaultModel", "default_model", r.string("defaultModel")),
-        ("fastModel", "fast_model", r.string("fastModel")),
-        ("timeout", "timeout", r.number("timeout")),
-        ("maxOutputTokens", "max_output_tokens", r.positive_int("maxOutputTokens")),
-        ("thinkingBudget", "thinking_budget", r.positive_int("thinkingBudget")),
+            raise _error(
+                provider_id,
+                settings,
+                f'{base.display_name} speaks "{base.protocol}"; "protocol" cannot change',
+            )
+        changes["protocol"] = o.protocol
+    simple: list[tuple[str, Any]] = [
+        ("display_name", o.display_name),
+        ("default_base_url", o.base_url),
+        ("base_url_env", o.base_url_env),
+        ("api_key_env", o.api_key_env),
+        ("settings_api_key", o.api_key),
+        ("key_required", o.key_required),
+        ("context_window", o.context_window),
+        ("default_model", o.default_model),
+        ("fast_model", o.fast_model),
+        ("timeout", o.timeout),
+        ("max_output_tokens", o.max_output_tokens),
+        ("thinking_budget", o.thinking_budget),
     ]
-    for _key, attr, value in simple:
+    for attr, value in simple:
         if value is not None:
             changes[attr] = value
-    if "reasoningField" in r.data:
+    if "reasoning_field" in o.model_fields_set:
         # null is meaningful here: it switches off reading a reasoning field.
-        changes["reasoning_field"] = r.string("reasoningField")
-    windows = r.int_map("contextWindows")
-    if windows is not None:
-        changes["model_context_windows"] = {**base.model_context_windows, **windows}
-    extra = r.object("extraBody")
-    if extra is not None:
-        changes["extra_body"] = {**base.extra_body, **extra}
-    headers = r.str_map("headers")
-    if headers is not None:
-        changes["headers"] = {**base.headers, **headers}
-    models = r.str_list("models")
-    if models is not None:
-        changes["models"] = tuple(CatalogModel(m, m) for m in models)
+        changes["reasoning_field"] = (o.reasoning_field or "").strip() or None
+    if o.context_windows is not None:
+        changes["model_context_windows"] = {**base.model_context_windows, **o.context_windows}
+    if o.extra_body is not None:
+        changes["extra_body"] = {**base.extra_body, **o.extra_body}
+    if o.headers is not None:
+        changes["headers"] = {**base.headers, **o.headers}
+    if o.models is not None:
+        changes["models"] = tuple(CatalogModel(m, m) for m in o.models)
     return replace(base, **changes)
 
 
-def _custom_base(provider_id: str, r: _Reader) -> ProviderSpec:
+def _custom_base(provider_id: str, o: ProviderOverride, settings: Settings) -> ProviderSpec:
     if not _PROVIDER_ID.match(provider_id) or ":" in provider_id:
-        raise r.error(
+        raise _error(
+            provider_id,
+            settings,
             "provider ids may use only lowercase letters, digits, '.', '_' and '-' "
-            "(they are written before the ':' in --model id:model)"
+            "(they are written before the ':' in --model id:model)",
         )
-    if r.string("baseUrl") is None and r.env_name("baseUrlEnv") is None:
-        raise r.error(
-            'a custom provider needs "baseUrl" (e.g. "http://localhost:8000/v1") or "baseUrlEnv"'
+    if o.base_url is None and o.base_url_env is None:
+        raise _error(
+            provider_id,
+            settings,
+            'a custom provider needs "baseUrl" (e.g. "http://localhost:8000/v1") or "baseUrlEnv"',
         )
-    api_key_env = r.env_name("apiKeyEnv")
-    has_key = api_key_env is not None or r.string("apiKey") is not None
+    has_key = o.api_key_env is not None or o.api_key is not None
     return ProviderSpec(
         id=provider_id,
         display_name=provider_id,
-        protocol=r.protocol() or "openai",
+        protocol=o.protocol or "openai",
         default_base_url="",
         base_url_env=None,
-        api_key_env=api_key_env,
+        api_key_env=o.api_key_env,
         # Local servers (vLLM, LM Studio, llama.cpp) usually need no key; if the user named one,
         # a missing value is almost certainly a mistake worth stopping for.
         key_required=has_key,
@@ -429,8 +310,9 @@ def _custom_base(provider_id: str, r: _Reader) -> ProviderSpec:
 def provider_table(settings: Settings) -> dict[str, ProviderSpec]:
     """Built-in providers with the user's settings applied, then user-declared ones, by id."""
     table = {spec.id: spec for spec in BUILTIN_PROVIDERS}
-    for provider_id, data in settings.providers.items():
-        reader = _Reader(provider_id, data, settings)
-        base = table.get(provider_id) or _custom_base(provider_id, reader)
-        table[provider_id] = _apply_overrides(base, reader)
+    from dexter.settings_model import ProvidersSettings
+
+    for provider_id, override in settings.section(ProvidersSettings).entries.items():
+        base = table.get(provider_id) or _custom_base(provider_id, override, settings)
+        table[provider_id] = _apply_overrides(base, override, provider_id, settings)
     return table

@@ -31,6 +31,8 @@ from typing import Literal
 
 import yaml  # no stubs in the dev group
 
+from dexter.errors import DexterError
+
 log = logging.getLogger(__name__)
 
 SkillSource = Literal["bundled", "user", "project"]
@@ -48,7 +50,7 @@ def default_user_dir() -> Path:
     return Path.home() / ".dexter" / "skills"
 
 
-class SkillError(ValueError):
+class SkillError(DexterError, ValueError):
     """A SKILL.md that cannot be used; the message says why."""
 
 

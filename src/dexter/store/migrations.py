@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dexter.config import ConfigError
+from dexter.errors import DexterError
 
 
-class StoreError(ConfigError):
-    """The database cannot be used as it is; the CLI prints the message (exit 2)."""
+class StoreError(DexterError):
+    """The database cannot be used as it is (corrupt, newer, unwritable); the CLI prints the
+    message and exits 1."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,8 @@ def parse_overrides(raw: object, where: str = '"prices" in settings') -> dict[st
 
 
 def overrides_from_settings(settings: Settings) -> dict[str, Price]:
+    from dexter.settings_model import TopLevel
+
     return parse_overrides(
-        settings.file_data.get("prices"), f'"prices" in {settings.settings_path}'
+        settings.section(TopLevel).prices, f'"prices" in {settings.settings_path}'
     )

@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from dexter.errors import EXIT_USAGE
 from dexter.models.types import Usage
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
@@ -17,6 +18,8 @@ _TITLE_CHARS = 60
 
 class SessionLookupError(StoreError):
     """No session, or more than one, matches an id or prefix. `candidates` are ids to suggest."""
+
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, candidates: builtins.list[str]) -> None:
         super().__init__(message)
@@ -331,12 +334,32 @@ class SessionStore:
         )
         return [(row["query"], row["answer"]) for row in rows]
 
-    def set_constraints(self, session_id: str, constraints: builtins.list[str]) -> None:
+    def set_constraints(
+        self,
+        session_id: str,
+        constraints: builtins.list[str],
+        *,
+        base: builtins.list[str] | None = None,
+    ) -> builtins.list[str]:
+        """Store a run's standing constraints, merged with what other runs on the same session
+        stored meanwhile (four parallel `ask --continue` keep all four): the stored list, minus
+        what this run removed (in `base`, what it started from, but not in `constraints`), plus
+        what it added. Returns the merged list. The read and the write share one write
+        transaction, so concurrent processes cannot interleave between them."""
+        removed = set(base or ()) - set(constraints)
         with self.store.transaction() as conn:
+            row = conn.execute(
+                "SELECT constraints_json FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            # No base: the caller states the whole list (a new session, an explicit reset).
+            stored = _load_constraints(row[0]) if row and base is not None else []
+            merged = [item for item in stored if item not in removed]
+            merged += [item for item in constraints if item not in merged]
             conn.execute(
                 "UPDATE sessions SET constraints_json = ?, updated_at = ? WHERE id = ?",
-                (json.dumps(constraints, ensure_ascii=False), now_iso(), session_id),
+                (json.dumps(merged, ensure_ascii=False), now_iso(), session_id),
             )
+        return merged
 
     def constraints(self, session_id: str) -> builtins.list[str]:
         rows = self.store.query("SELECT constraints_json FROM sessions WHERE id = ?", (session_id,))

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from dexter.errors import DexterError
 from dexter.models.types import ToolSpec
 from dexter.tools.citations import SourceLedger
 from dexter.tools.results import ResultStore
@@ -78,7 +79,7 @@ READS_ANYTHING = Resources.of(reads=[EVERYTHING])
 TOUCHES_EVERYTHING = Resources.of(reads=[EVERYTHING], writes=[EVERYTHING])
 
 
-class ToolFailure(Exception):
+class ToolFailure(DexterError):
     """Raised by a tool for an expected failure; the message goes back to the model verbatim."""
 
 

@@ -20,12 +20,14 @@ FinanceMode = Literal["routed", "direct"]
 def finance_mode(settings: Settings) -> FinanceMode:
     """`routed` (default): four meta-tools that plan data calls with a fast model. `direct`: every
     data call bound as its own tool, for strong models and for comparison."""
-    raw = settings.env.get("DEXTER_FINANCE_TOOLS") or settings.file_data.get("financeTools")
-    value = str(raw or "routed").strip().lower()
+    from dexter.settings_model import TopLevel
+
+    raw = settings.env.get("DEXTER_FINANCE_TOOLS")
+    if raw is None or not raw.strip():
+        return settings.section(TopLevel).finance_tools or "routed"
+    value = raw.strip().lower()
     if value not in ("routed", "direct"):
-        raise ConfigError(
-            f"financeTools / DEXTER_FINANCE_TOOLS must be 'routed' or 'direct', not {raw!r}."
-        )
+        raise ConfigError(f"DEXTER_FINANCE_TOOLS must be 'routed' or 'direct', not {raw!r}.")
     return "direct" if value == "direct" else "routed"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from pydantic import BaseModel, ValidationError
 from dexter.permissions.gate import Decision, PermissionPolicy, Verdict
 from dexter.permissions.secrets import redact
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+
+_log = logging.getLogger(__name__)
 
 # Seconds a tool may run when it declares no timeout of its own.
 DEFAULT_TOOL_TIMEOUT = 900.0
@@ -104,6 +107,7 @@ async def run_tool(
     except ToolFailure as exc:
         error = str(exc) or type(exc).__name__
     except Exception as exc:  # a tool bug must not kill the run; the caller is told
+        _log.debug("tool raised unexpectedly", exc_info=True)
         error = f"the tool failed unexpectedly ({type(exc).__name__}: {exc})"
     duration = (time.perf_counter() - started) * 1000
     # Known secret values never reach the model, the scratchpad, the database or logs.

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dexter.agent.context.budget import estimate_messages, estimate_request, estimate_tokens
+from dexter.errors import DexterError
 from dexter.models.base import Model
 from dexter.models.errors import ModelError
 from dexter.models.retry import complete_with_retry
@@ -41,7 +42,7 @@ CONTEXT_OPEN = "<compacted-context>"
 CONTEXT_CLOSE = "</compacted-context>"
 
 
-class CompactionFailed(Exception):
+class CompactionFailed(DexterError):
     """The summary could not be produced; the caller falls back to truncation."""
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ from dexter.agent.context.results import (
 from dexter.agent.events import ContextEvent
 from dexter.models.base import Model
 from dexter.models.types import AssistantMessage, Message, ToolMessage, ToolSpec, Usage
+
+_log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3.5
 KEEP_RECENT_RESULTS = 4
@@ -193,6 +196,7 @@ class ContextManager:
             try:
                 await self._before_compaction(out.messages)
             except Exception as error:  # a failed memory flush must never block compaction
+                _log.debug("memory flush failed", exc_info=True)
                 out.events.append(ContextEvent("memory_flush_failed", str(error)[:200]))
         try:
             result = await compact(

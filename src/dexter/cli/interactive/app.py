@@ -8,6 +8,7 @@ work, and cancelling the worker cancels the run.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -41,6 +42,8 @@ from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
 from dexter.session import SessionAgent
 from dexter.tools.ask_user import Answer, Question
+
+_log = logging.getLogger(__name__)
 
 SwitchModel = Callable[[str], Model]
 
@@ -305,6 +308,7 @@ class DexterApp(App[None]):
         try:
             info = agent.resume(session_id)
         except Exception as exc:  # an unknown id must not end the session
+            _log.debug("resume failed", exc_info=True)
             await self._add(Note(f"Could not resume: {exc}", classes="error"))
             return
         await self.log_view.remove_children()
@@ -351,6 +355,7 @@ class DexterApp(App[None]):
         try:
             new_model = self.switch_model(spec)
         except Exception as exc:  # a bad spec or missing key must not end the session
+            _log.debug("model switch failed", exc_info=True)
             await self._add(Note(f"Could not switch model: {exc}", classes="error"))
             return
         self.agent.model = new_model
@@ -388,6 +393,7 @@ class DexterApp(App[None]):
             self._drop_queued()
             raise
         except Exception as exc:  # a UI bug must not kill the session; show it and carry on
+            _log.debug("interactive turn failed", exc_info=True)
             message = f"Internal error: {type(exc).__name__}: {exc}"
             if self.turn is not None:
                 await self.turn.fail(message)

@@ -10,6 +10,7 @@ quarterly, say) never overwrite each other.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -23,6 +24,8 @@ from dexter.models.retry import complete_with_retry
 from dexter.models.types import ModelRequest, SystemMessage, ToolCall, UserMessage
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 30.0
 MAX_CALLS = 12
@@ -87,6 +90,7 @@ class RoutedTool(Tool[RoutedArgs]):
         try:
             return self._model_factory()
         except Exception as exc:  # a missing key for the router model is a tool failure
+            _log.debug("router model unavailable", exc_info=True)
             raise ToolFailure(f"the data router model is not available: {exc}") from None
 
     def system_prompt(self) -> str:

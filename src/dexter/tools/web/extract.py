@@ -7,6 +7,7 @@ of table-heavy filings and index pages) the whole body is converted instead.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ from readability import Document  # type: ignore[import-untyped]
 from dexter.tools.untrusted import UNTRUSTED_NOTE, wrap_untrusted
 
 __all__ = ["UNTRUSTED_NOTE", "Extracted", "html_to_markdown", "wrap_untrusted"]
+
+_log = logging.getLogger(__name__)
 
 MIN_READABLE_SHARE = 0.2
 _DROPPED_TAGS = (
@@ -69,6 +72,7 @@ def html_to_markdown(html: str | bytes, url: str | None = None) -> Extracted:
         if full_text_len and kept >= MIN_READABLE_SHARE * full_text_len:
             chosen, used_readability = summary, True
     except Exception:
+        _log.debug("readability failed; using the full body", exc_info=True)
         # readability gives up on some pages (e.g. no candidate blocks): use the full body.
         pass
     return Extracted(title, _to_markdown(chosen), used_readability)

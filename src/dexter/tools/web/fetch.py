@@ -44,11 +44,9 @@ _CACHE_FORMAT = 1
 def allowed_hosts_from_settings(settings: Settings) -> frozenset[str]:
     """The hosts in `webFetch.allowedHosts` (settings file), exempt from the internal-address
     check."""
-    section = settings.file_data.get("webFetch")
-    hosts = section.get("allowedHosts") if isinstance(section, dict) else None
-    if not isinstance(hosts, list):
-        return frozenset()
-    return normalise_hosts(h for h in hosts if isinstance(h, str))
+    from dexter.settings_model import WebFetchSettings
+
+    return normalise_hosts(settings.section(WebFetchSettings).allowed_hosts)
 
 
 class WebFetchArgs(BaseModel):

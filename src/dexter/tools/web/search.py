@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings, get_secret
+from dexter.errors import DexterError
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 
@@ -44,7 +45,7 @@ class SearchAnswer:
     answer: str | None = None
 
 
-class SearchError(Exception):
+class SearchError(DexterError):
     """One provider's failure; the message is shown to the model next to the provider's name."""
 
 
@@ -290,7 +291,9 @@ KEYLESS_SETTING = "webSearchKeyless"
 def keyless_search_enabled(settings: Settings) -> bool:
     raw = settings.env.get(KEYLESS_ENV)
     if raw is None:
-        raw = str(settings.file_data.get(KEYLESS_SETTING, "true"))
+        from dexter.settings_model import TopLevel
+
+        return settings.section(TopLevel).web_search_keyless
     return raw.strip().lower() not in {"0", "false", "off", "no"}
 
 
@@ -310,8 +313,10 @@ def search_providers_from_settings(settings: Settings) -> list[SearchProvider]:
     if keyless_search_enabled(settings):
         base = settings.env.get("DEXTER_DUCKDUCKGO_BASE_URL", "").strip() or None
         providers.append(DuckDuckGoProvider(base_url=base))
-    preferred = settings.file_data.get(PREFERRED_SETTING)
-    if isinstance(preferred, str) and preferred.strip():
+    from dexter.settings_model import TopLevel
+
+    preferred = settings.section(TopLevel).web_search_preferred_provider
+    if preferred and preferred.strip():
         wanted = preferred.strip().lower()
         providers.sort(key=lambda p: p.key != wanted)  # stable: the rest keep their order
     return providers
