@@ -179,3 +179,5 @@ def test_doctor_check_asks_the_endpoint_whether_it_serves_the_model(
     main(["doctor", "--check", "--model", "openai:llama-big"])
     out = " ".join(capsys.readouterr().out.split())
     assert "does not list llama-big (it serves qwen3-local)" in out
+    # The main model is the one at fault, so the fix named is the main model's setting.
+    assert "set --model or DEXTER_MODEL to one of those" in out

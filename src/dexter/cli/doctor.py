@@ -50,17 +50,20 @@ def _print_phases(
         )
     )
     if check:
-        _check_endpoints(settings, console, [plans[0].spec, fast.spec])
+        # Each phase's model has its own setting; main wins when both phases share a spec.
+        hints = {plans[0].spec: "--model or DEXTER_MODEL"}
+        hints.setdefault(fast.spec, "DEXTER_ROUTER_MODEL")
+        _check_endpoints(settings, console, hints)
 
 
-def _check_endpoints(settings: Settings, console: Console, specs: list[str]) -> None:
+def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]) -> None:
     """One tiny request per endpoint: is it reachable, and does it list the model we will call?"""
     from rich.text import Text
 
     from dexter.providers import resolve_model
     from dexter.providers.served import served_models
 
-    for spec in dict.fromkeys(specs):
+    for spec, hint in hints.items():
         try:
             resolved = resolve_model(spec, settings)
         except ConfigError as exc:
@@ -78,7 +81,7 @@ def _check_endpoints(settings: Settings, console: Console, specs: list[str]) -> 
             console.print(
                 Text(
                     f"  ✗ {spec}: {resolved.base_url} does not list {resolved.model_name} "
-                    f"(it serves {shown}); set --model or DEXTER_ROUTER_MODEL to one of those",
+                    f"(it serves {shown}); set {hint} to one of those",
                     style="yellow",
                 )
             )
