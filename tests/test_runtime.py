@@ -192,3 +192,16 @@ def test_doctor_check_fails_when_the_endpoint_cannot_be_reached(
     assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "✗ openai:qwen3-local: could not reach http://127.0.0.1:9/v1/models" in out
+
+
+def test_doctor_check_only_warns_when_the_endpoint_has_no_model_list(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    wire_server: WireServer,
+) -> None:
+    # Some proxies answer chat calls but 404 on /models: that is no reason to fail the check.
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    wire_server.push(json_reply({"error": "not found"}, status=404))
+    assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 0
+    assert "answered HTTP 404" in " ".join(capsys.readouterr().out.split())

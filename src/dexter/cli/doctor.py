@@ -61,12 +61,12 @@ def _print_phases(
 def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]) -> bool:
     """One tiny request per endpoint: is it reachable, and does it list the model we will call?
 
-    False when one cannot be reached; a model missing from a listing is only a warning, since
-    proxies and gateways often serve more than they list."""
+    False when one cannot be reached or refuses the key; a model missing from a listing (or no
+    listing) is only a warning, since proxies and gateways often serve more than they list."""
     from rich.text import Text
 
     from dexter.providers import resolve_model
-    from dexter.providers.served import served_models
+    from dexter.providers.served import blocks_calls, served_models
 
     reachable = True
     for spec, hint in hints.items():
@@ -80,8 +80,9 @@ def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]
             resolved.base_url, resolved.api_key, protocol=resolved.provider.protocol
         )
         if problem is not None:
-            console.print(Text(f"  ✗ {spec}: {problem}", style="red"))
-            reachable = False
+            fatal = blocks_calls(problem)
+            console.print(Text(f"  ✗ {spec}: {problem}", style="red" if fatal else "yellow"))
+            reachable = reachable and not fatal
         elif resolved.model_name in served or not served:
             console.print(Text(f"  ✓ {spec}: reachable at {resolved.base_url}", style="green"))
         else:
