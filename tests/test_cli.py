@@ -75,6 +75,16 @@ def test_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert "exit status" in out
 
 
+def test_help_fits_an_80_column_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+
+
 def test_ask_json_streams_events_and_ends_with_done(
     workdir: Path,
     wire_server: WireServer,

@@ -140,6 +140,17 @@ def test_too_narrow_for_columns_prints_each_row_whole() -> None:
     assert "12,345,678,901" in out and "0000320193-25-000079" in out and "…" not in out
 
 
+def test_brackets_in_cells_are_shown_not_read_as_markup() -> None:
+    # A tool description citing [ref=e5], a question citing [S1], an XBRL label "[Member]".
+    grid = Grid(title="[bold]t[/bold]", columns=[Col("[h]", key=True), Col("text")])
+    grid.add_row("browser", "element refs like [ref=e5] and [S1]; [bold]x[/bold] [Member]")
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    render(console, grid)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "[ref=e5]" in out and "[S1]" in out and "[bold]x[/bold]" in out and "[Member]" in out
+    assert "[bold]t[/bold]" in out and "[h]" in out
+
+
 def test_filings_form_is_normalised(sec: MirrorServer, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "filings", "AAPL", "--form", "10k", "--limit", "2", "--json"]) == 0
     filings = json.loads(capsys.readouterr().out)

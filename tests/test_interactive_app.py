@@ -579,6 +579,7 @@ async def test_resumed_session_shows_its_earlier_turns(tmp_path: Path) -> None:
         await ask(pilot, app, "/resume")
         listing = notes(app, "info")[-1]
         assert f"* {old}" in listing and "(current)" in listing
+        assert " 1 turn  Apple revenue?" in listing and "T" not in listing.split()[2]
     assert ("answer", "Apple's FY2025 revenue: $416.2B.") in app.transcript
 
 

@@ -171,7 +171,7 @@ def test_doctor_check_asks_the_endpoint_whether_it_serves_the_model(
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
     listing = {"object": "list", "data": [{"id": "qwen3-local", "object": "model"}]}
     wire_server.push(json_reply(listing), json_reply(listing))
-    main(["doctor", "--check", "--model", "openai:qwen3-local"])
+    assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "✓ openai:qwen3-local: reachable" in out
     assert [r.path for r in wire_server.requests] == ["/v1/models"]  # one endpoint, one request
@@ -179,3 +179,29 @@ def test_doctor_check_asks_the_endpoint_whether_it_serves_the_model(
     main(["doctor", "--check", "--model", "openai:llama-big"])
     out = " ".join(capsys.readouterr().out.split())
     assert "does not list llama-big (it serves qwen3-local)" in out
+    # The main model is the one at fault, so the fix named is the main model's setting.
+    assert "set --model or DEXTER_MODEL to one of those" in out
+
+
+def test_doctor_check_fails_when_the_endpoint_cannot_be_reached(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nothing listens on port 9 (discard), so the model call of every run would fail too.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert main(["doctor", "--model", "openai:qwen3-local"]) == 0  # no request without --check
+    assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "✗ openai:qwen3-local: could not reach http://127.0.0.1:9/v1/models" in out
+
+
+def test_doctor_check_only_warns_when_the_endpoint_has_no_model_list(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    wire_server: WireServer,
+) -> None:
+    # Some proxies answer chat calls but 404 on /models: that is no reason to fail the check.
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    wire_server.push(json_reply({"error": "not found"}, status=404))
+    assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 0
+    assert "answered HTTP 404" in " ".join(capsys.readouterr().out.split())

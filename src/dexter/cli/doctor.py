@@ -31,9 +31,10 @@ _PROTOCOL_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic Messa
 
 def _print_phases(
     settings: Settings, console: Console, spec: str | None, *, check: bool = False
-) -> None:
+) -> bool:
     """Which model each phase will call: a local server that serves one model must not be sent
-    the provider's fast model."""
+    the provider's fast model. False when a phase's model cannot be resolved or, with `check`,
+    its endpoint cannot be reached."""
     from rich.text import Text
 
     from dexter.runtime import Runtime
@@ -42,7 +43,7 @@ def _print_phases(
         plans = Runtime(settings).phase_plans(spec)
     except ConfigError as exc:
         console.print(Text(f"  phases: {exc}", style="red"))
-        return
+        return False
     fast = plans[1]
     console.print(Text.assemble("  Phases  main ", (plans[0].spec, "cyan")))
     console.print(
@@ -53,27 +54,38 @@ def _print_phases(
         )
     )
     if check:
-        _check_endpoints(settings, console, [plans[0].spec, fast.spec])
+        # Each phase's model has its own setting; main wins when both phases share a spec.
+        hints = {plans[0].spec: "--model or DEXTER_MODEL"}
+        hints.setdefault(fast.spec, "DEXTER_ROUTER_MODEL")
+        return _check_endpoints(settings, console, hints)
+    return True
 
 
-def _check_endpoints(settings: Settings, console: Console, specs: list[str]) -> None:
-    """One tiny request per endpoint: is it reachable, and does it list the model we will call?"""
+def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]) -> bool:
+    """One tiny request per endpoint: is it reachable, and does it list the model we will call?
+
+    False when one cannot be reached or refuses the key; a model missing from a listing (or no
+    listing) is only a warning, since proxies and gateways often serve more than they list."""
     from rich.text import Text
 
     from dexter.providers import resolve_model
-    from dexter.providers.served import served_models
+    from dexter.providers.served import blocks_calls, served_models
 
-    for spec in dict.fromkeys(specs):
+    reachable = True
+    for spec, hint in hints.items():
         try:
             resolved = resolve_model(spec, settings)
         except ConfigError as exc:
             console.print(Text(f"  ✗ {spec}: {exc}", style="red"))
+            reachable = False
             continue
         served, problem = served_models(
             resolved.base_url, resolved.api_key, protocol=resolved.provider.protocol
         )
         if problem is not None:
-            console.print(Text(f"  ✗ {spec}: {problem}", style="red"))
+            fatal = blocks_calls(problem)
+            console.print(Text(f"  ✗ {spec}: {problem}", style="red" if fatal else "yellow"))
+            reachable = reachable and not fatal
         elif resolved.model_name in served or not served:
             console.print(Text(f"  ✓ {spec}: reachable at {resolved.base_url}", style="green"))
         else:
@@ -81,10 +93,11 @@ def _check_endpoints(settings: Settings, console: Console, specs: list[str]) -> 
             console.print(
                 Text(
                     f"  ✗ {spec}: {resolved.base_url} does not list {resolved.model_name} "
-                    f"(it serves {shown}); set --model or DEXTER_ROUTER_MODEL to one of those",
+                    f"(it serves {shown}); set {hint} to one of those",
                     style="yellow",
                 )
             )
+    return reachable
 
 
 def _sandbox_line() -> Any:
@@ -257,7 +270,8 @@ def run_doctor(
     else:
         ok = False
         console.print(Text(f"✗ {missing_key_message(provider, settings)}", style="red"))
-    _print_phases(settings, console, spec, check=check)
+    if not _print_phases(settings, console, spec, check=check):
+        ok = False
     if provider.id == "ollama" and resolved.context_window == provider.context_window:
         console.print(
             Text(

@@ -28,25 +28,29 @@ EXIT_USAGE = 2
 EXIT_CANCELLED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
+# Raw text, so wrapped by hand to fit an 80-column terminal.
 DESCRIPTION = """\
 Dexter: an autonomous financial-research agent for the terminal.
 
-Run `dexter` with no command for an interactive session, or `dexter ask "question"` for one
-answer. Choose any model with --model provider:model (see `dexter doctor`)."""
+Run `dexter` with no command for an interactive session, or `dexter ask
+"question"` for one answer. Choose any model with --model provider:model (see
+`dexter doctor`)."""
 
 EPILOG = """\
 examples:
   dexter ask "How did Apple's gross margin change from FY2023 to FY2025?"
-  dexter ask --model anthropic:claude-sonnet-4-6 --json "NVDA revenue CAGR over 3 years"
-  dexter tools run calculate --args '{"operation": "cagr", "start": 100, "end": 150, "years": 3}'
+  dexter ask -m anthropic:claude-sonnet-4-6 --json "NVDA revenue CAGR, 3 years"
+  dexter tools run calculate \\
+    --args '{"operation": "cagr", "start": 100, "end": 150, "years": 3}'
   dexter data income AAPL --period quarterly --limit 8
   dexter data filing-section NVDA --form 10-K --item 1A
   dexter --resume                       # continue the latest conversation
   dexter usage --by phase
   dexter doctor
 
-exit status: 0 answered, 1 failed, 2 usage or configuration error (an unwritable DEXTER_HOME
-included), 130 cancelled, 141 output pipe closed (`dexter … | head`)."""
+exit status: 0 answered, 1 failed, 2 usage or configuration error (an
+unwritable DEXTER_HOME included), 130 cancelled, 141 output pipe closed
+(`dexter … | head`)."""
 
 
 def _parser() -> argparse.ArgumentParser:

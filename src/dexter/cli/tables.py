@@ -145,12 +145,16 @@ def _widths(grid: Grid, indexes: list[int], width: int) -> dict[int, int]:
 
 def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str) -> Table:
     table = Table(
-        title=title or None, title_justify="left", box=box.HEAVY_HEAD, show_lines=grid.lines
+        title=Text(title) if title else None,
+        title_justify="left",
+        box=box.HEAVY_HEAD,
+        show_lines=grid.lines,
     )
     for i in indexes:
         column = grid.columns[i]
+        # Cells are data (filing labels, questions citing [S1]), never Rich markup.
         table.add_column(
-            column.header,
+            Text(column.header),
             justify="right" if column.figure else "left",
             no_wrap=column.figure or column.whole,
             overflow="fold",
@@ -160,7 +164,7 @@ def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str
             max_width=widths[i],
         )
     for cells, style in grid.rows:
-        table.add_row(*[_text(cells[i]) for i in indexes], style=style)
+        table.add_row(*[Text(_text(cells[i])) for i in indexes], style=style)
     return table
 
 

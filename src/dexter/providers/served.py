@@ -34,4 +34,11 @@ def served_models(
     return sorted(str(item["id"]) for item in data if isinstance(item, dict) and "id" in item), None
 
 
-__all__ = ["LIST_TIMEOUT", "served_models"]
+def blocks_calls(problem: str) -> bool:
+    """Whether a `served_models` problem means model calls will fail too: nothing answers, or the
+    key is refused. A server without a usable model list (HTTP 404, another shape) may still
+    serve chat calls."""
+    return problem.startswith("could not reach") or "refused the key" in problem
+
+
+__all__ = ["LIST_TIMEOUT", "blocks_calls", "served_models"]

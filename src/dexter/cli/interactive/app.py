@@ -295,8 +295,9 @@ class DexterApp(App[None]):
                 return
             current = agent.session_id
             lines = [
-                f"{'*' if s.id == current else ' '} {s.id}  {s.updated_at[:16]}  "
-                f"{s.turns} turns  {s.title or ''}" + ("  (current)" if s.id == current else "")
+                f"{'*' if s.id == current else ' '} {s.id}  {s.updated_at[:16].replace('T', ' ')}  "
+                f"{s.turns} {'turn' if s.turns == 1 else 'turns'}  {s.title or ''}"
+                + ("  (current)" if s.id == current else "")
                 for s in sessions
             ]
             lines.append("Continue one with /resume ID")
@@ -314,7 +315,11 @@ class DexterApp(App[None]):
         await self.log_view.remove_children()
         self.turn = None
         await self._add(
-            Note(f"Resumed {info.id}: {info.turns} earlier turns · {info.title}", classes="info")
+            Note(
+                f"Resumed {info.id}: {info.turns} earlier "
+                f"{'turn' if info.turns == 1 else 'turns'} · {info.title}",
+                classes="info",
+            )
         )
         self.transcript.append(("note", f"Resumed session {info.id}."))
         await self._show_earlier(agent)
