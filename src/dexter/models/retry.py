@@ -126,7 +126,10 @@ async def _idle_bounded(
     try:
         while True:
             try:
-                chunk = await asyncio.wait_for(anext(iterator), idle)
+                # asyncio.timeout, not wait_for: wait_for drives each step from a task of its
+                # own and, on Python 3.11, can swallow a Ctrl+C that lands as a chunk arrives.
+                async with asyncio.timeout(idle):
+                    chunk = await anext(iterator)
             except StopAsyncIteration:
                 return
             except TimeoutError:
