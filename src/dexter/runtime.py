@@ -18,12 +18,15 @@ prompt profile the system prompt uses. No module above this one checks channel n
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
 
 from dexter.config import ConfigError, Settings, load_settings
+
+log = logging.getLogger("dexter.runtime")
 
 if TYPE_CHECKING:
     from dexter.agent.executor import Approver
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from dexter.providers import ResolvedModel
     from dexter.session import SessionAgent
     from dexter.store import Ledger, Store
+    from dexter.store.writer import StoreWriter
     from dexter.tools.ask_user import Ask
     from dexter.tools.base import Tool
     from dexter.tools.registry import ToolRegistry
@@ -309,6 +313,7 @@ class Runtime:
 
     settings: Settings = field(default_factory=load_settings)
     _store: Store | None = field(default=None, init=False, repr=False)
+    _writer: StoreWriter | None = field(default=None, init=False, repr=False)
     _ledger: Ledger | None = field(default=None, init=False, repr=False)
     _data_router: DataRouter | None = field(default=None, init=False, repr=False)
     _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
@@ -335,7 +340,11 @@ class Runtime:
         self.close_local()
 
     def close_local(self) -> None:
-        """Close the synchronous resources (store, memory index); safe to call twice."""
+        """Close the synchronous resources (store writer, store, memory index); safe to call
+        twice. Records a busy database kept from being written go to the journal."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._memory is not None:
             self._memory.close()
             self._memory = None
@@ -351,7 +360,27 @@ class Runtime:
             from dexter.store import open_store
 
             self._store = open_store(self.settings.home)
+            self._replay_journal(self._store)
         return self._store
+
+    def _replay_journal(self, store: Store) -> None:
+        from dexter.store.prices import overrides_from_settings
+        from dexter.store.writer import replay_journal
+
+        try:
+            replay_journal(store, self.settings.home, overrides_from_settings(self.settings))
+        except Exception:  # the journal is kept for next time; it must not stop this command
+            log.debug("journal replay failed", exc_info=True)
+
+    @property
+    def writer(self) -> StoreWriter:
+        """Where agents' session and ledger records go: off the event loop, never lost."""
+        if self._writer is None:
+            from dexter.store.prices import overrides_from_settings
+            from dexter.store.writer import StoreWriter
+
+            self._writer = StoreWriter(self.settings.home, overrides_from_settings(self.settings))
+        return self._writer
 
     def existing_store(self) -> Store | None:
         """The store if a database exists already; read-only commands create nothing."""
@@ -613,7 +642,7 @@ class Runtime:
         # A missing key or unknown model fails here, before the store exists: a failed run
         # leaves no database (or home folder) behind.
         self.client(spec.model)
-        recorder = SessionRecorder(self.store, self.ledger, session_id="")
+        recorder = SessionRecorder(self.store, self.ledger, session_id="", writer=self.writer)
         models = self._phase_models(spec.model, recorder.record_model_call)
         resolved = self.resolve(spec.model)
         tools = self.tools(

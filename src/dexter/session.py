@@ -9,6 +9,8 @@ labels each run so those records know which session and run they belong to.
 from __future__ import annotations
 
 import contextlib
+import secrets
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -24,18 +26,65 @@ from dexter.models.base import Model
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
+from dexter.store.db import now_iso
+from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
+
+# How long the end of a run waits for its records before reporting its own token count.
+SETTLE_SECONDS = 2.0
 
 
 class SessionRecorder:
-    """Writes turns, tool calls and model calls for one session."""
+    """Writes turns, tool calls and model calls for one session.
 
-    def __init__(self, store: Store, ledger: Ledger, session_id: str) -> None:
+    With a `writer` the writes leave the event loop (and survive a busy database, see
+    `dexter.store.writer`); without one they are made in place."""
+
+    def __init__(
+        self, store: Store, ledger: Ledger, session_id: str, *, writer: StoreWriter | None = None
+    ) -> None:
         self.store = store
         self.sessions = SessionStore(store)
         self.ledger = ledger
         self.session_id = session_id
+        self.writer = writer
+
+    def _write(self, kind: WriteKind, payload: dict[str, Any]) -> None:
+        assert self.writer is not None
+        self.writer.submit(Write(kind, payload))
+
+    def create_session(self, model: str) -> str:
+        if self.writer is not None:
+            session_id = secrets.token_hex(4)
+            self._write("session", {"model": model, "session_id": session_id})
+            return session_id
+        return self.sessions.create(model)
+
+    def forget_if_empty(self, session_id: str) -> None:
+        if not session_id:
+            return
+        if self.writer is not None:
+            self._write("forget_empty", {"session_id": session_id})
+        else:
+            self.sessions.delete_if_empty(session_id)
 
     def record_model_call(self, record: ModelCallRecord) -> None:
+        if self.writer is not None:
+            self._write(
+                "model_call",
+                {
+                    "session_id": record.session_id,
+                    "run_id": record.run_id,
+                    "provider": record.provider,
+                    "model": record.model,
+                    "phase": record.phase,
+                    "usage": usage_payload(record.usage),
+                    "tool": record.tool,
+                    "ok": record.ok,
+                    "error": record.error,
+                    "at": now_iso(),
+                },
+            )
+            return
         self.ledger.record_model_call(
             record.session_id,
             record.run_id,
@@ -47,6 +96,34 @@ class SessionRecorder:
             ok=record.ok,
             error=record.error,
         )
+
+    def record_tool_call(self, session_id: str, run_id: str | None, **fields: Any) -> None:
+        if self.writer is not None:
+            self._write("tool_call", {"session_id": session_id, "run_id": run_id, **fields})
+            return
+        self.ledger.record_tool_call(session_id, run_id, **fields)
+
+    def add_turn(self, **fields: Any) -> None:
+        if self.writer is not None:
+            fields["usage"] = usage_payload(fields.get("usage"))
+            self._write("turn", fields)
+            return
+        self.sessions.add_turn(**fields)
+
+    def set_constraints(self, items: list[str], base: list[str] | None) -> list[str]:
+        """The session's constraints after this run: merged with other runs' in the store (the
+        writer does the same merge when it writes; here the run's own list stands)."""
+        if self.writer is not None:
+            self._write(
+                "constraints",
+                {"session_id": self.session_id, "constraints": items, "base": base},
+            )
+            return list(items)
+        return self.sessions.set_constraints(self.session_id, items, base=base)
+
+    async def settled(self, wait_seconds: float) -> bool:
+        """Whether everything recorded so far is in the database (waiting up to `wait_seconds`)."""
+        return True if self.writer is None else await self.writer.drain(wait_seconds)
 
 
 class SessionAgent(Agent):
@@ -135,9 +212,9 @@ class SessionAgent(Agent):
     def new_session(self) -> str:
         self.clear()
         previous = self.recorder.session_id
-        self.recorder.session_id = self.recorder.sessions.create(self.model.name)
+        self.recorder.session_id = self.recorder.create_session(self.model.name)
         # A session nobody asked anything in would only clutter `dexter sessions list`.
-        self.recorder.sessions.delete_if_empty(previous)
+        self.recorder.forget_if_empty(previous)
         return self.recorder.session_id
 
     async def run(self, query: str) -> AsyncIterator[Event]:
@@ -164,8 +241,14 @@ class SessionAgent(Agent):
                 # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
                 # Best effort: a failed write must not replace the cancellation being raised.
                 with contextlib.suppress(Exception):
-                    recorder.sessions.add_turn(
-                        session_id, run_id or "", query, "", "cancelled", 0, 0.0
+                    recorder.add_turn(
+                        session_id=session_id,
+                        run_id=run_id or "",
+                        query=query,
+                        answer="",
+                        status="cancelled",
+                        iterations=0,
+                        duration_ms=0.0,
                     )
 
     async def _recorded(self, query: str, session_id: str) -> AsyncIterator[Event]:
@@ -176,11 +259,11 @@ class SessionAgent(Agent):
                 run_id = event.run_id
                 current_run.set(RunLabel(session_id, run_id))
             elif isinstance(event, ToolEnd | ToolError):
-                recorder.ledger.record_tool_call(
+                recorder.record_tool_call(
                     session_id,
                     run_id,
-                    event.tool,
-                    event.args,
+                    tool=event.tool,
+                    args=event.args,
                     call_id=event.call_id,
                     ok=isinstance(event, ToolEnd),
                     error=event.error if isinstance(event, ToolError) else None,
@@ -188,31 +271,36 @@ class SessionAgent(Agent):
                     result_chars=len(event.result) if isinstance(event, ToolEnd) else None,
                 )
             elif isinstance(event, Done):
-                event = self._finish(event, query, run_id)
+                event = await self._finish(event, query, run_id)
             yield event
 
-    def _finish(self, done: Done, query: str, run_id: str | None) -> Done:
+    async def _finish(self, done: Done, query: str, run_id: str | None) -> Done:
         recorder = self.recorder
-        recorder.sessions.add_turn(
-            recorder.session_id,
-            run_id or "",
-            query,
-            done.answer,
-            done.status,
-            done.iterations,
-            done.duration_ms,
-            done.usage,
+        recorder.add_turn(
+            session_id=recorder.session_id,
+            run_id=run_id or "",
+            query=query,
+            answer=done.answer,
+            status=done.status,
+            iterations=done.iterations,
+            duration_ms=done.duration_ms,
+            usage=done.usage,
         )
         # Merged with constraints other runs stored meanwhile; `base` says what this run removed.
-        merged = recorder.sessions.set_constraints(
-            recorder.session_id,
-            list(self.constraints.items),
-            base=getattr(self, "_constraints_base", None),
+        merged = recorder.set_constraints(
+            list(self.constraints.items), getattr(self, "_constraints_base", None)
         )
         self.constraints = Constraints(merged)
         self._constraints_base = merged
         if run_id is None:
             return done
-        # The run's totals across every phase (routers inside tools included), from the ledger.
-        totals = recorder.ledger.totals(session_id=recorder.session_id, run_id=run_id)
+        # The run's totals across every phase (routers inside tools included), from the ledger,
+        # once the writes are in; a busy database must not hold the answer back, so after a short
+        # wait the run's own count stands.
+        if not await recorder.settled(SETTLE_SECONDS):
+            return done
+        try:
+            totals = recorder.ledger.totals(session_id=recorder.session_id, run_id=run_id)
+        except sqlite3.Error:
+            return done
         return replace(done, usage=totals.usage) if totals.calls else done

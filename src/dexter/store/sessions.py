@@ -134,14 +134,19 @@ class SessionStore:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def create(self, model: str, title: str | None = None) -> str:
-        """A new session; its id is 8 hex digits, short enough to type after `--resume`."""
+    def create(self, model: str, title: str | None = None, *, session_id: str | None = None) -> str:
+        """A new session; its id is 8 hex digits, short enough to type after `--resume`.
+        `session_id`: an id chosen beforehand (a record written later, off the event loop)."""
         stamp = now_iso()
         with self.store.transaction() as conn:
             while True:
-                session_id = secrets.token_hex(4)
-                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                    continue
+                if session_id is None:
+                    session_id = secrets.token_hex(4)
+                    if conn.execute(
+                        "SELECT 1 FROM sessions WHERE id = ?", (session_id,)
+                    ).fetchone():
+                        session_id = None
+                        continue
                 conn.execute(
                     "INSERT INTO sessions (id, created_at, updated_at, title, model) "
                     "VALUES (?, ?, ?, ?, ?)",

@@ -1,0 +1,238 @@
+"""Session and ledger writes off the event loop, never lost to a busy database.
+
+A run records every model call, tool call and finished turn. Done on the event loop, one
+`BEGIN IMMEDIATE` against a database another Dexter process holds would stall streaming for the
+busy timeout and then crash the run, answer and all. Instead the recorder hands each write to
+this writer: one background thread with its own connection applies them in order, retrying
+while the database is busy. What still cannot be written when the writer is closed (the process
+is ending) goes to `journal.jsonl` in the Dexter home, replayed the next time the store opens.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from dexter.models.types import Usage
+from dexter.store.db import Store, open_store
+from dexter.store.ledger import Ledger
+from dexter.store.prices import Price
+from dexter.store.sessions import SessionStore
+
+JOURNAL_NAME = "journal.jsonl"
+# Per attempt: short, so the writer notices it is being closed; retried until then.
+BUSY_TIMEOUT_MS = 500
+MAX_PAUSE = 2.0
+
+log = logging.getLogger("dexter.store")
+
+WriteKind = Literal["session", "forget_empty", "model_call", "tool_call", "turn", "constraints"]
+
+
+@dataclass(frozen=True)
+class Write:
+    """One recorded fact as plain JSON data, so it can wait in the journal."""
+
+    kind: WriteKind
+    payload: Mapping[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "payload": dict(self.payload)}, default=str)
+
+
+def usage_payload(usage: Usage | None) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
+
+
+def apply_write(store: Store, prices: Mapping[str, Price], write: Write) -> None:
+    data = dict(write.payload)
+    if "usage" in data:
+        data["usage"] = Usage(**data["usage"]) if data["usage"] is not None else None
+    if isinstance(data.get("at"), str):
+        data["at"] = datetime.fromisoformat(data["at"])
+    if write.kind == "model_call":
+        Ledger(store, prices).record_model_call(**data)
+    elif write.kind == "tool_call":
+        Ledger(store, prices).record_tool_call(**data)
+    elif write.kind == "session":
+        SessionStore(store).create(data["model"], session_id=data["session_id"])
+    elif write.kind == "forget_empty":
+        SessionStore(store).delete_if_empty(data["session_id"])
+    elif write.kind == "turn":
+        data.pop("at", None)
+        SessionStore(store).add_turn(**data)
+    else:
+        SessionStore(store).set_constraints(**data)
+
+
+def _busy(error: BaseException) -> bool:
+    text = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+class StoreWriter:
+    """Applies writes in order on a thread of its own; see the module docstring."""
+
+    def __init__(
+        self,
+        home: Path,
+        prices: Mapping[str, Price] | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.home = home
+        self.prices = dict(prices or {})
+        self.journal = home / JOURNAL_NAME
+        self._sleep = sleep
+        self._queue: queue.Queue[Write | None] = queue.Queue()
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ API
+
+    def submit(self, write: Write) -> None:
+        with self._lock:
+            self._pending += 1
+            self._idle.clear()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="dexter-store-writer", daemon=True
+                )
+                self._thread.start()
+        self._queue.put(write)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until every submitted write is applied (True) or `timeout` passes (False)."""
+        return self._idle.wait(timeout)
+
+    async def drain(self, wait_seconds: float) -> bool:
+        import asyncio
+
+        return await asyncio.to_thread(self.wait_idle, wait_seconds)
+
+    def close(self, timeout: float = 3.0) -> None:
+        """Apply what can be applied within `timeout`; journal the rest; stop the thread."""
+        with self._lock:
+            thread = self._thread
+        if thread is None:
+            return
+        self._idle.wait(timeout)
+        self._closing.set()
+        self._queue.put(None)
+        # What is left is only journalled now (no more waiting), which takes moments.
+        thread.join(BUSY_TIMEOUT_MS / 1000 + 10.0)
+
+    # ------------------------------------------------------------------ thread
+
+    def _run(self) -> None:
+        store: Store | None = None
+        try:
+            while True:
+                write = self._queue.get()
+                if write is None:
+                    break
+                try:
+                    if self._closing.is_set():
+                        self._journal(write)  # closing: no more waiting on a busy database
+                        continue
+                    store = store or self._open()
+                    self._apply(store, write)
+                except Exception:  # a write that cannot be applied must not stop the others
+                    log.debug("could not record %s; journalled", write.kind, exc_info=True)
+                    self._journal(write)
+                finally:
+                    self._done()
+        finally:
+            self._drain_to_journal()
+            if store is not None:
+                store.close()
+
+    def _open(self) -> Store:
+        store = open_store(self.home)
+        store.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return store
+
+    def _apply(self, store: Store, write: Write) -> None:
+        pause = 0.05
+        while True:
+            try:
+                apply_write(store, self.prices, write)
+                return
+            except sqlite3.OperationalError as error:
+                if not _busy(error) or self._closing.is_set():
+                    raise
+            self._sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE)
+
+    def _done(self) -> None:
+        with self._lock:
+            self._pending -= 1
+            if self._pending == 0:
+                self._idle.set()
+
+    def _drain_to_journal(self) -> None:
+        while True:
+            try:
+                write = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if write is not None:
+                self._journal(write)
+                self._done()
+
+    def _journal(self, write: Write) -> None:
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            with self.journal.open("a", encoding="utf-8") as handle:
+                handle.write(write.to_json() + "\n")
+        except OSError:
+            log.warning("could not journal a %s record", write.kind, exc_info=True)
+
+
+def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None = None) -> int:
+    """Apply writes a busy database made Dexter journal; keep any that still fail. Returns how
+    many were applied."""
+    path = home / JOURNAL_NAME
+    if not path.is_file():
+        return 0
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    kept: list[str] = []
+    applied = 0
+    for line in lines:
+        try:
+            raw = json.loads(line)
+            write = Write(raw["kind"], raw["payload"])
+            apply_write(store, dict(prices or {}), write)
+            applied += 1
+        except (ValueError, KeyError, TypeError):
+            log.warning("dropping an unreadable journal line: %.80s", line)
+        except sqlite3.Error:
+            kept.append(line)
+    if kept:
+        path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    else:
+        path.unlink(missing_ok=True)
+    return applied
+
+
+__all__ = ["JOURNAL_NAME", "StoreWriter", "Write", "apply_write", "replay_journal", "usage_payload"]
