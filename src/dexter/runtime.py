@@ -528,7 +528,7 @@ class Runtime:
             local += [WriteFileTool(workspace), EditFileTool(workspace)]
         if channel.allows_shell:
             local.append(BashTool(workspace))
-        for tool in [*local, *web_tools(settings)]:
+        for tool in [*local, *web_tools(settings, self.data_router)]:
             registry.register(tool)
         memory = self.memory if channel.memory_reads else None
         if memory is not None:

@@ -32,6 +32,7 @@ from dexter.data.models import (
 from dexter.data.provider import Capability, FinanceProvider
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 # Account-level refusals: another provider may well be able to answer.
 _FALLBACK_STATUSES = frozenset({401, 402, 403})
@@ -49,6 +50,10 @@ class DataRouter:
 
     def __init__(self, providers: Sequence[FinanceProvider]) -> None:
         self.providers = list(providers)
+
+    def provider_of_type(self, kind: type[P]) -> P | None:
+        """The first configured provider of one class (e.g. the SEC client for web_fetch)."""
+        return next((p for p in self.providers if isinstance(p, kind)), None)
 
     def names(self) -> list[str]:
         return [p.name for p in self.providers]

@@ -57,6 +57,8 @@ TICKERS_TTL = 24 * 3600.0
 SUBMISSIONS_TTL = 3600.0
 FACTS_TTL = 3600.0
 FRAMES_TTL = 24 * 3600.0
+# Pages outside /Archives/ (browse-edgar, current feeds) change; Archives documents never do.
+SEC_PAGE_TTL = 15 * 60.0
 MAX_OLDER_PAGES = 5
 MAX_FORM4_FILINGS = 40
 
@@ -174,6 +176,18 @@ class SecEdgarProvider:
             return await asyncio.to_thread(index_facts, data)
 
         return await self._once(f"facts:{company.cik}", load)
+
+    async def fetch_sec_url(self, url: str) -> bytes:
+        """GET any sec.gov URL through this client (user agent, shared limiter, retries),
+        pointed at the configured base URLs; Archives documents are cached for good."""
+        target = urls.rebase_sec_url(
+            url,
+            data_base=self._data,
+            www_base=self._www,
+            efts_base=self._settings.sec_efts_url,
+        )
+        ttl = FOREVER if "/Archives/" in target else SEC_PAGE_TTL
+        return await self.http.get_bytes(target, ttl=ttl)
 
     # -- companies and statements ------------------------------------------------------------
 
