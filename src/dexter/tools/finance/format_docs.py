@@ -13,7 +13,7 @@ from dexter.data.sec.filing_docs import DocumentText, FilingDocuments
 from dexter.data.sec.fulltext import SearchPage
 from dexter.tools.citations import SourceLedger
 from dexter.tools.finance.format import GAP, cite, source_legend, trim_text
-from dexter.tools.web.extract import wrap_untrusted
+from dexter.tools.untrusted import wrap_untrusted
 
 # Files in every folder that are not documents anyone means to read.
 _NOISE_TYPES = ("EX-101.", "XML", "ZIP", "EXCEL", "JSON", "GRAPHIC")
