@@ -59,6 +59,13 @@ OTHER_FILES = {
     "evals/finance_agent.csv": f"{DEXTER_TS}/src/evals/dataset/finance_agent.csv",
 }
 
+# One real EDGAR full-text search reply (tests use one composed in tests/data until this exists).
+# Saved under the URL's path without the query, which is how the test mirror looks files up.
+EFTS_SEARCH = (
+    "https://efts.sec.gov/LATEST/search-index?q=%22fiscal%20quarter%20ended%22"
+    "&forms=8-K&dateRange=custom&startdt=2024-11-01&enddt=2024-11-30&ciks=0000885245"
+)
+
 # The recorded Financial Datasets response lives in the parent of this commit of virattt/dexter.
 MSFT_COMMIT = "0d64855796722a28be1cde543522e41817baacd7"
 MSFT_PATH = "dexter-ts/.dexter/context/get_all_financial_statements_5601bcc6aca8.json"
@@ -100,6 +107,12 @@ def main() -> int:
         for url in SEC_FILES:
             fetch(client, url, dest / mirror_path(url), {"User-Agent": agent})
             time.sleep(0.2)  # far below the SEC's 10 requests/second
+        fetch(
+            client,
+            EFTS_SEARCH,
+            dest / mirror_path(EFTS_SEARCH.split("?", 1)[0]),
+            {"User-Agent": agent},
+        )
         print("Recorded files from public repositories:")
         for relative, url in OTHER_FILES.items():
             fetch(client, url, dest / relative, {})

@@ -785,7 +785,12 @@ async def test_the_key_never_leaks(
 def test_the_provider_satisfies_the_protocol() -> None:
     provider: FinanceProvider = FinancialDatasetsProvider(TEST_KEY)
     assert provider.name == "Financial Datasets"
-    assert provider.capabilities == frozenset(Capability) - {Capability.FACTS}
+    # Facts, filing documents and full-text search are the SEC's alone.
+    assert provider.capabilities == frozenset(Capability) - {
+        Capability.FACTS,
+        Capability.DOCUMENTS,
+        Capability.FULL_TEXT_SEARCH,
+    }
 
 
 async def test_aclose_can_be_called_twice(mock: FDMock) -> None:

@@ -74,4 +74,10 @@ def test_meta_tool_offers_only_its_own_calls(tmp_path: Path) -> None:
     registry = Runtime(load_settings(cwd=tmp_path, environ=SEC_ONLY)).tools(AgentSpec())
     meta = registry.get("read_filings")
     assert isinstance(meta, RoutedTool)
-    assert [t.name for t in meta.inner_tools] == ["filing_section", "filings"]
+    assert [t.name for t in meta.inner_tools] == [
+        "filing_section",
+        "filings",
+        "filing_documents",
+        "filing_document",
+        "sec_search",
+    ]

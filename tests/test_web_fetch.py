@@ -153,10 +153,15 @@ async def test_truncates_with_a_note(tmp_path: Path, wire_server: WireServer) ->
     result = await tool(tmp_path).run(
         WebFetchArgs(url=f"{wire_server.url}/article", max_chars=500), ToolContext()
     )
-    assert "[Truncated: showing the first 500 of" in result.content
-    assert "larger max_chars" in result.content
+    assert "[More follows: showing characters 0 to 500 of" in result.content
+    assert "offset=500 to continue" in result.content
     assert result.data["truncated"] is True
     assert "Shares rose" not in result.content
+    rest = await tool(tmp_path).run(
+        WebFetchArgs(url=f"{wire_server.url}/article", offset=500, max_chars=60_000),
+        ToolContext(),
+    )
+    assert "Shares rose" in rest.content and rest.data["next_offset"] is None
 
 
 async def test_second_fetch_is_served_from_cache(tmp_path: Path, wire_server: WireServer) -> None:

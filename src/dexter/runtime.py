@@ -316,6 +316,8 @@ class Runtime:
     _writer: StoreWriter | None = field(default=None, init=False, repr=False)
     _ledger: Ledger | None = field(default=None, init=False, repr=False)
     _data_router: DataRouter | None = field(default=None, init=False, repr=False)
+    # Routers for agents researching as of a past day (AgentSpec.as_of), one per day.
+    _dated_routers: dict[date, DataRouter] = field(default_factory=dict, init=False, repr=False)
     _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
     _memory_opened: bool = field(default=False, init=False, repr=False)
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
@@ -335,6 +337,8 @@ class Runtime:
         self._closed = True
         if self._data_router is not None:
             await self._data_router.aclose()
+        for router in self._dated_routers.values():
+            await router.aclose()
         if self._mcp is not None:
             await self._mcp.aclose()
         self.close_local()
@@ -400,6 +404,35 @@ class Runtime:
 
             self._ledger = Ledger(self.store, overrides_from_settings(self.settings))
         return self._ledger
+
+    def as_of(self, spec: AgentSpec) -> date | None:
+        """The day an agent researches as of: the spec's, else DEXTER_AS_OF / `asOf`."""
+        if spec.as_of is not None:
+            return spec.as_of
+        from dexter.data.errors import DataError
+        from dexter.data.settings import as_of_from_settings
+
+        try:
+            return as_of_from_settings(self.settings)
+        except DataError as error:
+            raise ConfigError(str(error)) from None
+
+    def data_router_for(self, as_of: date | None) -> DataRouter:
+        """The router for an agent: the shared one, or for `as_of` one whose providers drop
+        everything filed after that day (filings, XBRL facts, documents, full-text search)."""
+        if as_of is None or as_of == self.data_router.as_of:
+            return self.data_router
+        router = self._dated_routers.get(as_of)
+        if router is None:
+            from dexter.data.errors import DataError
+            from dexter.data.sources import build_router
+
+            try:
+                router = build_router(self.settings, as_of=as_of)
+            except DataError as error:
+                raise ConfigError(str(error)) from None
+            self._dated_routers[as_of] = router
+        return router
 
     @property
     def data_router(self) -> DataRouter:
@@ -548,16 +581,15 @@ class Runtime:
             plan = fast_model_plan(settings, self.resolve(spec.model))
             return self.model(plan.spec, phase="router")
 
-        registry = default_registry(
-            settings, data_router=self.data_router, router_model=router_model
-        )
+        data_router = self.data_router_for(spec.as_of)
+        registry = default_registry(settings, data_router=data_router, router_model=router_model)
         workspace = settings.cwd
         local: list[Tool[Any]] = [ReadFileTool(workspace)]
         if channel.allows_writes:
             local += [WriteFileTool(workspace), EditFileTool(workspace)]
         if channel.allows_shell:
             local.append(BashTool(workspace))
-        for tool in [*local, *web_tools(settings)]:
+        for tool in [*local, *web_tools(settings, data_router)]:
             registry.register(tool)
         memory = self.memory if channel.memory_reads else None
         if memory is not None:
@@ -608,7 +640,7 @@ class Runtime:
                 max_iterations=8,
                 channel=spec.channel.name,
                 profile=spec.channel.prompt,
-                today=spec.as_of,
+                today=self.as_of(spec),
             )
             # The same rules as the parent; with nobody to ask, anything needing approval is
             # refused.
@@ -655,7 +687,7 @@ class Runtime:
             home=self.settings.home,
             context_window=window_of(resolved),
             fast_context_window=models.fast_window,
-            today=spec.as_of,
+            today=self.as_of(spec),
         )
         agent = SessionAgent(
             models.phase("main"),

@@ -51,8 +51,11 @@ def run_ask(
     resume: str | None = None,
     output: str | None = None,
     research: bool = False,
+    as_of: str | None = None,
 ) -> int:
     from dexter.config import ConfigError, load_settings
+    from dexter.data.errors import DataError
+    from dexter.data.settings import parse_as_of
     from dexter.runtime import ASK, AgentSpec, Runtime
 
     if not question.strip():
@@ -65,6 +68,10 @@ def run_ask(
         from dexter.reports.render import format_for
 
         format_for(Path(output), None)  # a bad file name fails before the run, not after
+    try:
+        day = parse_as_of(as_of)
+    except DataError as error:
+        raise ConfigError(f"--as-of: {error}") from None
     settings = load_settings()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
@@ -73,7 +80,13 @@ def run_ask(
     runtime = Runtime(settings)
     # The research profile is the eval channel's answer format, offered to one-off questions.
     channel = replace(ASK, prompt="research") if research else ASK
-    spec = AgentSpec(model=model, channel=channel, max_iterations=max_iterations, resume=resume)
+    spec = AgentSpec(
+        model=model,
+        channel=channel,
+        max_iterations=max_iterations,
+        resume=resume,
+        as_of=day,
+    )
     try:
         agent = runtime.agent(spec, approver=approver)
     except BaseException:

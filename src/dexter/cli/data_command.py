@@ -20,6 +20,7 @@ from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 from dexter.data.router import DataRouter
+from dexter.data.settings import parse_as_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -35,7 +36,12 @@ def run_data_command(args: argparse.Namespace) -> int:
         err.print("dexter: --limit must be at least 1")
         return EXIT_USAGE
     try:
-        router = Runtime(load_settings()).data_router
+        runtime = Runtime(load_settings())
+        as_of = parse_as_of(getattr(args, "as_of", None))
+        router = runtime.data_router_for(as_of) if as_of else runtime.data_router
+    except DataError as error:
+        err.print(f"dexter: --as-of: {error}", markup=False)
+        return EXIT_USAGE
     except ConfigError as error:
         err.print(f"dexter: {error}", markup=False)
         return EXIT_USAGE
@@ -132,6 +138,21 @@ async def _dispatch(
         _show(args, console, screened, render.screen_table(screened, title=title), waiting)
         return EXIT_OK
 
+    if action == "search":
+        page = await router.full_text_search(
+            args.query,
+            forms=[normalise_form(f) for f in args.form] if args.form else None,
+            start_date=args.start,
+            end_date=args.end,
+            company=args.company,
+            offset=args.offset,
+        )
+        if not _show(args, console, page, render.search_table(page), waiting):
+            sys.stdout.write("".join(f"  {hit.url}\n" for hit in page.hits))
+            if router.as_of:
+                console.print(f"As of {router.as_of}: later filings are hidden.")
+        return EXIT_OK
+
     company = await router.company(args.ticker)
     ticker, name = company.ticker, f"{company.name} ({company.ticker})"
 
@@ -157,13 +178,50 @@ async def _dispatch(
         return EXIT_OK
     if action == "filings":
         forms_wanted = [normalise_form(form) for form in args.form] if args.form else None
-        filings = await router.filings(ticker, forms=forms_wanted, limit=args.limit)
+        filters: dict[str, Any] = {
+            "filed_gte": args.filed_from,
+            "filed_lte": args.filed_to,
+            "items": args.item,
+        }
+        filters = {k: v for k, v in filters.items() if v}
+        filings = await router.filings(
+            ticker, forms=forms_wanted, limit=min(args.limit, 1000), **filters
+        )
         forms = ", ".join(forms_wanted) if forms_wanted else "all forms"
         grid = render.filings_table(filings, title=f"{name} — filings ({forms})")
         if not _show(args, console, filings, grid, waiting):
             console.print("Documents", style="bold")
             # Plain writes: a wrapped URL cannot be clicked or copied.
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
+        return EXIT_OK
+    if action == "documents":
+        listing = await router.filing_documents(ticker, args.accession)
+        if not _show(args, console, listing, render.documents_table(listing), waiting):
+            sys.stdout.write(f"  {listing.index_url}\n")
+        return EXIT_OK
+    if action == "document":
+        doc = await router.filing_document(ticker, args.accession, document=args.document)
+        waiting.stop()
+        start = max(args.offset, 0)
+        end = len(doc.text) if args.max_chars is None else start + max(args.max_chars, 1)
+        if as_json:
+            _emit_json(doc.model_copy(update={"text": doc.text[start:end]}))
+            return EXIT_OK
+        what = "cover page of " if doc.cover_only else ""
+        console.print(
+            f"{doc.company_name} {doc.form or ''} filed {doc.filing_date} — {what}"
+            f"{doc.type or 'document'} {doc.name}",
+            style="bold",
+            markup=False,
+        )
+        sys.stdout.write(doc.text[start:end].rstrip() + "\n")
+        if end < len(doc.text):
+            console.print(
+                f"(characters {start:,} to {end:,} of {len(doc.text):,}; continue with "
+                f"--offset {end})",
+                markup=False,
+            )
+        render.print_sources(console, [f"{doc.source.cite()} {doc.url}"])
         return EXIT_OK
     if action == "filing-section":
         section = await router.filing_section(

@@ -23,6 +23,8 @@ from dexter.data.models import (
     Source,
     StatementBase,
 )
+from dexter.data.sec.filing_docs import FilingDocuments
+from dexter.data.sec.fulltext import SearchPage
 
 _BASE_FIELDS = set(StatementBase.model_fields)
 _PER_SHARE = ("per_share", "per_common_share")
@@ -301,3 +303,55 @@ def sources_of(items: Sequence[Any]) -> list[str]:
         if isinstance(source, Source):
             out.append(source.cite())
     return out
+
+
+def documents_table(filing: FilingDocuments) -> Grid:
+    who = filing.company_name or f"CIK {int(filing.cik)}"
+    title = f"{who} — {filing.form or 'filing'} {filing.accession_number}"
+    if filing.filing_date:
+        title += f", filed {filing.filing_date}"
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Seq", figure=True),
+            Col("Type", whole=True, key=True),
+            Col("Document", whole=True, key=True),
+            Col("Description"),
+            Col("Size", figure=True, optional=True),
+        ],
+        caption="Items: " + "; ".join(filing.items) if filing.items else "",
+    )
+    for doc in filing.documents:
+        grid.add_row(
+            str(doc.sequence) if doc.sequence else "",
+            doc.type or "",
+            doc.name,
+            doc.description or "",
+            f"{doc.size:,}" if doc.size else "",
+        )
+    return grid
+
+
+def search_table(page: SearchPage) -> Grid:
+    exact = "" if page.total_is_exact else "more than "
+    grid = Grid(
+        title=f"EDGAR full-text search {page.query!r} — {exact}{page.total:,} documents",
+        columns=[
+            Col("Filed", whole=True, key=True),
+            Col("Company"),
+            Col("Form", whole=True),
+            Col("Type", whole=True),
+            Col("Accession", whole=True),
+            Col("File", whole=True, optional=True),
+        ],
+    )
+    for hit in page.hits:
+        grid.add_row(
+            hit.filing_date or "",
+            "; ".join(hit.company_names) or hit.cik,
+            hit.form or "",
+            hit.file_type or "",
+            hit.accession_number,
+            hit.file_name,
+        )
+    return grid

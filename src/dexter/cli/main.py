@@ -110,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="research answer profile: figures exactly as filed, every calculation shown",
     )
+    ask.add_argument(
+        "--as-of",
+        dest="as_of",
+        metavar="DATE",
+        help="research as of DATE (YYYY-MM-DD): filings, facts and search hits filed later are "
+        "hidden, and the prompt's date is DATE",
+    )
 
     tools = commands.add_parser("tools", help="list or run tools directly, without a model")
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
@@ -167,6 +174,12 @@ def _add_data_parser(commands: Any) -> None:
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
         _json_or_csv(sub)
+        sub.add_argument(
+            "--as-of",
+            dest="as_of",
+            metavar="DATE",
+            help="as of DATE (YYYY-MM-DD): nothing filed later is shown",
+        )
         return sub
 
     for name, what in (
@@ -180,7 +193,32 @@ def _add_data_parser(commands: Any) -> None:
         sub.add_argument("--limit", type=int, default=4, metavar="N", help="periods (default 4)")
     filings = action("filings", "recent filings with links")
     filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
-    filings.add_argument("--limit", type=int, default=10, metavar="N")
+    filings.add_argument("--limit", type=int, default=10, metavar="N", help="at most 1000")
+    filings.add_argument("--from", dest="filed_from", metavar="DATE", help="filed on/after")
+    filings.add_argument("--to", dest="filed_to", metavar="DATE", help="filed on/before")
+    filings.add_argument(
+        "--item", action="append", metavar="ITEM", help="8-K item, e.g. 2.02 (repeatable)"
+    )
+    documents = action("documents", "every document in one filing, with its type")
+    documents.add_argument("accession", help="accession number, e.g. 0000320193-24-000123")
+    document = action("document", "one document of any filing as text (exhibits, cover page)")
+    document.add_argument("accession", help="accession number")
+    document.add_argument(
+        "--document",
+        default="primary",
+        help="primary (default), cover, an exhibit type such as EX-99.1, or a file name",
+    )
+    document.add_argument("--offset", type=int, default=0, metavar="N", help="start character")
+    document.add_argument(
+        "--max-chars", type=int, default=None, metavar="N", help="characters (default: all)"
+    )
+    search = action("search", "EDGAR full-text search over every filing since 2001", ticker=False)
+    search.add_argument("query", help='words or a "quoted phrase"')
+    search.add_argument("--form", action="append", metavar="FORM", help="e.g. 8-K (repeatable)")
+    search.add_argument("--from", dest="start", metavar="DATE", help="filed on/after")
+    search.add_argument("--to", dest="end", metavar="DATE", help="filed on/before")
+    search.add_argument("--company", help="only this company (ticker, CIK or name)")
+    search.add_argument("--offset", type=int, default=0, metavar="N", help="hits to skip")
     section = action("filing-section", "one item of a 10-K or 10-Q as clean text")
     section.add_argument("--form", default="10-K", help="10-K (default) or 10-Q")
     section.add_argument("--item", required=True, help='e.g. 1A, 7, "MD&A", "risk factors"')
@@ -335,6 +373,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             resume=args.ask_resume or args.resume,
             output=args.output,
             research=args.research,
+            as_of=args.as_of,
         )
     if args.command == "tools":
         from dexter.cli.tools_command import run_tools_command

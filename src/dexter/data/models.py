@@ -190,6 +190,7 @@ class Filing(Record):
     url: str  # the primary document
     primary_document: str | None = None
     description: str | None = None
+    items: list[str] = Field(default_factory=list)  # 8-K item numbers, e.g. ["2.02", "9.01"]
 
 
 class FilingSection(Record):

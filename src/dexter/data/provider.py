@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dexter.data.models import (
     BalanceSheet,
@@ -23,6 +23,10 @@ from dexter.data.models import (
     ScreenRow,
 )
 
+if TYPE_CHECKING:
+    from dexter.data.sec.filing_docs import DocumentText, FilingDocuments
+    from dexter.data.sec.fulltext import SearchPage
+
 
 class Capability(StrEnum):
     STATEMENTS = "financial statements"
@@ -37,6 +41,8 @@ class Capability(StrEnum):
     NEWS = "company news"
     SEGMENTS = "segment financials"
     SCREEN = "stock screening"
+    DOCUMENTS = "filing documents"
+    FULL_TEXT_SEARCH = "full-text search"
 
 
 class FinanceProvider(Protocol):
@@ -127,3 +133,25 @@ class FinanceProvider(Protocol):
     ) -> list[ScreenRow]: ...
 
     async def aclose(self) -> None: ...
+
+
+class DocumentsProvider(Protocol):
+    """A source that can open any filing's documents and search filings' full text (the
+    DOCUMENTS and FULL_TEXT_SEARCH capabilities)."""
+
+    async def filing_documents(self, company: str, accession_number: str) -> FilingDocuments: ...
+
+    async def filing_document(
+        self, company: str, accession_number: str, *, document: str | None = None
+    ) -> DocumentText: ...
+
+    async def full_text_search(
+        self,
+        query: str,
+        *,
+        forms: list[str] | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        company: str | None = None,
+        offset: int = 0,
+    ) -> SearchPage: ...

@@ -9,7 +9,8 @@ is missing and how to enable it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from datetime import date
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from dexter.data.errors import NotFound, Unavailable, UnknownCompany, UpstreamError
 from dexter.data.models import (
@@ -29,9 +30,14 @@ from dexter.data.models import (
     PriceSnapshot,
     ScreenRow,
 )
-from dexter.data.provider import Capability, FinanceProvider
+from dexter.data.provider import Capability, DocumentsProvider, FinanceProvider
+
+if TYPE_CHECKING:
+    from dexter.data.sec.filing_docs import DocumentText, FilingDocuments
+    from dexter.data.sec.fulltext import SearchPage
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 # Account-level refusals: another provider may well be able to answer.
 _FALLBACK_STATUSES = frozenset({401, 402, 403})
@@ -47,8 +53,15 @@ ENABLE_HINTS: dict[Capability, str] = {
 class DataRouter:
     """The one object tools and the CLI talk to; it owns its providers' lifetimes."""
 
-    def __init__(self, providers: Sequence[FinanceProvider]) -> None:
+    def __init__(self, providers: Sequence[FinanceProvider], *, as_of: date | None = None) -> None:
         self.providers = list(providers)
+        # The research date the providers were built with (None = today): shown to tools so
+        # they can say their data stops there.
+        self.as_of = as_of
+
+    def provider_of_type(self, kind: type[P]) -> P | None:
+        """The first configured provider of one class (e.g. the SEC client for web_fetch)."""
+        return next((p for p in self.providers if isinstance(p, kind)), None)
 
     def names(self) -> list[str]:
         return [p.name for p in self.providers]
@@ -126,6 +139,28 @@ class DataRouter:
 
     async def filing_section(self, ticker: str, **kw: Any) -> FilingSection:
         return await self._route(Capability.FILING_ITEMS, lambda p: p.filing_section(ticker, **kw))
+
+    async def filing_documents(self, company: str, accession_number: str) -> FilingDocuments:
+        return await self._route(
+            Capability.DOCUMENTS,
+            lambda p: cast(DocumentsProvider, p).filing_documents(company, accession_number),
+        )
+
+    async def filing_document(
+        self, company: str, accession_number: str, *, document: str | None = None
+    ) -> DocumentText:
+        return await self._route(
+            Capability.DOCUMENTS,
+            lambda p: cast(DocumentsProvider, p).filing_document(
+                company, accession_number, document=document
+            ),
+        )
+
+    async def full_text_search(self, query: str, **kw: Any) -> SearchPage:
+        return await self._route(
+            Capability.FULL_TEXT_SEARCH,
+            lambda p: cast(DocumentsProvider, p).full_text_search(query, **kw),
+        )
 
     async def insider_trades(self, ticker: str, **kw: Any) -> list[InsiderTrade]:
         return await self._route(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
 from dexter.config import Settings, get_secret
@@ -10,6 +11,7 @@ from dexter.data.errors import ConfigurationNeeded
 
 SEC_DATA_URL = "https://data.sec.gov"
 SEC_WWW_URL = "https://www.sec.gov"
+SEC_EFTS_URL = "https://efts.sec.gov"
 FD_BASE_URL = "https://api.financialdatasets.ai"
 DEFAULT_SEC_RATE = 8.0
 # The SEC blocks clients above 10 requests/second for about ten minutes.
@@ -42,7 +44,10 @@ class DataSettings:
     sec_user_agent: str | None = None
     sec_data_url: str = SEC_DATA_URL
     sec_www_url: str = SEC_WWW_URL
+    sec_efts_url: str = SEC_EFTS_URL
     sec_rate: float = DEFAULT_SEC_RATE
+    # Research "as of" a day: nothing filed after it is listed, read or counted.
+    as_of: date | None = None
     fd_api_key: str | None = None
     fd_base_url: str = FD_BASE_URL
 
@@ -69,10 +74,15 @@ class DataSettings:
             sec_user_agent=(env.get("DEXTER_SEC_USER_AGENT") or "").strip() or None,
             sec_data_url=_base(env.get("DEXTER_SEC_DATA_URL"), SEC_DATA_URL),
             sec_www_url=_base(env.get("DEXTER_SEC_WWW_URL"), SEC_WWW_URL),
+            sec_efts_url=_base(env.get("DEXTER_SEC_EFTS_URL"), SEC_EFTS_URL),
             sec_rate=rate,
+            as_of=as_of_from_settings(settings),
             fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
             fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
         )
+
+    def with_as_of(self, as_of: date | None) -> DataSettings:
+        return replace(self, as_of=as_of)
 
     def require_sec_user_agent(self) -> str:
         if not self.sec_user_agent:
@@ -89,3 +99,24 @@ class DataSettings:
 def _base(value: str | None, default: str) -> str:
     text = (value or "").strip()
     return (text or default).rstrip("/")
+
+
+def parse_as_of(value: str | date | None) -> date | None:
+    """`2025-04-07` -> that date; blank -> None; anything else is a clear configuration error."""
+    if value is None or isinstance(value, date):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ConfigurationNeeded(
+            f"The as-of date must be a day written YYYY-MM-DD (e.g. 2025-04-07), not {text!r}."
+        ) from None
+
+
+def as_of_from_settings(settings: Settings) -> date | None:
+    """DEXTER_AS_OF, else `asOf` in the settings file."""
+    raw = settings.env.get("DEXTER_AS_OF") or settings.file_data.get("asOf")
+    return parse_as_of(str(raw) if raw is not None else None)

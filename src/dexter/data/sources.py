@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING
 
 from dexter.config import Settings
@@ -19,8 +20,13 @@ def build_router(
     *,
     sec_transport: httpx2.AsyncBaseTransport | None = None,
     fd_transport: httpx2.AsyncBaseTransport | None = None,
+    as_of: date | None = None,
 ) -> DataRouter:
+    """The router for these settings. `as_of` (else DEXTER_AS_OF / `asOf`) limits every
+    provider to what was filed on or before that day."""
     data = DataSettings.from_settings(settings)
+    if as_of is not None:
+        data = data.with_as_of(as_of)
     providers: list[FinanceProvider] = []
     if data.fd_api_key:
         from dexter.data.financialdatasets import FinancialDatasetsProvider
@@ -33,5 +39,8 @@ def build_router(
                 transport=fd_transport,
             )
         )
-    providers.append(SecEdgarProvider(data, transport=sec_transport))
-    return DataRouter(providers)
+    sec = SecEdgarProvider(data, transport=sec_transport)
+    # As of a past day, SEC EDGAR answers first wherever it can: it drops every value filed
+    # after that day, which a vendor's latest restated figures cannot promise.
+    providers.insert(0, sec) if data.as_of is not None else providers.append(sec)
+    return DataRouter(providers, as_of=data.as_of)

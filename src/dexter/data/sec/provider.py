@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from dexter.data.cache import FOREVER, DiskCache
-from dexter.data.errors import DataError, NotFound, Unavailable, UpstreamError
+from dexter.data.errors import DataError, NotFound, Unavailable, UnknownCompany, UpstreamError
 from dexter.data.http import HttpClient
 from dexter.data.metrics import compute_metrics
 from dexter.data.models import (
@@ -38,13 +38,24 @@ from dexter.data.provider import Capability
 from dexter.data.sec import urls
 from dexter.data.sec.documents import html_to_text
 from dexter.data.sec.facts import FactsIndex, fact_series, index_facts
+from dexter.data.sec.filing_docs import (
+    DocumentEntry,
+    DocumentText,
+    FilingDocuments,
+    choose_document,
+    cover_page,
+    merge_documents,
+    parse_index_headers,
+    parse_index_page,
+)
 from dexter.data.sec.filing_index import find_information_table, parse_filing_index
 from dexter.data.sec.frames import screen_rows_from_frame
+from dexter.data.sec.fulltext import SearchPage, parse_search, search_params, search_url
 from dexter.data.sec.holdings13f import parse_information_table
 from dexter.data.sec.items import extract_item
 from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
 from dexter.data.sec.submissions import company_info, filings_from_submissions, older_pages
-from dexter.data.sec.tickers import TickerTable
+from dexter.data.sec.tickers import TickerTable, normalise_name
 from dexter.data.settings import DataSettings
 
 if TYPE_CHECKING:
@@ -57,6 +68,8 @@ TICKERS_TTL = 24 * 3600.0
 SUBMISSIONS_TTL = 3600.0
 FACTS_TTL = 3600.0
 FRAMES_TTL = 24 * 3600.0
+# Pages outside /Archives/ (browse-edgar, current feeds) change; Archives documents never do.
+SEC_PAGE_TTL = 15 * 60.0
 MAX_OLDER_PAGES = 5
 MAX_FORM4_FILINGS = 40
 
@@ -83,6 +96,8 @@ class SecEdgarProvider:
             Capability.INSIDER_TRADES,
             Capability.HOLDINGS,
             Capability.SCREEN,
+            Capability.DOCUMENTS,
+            Capability.FULL_TEXT_SEARCH,
         }
     )
 
@@ -96,9 +111,12 @@ class SecEdgarProvider:
         self._settings = settings
         self._transport = transport
         self._sleep = sleep
+        self.as_of = settings.as_of.isoformat() if settings.as_of else None
         self._client: HttpClient | None = None
         # Parsed documents, shared by concurrent callers: one fetch per key per process.
         self._pending: dict[str, asyncio.Task[Any]] = {}
+        # Filers found outside the ticker table, by the ticker we gave them.
+        self._resolved: dict[str, Company] = {}
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -170,15 +188,78 @@ class SecEdgarProvider:
                     f"{company.name} ({company.ticker}) has no XBRL financial data at the SEC.",
                     hint="Funds, trusts and some foreign filers do not file XBRL financials.",
                 ) from None
+            if self.as_of is not None:
+                data = await asyncio.to_thread(facts_filed_by, data, self.as_of)
             # Indexing a multi-megabyte document takes a moment; keep the event loop free.
             return await asyncio.to_thread(index_facts, data)
 
         return await self._once(f"facts:{company.cik}", load)
 
+    async def fetch_sec_url(self, url: str) -> bytes:
+        """GET any sec.gov URL through this client (user agent, shared limiter, retries),
+        pointed at the configured base URLs; Archives documents are cached for good."""
+        target = urls.rebase_sec_url(
+            url,
+            data_base=self._data,
+            www_base=self._www,
+            efts_base=self._settings.sec_efts_url,
+        )
+        ttl = FOREVER if "/Archives/" in target else SEC_PAGE_TTL
+        return await self.http.get_bytes(target, ttl=ttl)
+
     # -- companies and statements ------------------------------------------------------------
 
     async def company(self, query: str) -> Company:
-        return (await self._tickers()).resolve(query)
+        """Ticker, CIK or name. Filers missing from today's ticker table (delisted, acquired,
+        funds, private issuers) resolve by CIK from their submissions file, and by name through
+        EDGAR's company lookup."""
+        table = await self._tickers()
+        try:
+            return table.resolve(query)
+        except UnknownCompany as unknown:
+            known = self._resolved.get(query.strip().upper())
+            if known is not None:
+                return known
+            text = query.strip().upper().removeprefix("CIK").strip()
+            if text.isdigit() and len(text) <= 10:
+                found: Company | None = await self._company_by_cik(text, unknown)
+            else:
+                found = await self._company_by_name(query)
+            if found is None:
+                raise
+            # Calls made later with the ticker this returned must find the company again.
+            self._resolved[found.ticker.upper()] = found
+            return found
+
+    async def _company_by_cik(self, cik: str, unknown: UnknownCompany) -> Company:
+        try:
+            data = await self._submissions(urls.pad_cik(cik))
+        except NotFound:
+            raise unknown from None
+        info = company_info(data)
+        # No ticker today: the CIK stands in, so every call made with it resolves again here.
+        ticker = info.tickers[0] if info.tickers else str(int(info.cik))
+        return Company(ticker=ticker.upper(), cik=info.cik, name=info.name)
+
+    async def _company_by_name(self, name: str) -> Company | None:
+        url = search_url(self._settings.sec_efts_url)
+        try:
+            data = await self.http.get_json(url, params={"keysTyped": name}, ttl=TICKERS_TTL)
+        except DataError:
+            return None  # the lookup is a courtesy; the ticker table's suggestions still stand
+        hits = (data.get("hits") or {}).get("hits") if isinstance(data, dict) else None
+        wanted = normalise_name(name)
+        for hit in hits or []:
+            source = hit.get("_source") if isinstance(hit, dict) else None
+            cik = str(hit.get("_id") or "") if isinstance(hit, dict) else ""
+            if not isinstance(source, dict) or not cik.isdigit():
+                continue
+            entity = str(source.get("entity") or "")
+            if wanted and normalise_name(entity).startswith(wanted):
+                tickers = str(source.get("tickers") or "").replace(" ", "").split(",")
+                ticker = tickers[0] if tickers and tickers[0] else str(int(cik))
+                return Company(ticker=ticker.upper(), cik=urls.pad_cik(cik), name=entity)
+        return None
 
     async def _statements(
         self, ticker: str, statement: Literal["income", "balance", "cashflow"], **kw: Any
@@ -266,20 +347,36 @@ class SecEdgarProvider:
         limit: int = 10,
         include_amendments: bool = False,
         page_back: bool = True,
+        filed_gte: str | None = None,
+        filed_lte: str | None = None,
+        items: list[str] | None = None,
     ) -> list[Filing]:
-        """Newest first; older history pages are fetched only when the recent list is short."""
+        """Newest first; older history pages are fetched only when the recent list is short.
+
+        `filed_gte` / `filed_lte` bound the filing date; `items` keeps 8-Ks reporting any of
+        those items (2.02 results, 5.02 officers …). The as-of date caps `filed_lte`."""
         company = await self.company(ticker)
         data = await self._submissions(company.cik)
-        found = filings_from_submissions(
-            data,
-            ticker=company.ticker,
-            forms=forms,
-            limit=limit,
-            www_base=self._www,
-            include_amendments=include_amendments,
-        )
+        if self.as_of is not None and (filed_lte is None or filed_lte > self.as_of):
+            filed_lte = self.as_of
+        keep = _filing_filter(filed_gte, filed_lte, items)
+        # Filter before the limit: read everything on a page, then keep what matches.
+        found = [
+            f
+            for f in filings_from_submissions(
+                data,
+                ticker=company.ticker,
+                forms=forms,
+                limit=None,
+                www_base=self._www,
+                include_amendments=include_amendments,
+            )
+            if keep(f)
+        ][:limit]
         for page in older_pages(data)[:MAX_OLDER_PAGES] if page_back else ():
             if len(found) >= limit:
+                break
+            if filed_gte is not None and not page.reaches_back_to(filed_gte):
                 break
             try:
                 page_data = await self.http.get_json(
@@ -287,16 +384,174 @@ class SecEdgarProvider:
                 )
             except NotFound:
                 break  # history ends where the SEC stops serving pages
-            found += filings_from_submissions(
-                page_data,
-                ticker=company.ticker,
-                forms=forms,
-                limit=limit - len(found),
-                www_base=self._www,
-                include_amendments=include_amendments,
-                cik=company.cik,
-            )
+            found += [
+                f
+                for f in filings_from_submissions(
+                    page_data,
+                    ticker=company.ticker,
+                    forms=forms,
+                    limit=None,
+                    www_base=self._www,
+                    include_amendments=include_amendments,
+                    cik=company.cik,
+                )
+                if keep(f)
+            ][: limit - len(found)]
         return found[:limit]
+
+    # -- filing documents and full-text search ---------------------------------------------
+
+    async def filing_documents(self, company: str, accession_number: str) -> FilingDocuments:
+        """Every document of one filing, with its type (EX-99.1 …) and description."""
+        who = await self.company(company)
+        return await self._filing_documents(who, accession_number.strip())
+
+    async def _filing_documents(self, who: Company, accession: str) -> FilingDocuments:
+        async def load() -> FilingDocuments:
+            folder = urls.filing_folder(who.cik, accession, self._www)
+            try:
+                listing = await self.http.get_json(
+                    urls.filing_index(who.cik, accession, self._www), ttl=FOREVER
+                )
+            except NotFound:
+                raise NotFound(
+                    f"{who.name} has no filing with accession number {accession}.",
+                    hint="List the company's filings to find the accession number.",
+                ) from None
+            listed = [
+                DocumentEntry(name=d.name, url=d.url, size=d.size)
+                for d in parse_filing_index(listing, folder_url=folder)
+            ]
+            header = None
+            typed: list[DocumentEntry] = []
+            try:
+                page = await self.http.get_bytes(
+                    f"{folder}/{accession}-index-headers.html", ttl=FOREVER
+                )
+                header = parse_index_headers(page, folder_url=folder)
+                typed = header.documents
+            except NotFound:
+                pass
+            if not typed:
+                try:
+                    page = await self.http.get_bytes(
+                        urls.filing_index_page(who.cik, accession, self._www), ttl=FOREVER
+                    )
+                    typed = parse_index_page(page, folder_url=folder)
+                except NotFound:
+                    pass  # types stay unknown; names and the primary-document guess remain
+            filing = FilingDocuments(
+                cik=who.cik,
+                accession_number=accession,
+                company_name=(header.company_name if header else None) or who.name,
+                form=header.form if header else None,
+                filing_date=header.filing_date if header else None,
+                report_date=header.report_date if header else None,
+                items=header.items if header else [],
+                index_url=urls.filing_index_page(who.cik, accession, self._www),
+                documents=merge_documents(listed, typed),
+            )
+            return await self._with_submission_facts(who, filing)
+
+        found = await self._once(f"documents:{who.cik}:{accession}", load)
+        if self.as_of is not None and found.filing_date and found.filing_date > self.as_of:
+            raise NotFound(
+                f"Filing {accession} was filed on {found.filing_date}, after the as-of date "
+                f"{self.as_of}.",
+                hint="Research is limited to what was public on the as-of date.",
+            )
+        return found
+
+    async def _with_submission_facts(
+        self, who: Company, filing: FilingDocuments
+    ) -> FilingDocuments:
+        """Form, dates and items from the submissions list when the header page was missing."""
+        if filing.form and filing.filing_date:
+            return filing
+        try:
+            data = await self._submissions(who.cik)
+        except DataError:
+            return filing
+        for row in filings_from_submissions(data, ticker=who.ticker, www_base=self._www):
+            if row.accession_number == filing.accession_number:
+                return filing.model_copy(
+                    update={
+                        "form": filing.form or row.filing_type,
+                        "filing_date": filing.filing_date or row.filing_date,
+                        "report_date": filing.report_date or row.report_date,
+                        "items": filing.items or row.items,
+                    }
+                )
+        return filing
+
+    async def filing_document(
+        self, company: str, accession_number: str, *, document: str | None = None
+    ) -> DocumentText:
+        """One document's text: primary (default), `cover`, an exhibit type, or a file name."""
+        filing = await self.filing_documents(company, accession_number)
+        chosen, cover_only = choose_document(filing, document)
+        if chosen.name.lower().endswith(".pdf"):
+            raise Unavailable(
+                f"{chosen.name} is a PDF, which cannot be read yet.",
+                hint="Most filings also hold an HTML version of each document.",
+            )
+        body = await self.http.get_bytes(chosen.url, ttl=FOREVER)
+        text = await asyncio.to_thread(html_to_text, body)
+        if cover_only:
+            text = cover_page(text)
+        return DocumentText(
+            cik=filing.cik,
+            accession_number=filing.accession_number,
+            company_name=filing.company_name,
+            form=filing.form,
+            filing_date=filing.filing_date,
+            name=chosen.name,
+            type=chosen.type,
+            description=chosen.description,
+            url=chosen.url,
+            cover_only=cover_only,
+            text=text,
+            source=Source(
+                provider=PROVIDER,
+                url=chosen.url,
+                form=" ".join(x for x in (filing.form, _exhibit_label(chosen, filing)) if x)
+                or None,
+                accession_number=filing.accession_number,
+                filing_date=filing.filing_date,
+            ),
+        )
+
+    async def full_text_search(
+        self,
+        query: str,
+        *,
+        forms: list[str] | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        company: str | None = None,
+        offset: int = 0,
+    ) -> SearchPage:
+        """EDGAR full-text search; the as-of date caps the end of the date range."""
+        if not query.strip():
+            raise Unavailable("Full-text search needs words or a quoted phrase to look for.")
+        if self.as_of is not None and (end_date is None or end_date > self.as_of):
+            end_date = self.as_of
+        ciks = [(await self.company(company)).cik] if company else None
+        params = search_params(
+            query, forms=forms, start_date=start_date, end_date=end_date, ciks=ciks, offset=offset
+        )
+        url = search_url(self._settings.sec_efts_url)
+        from dexter.data.http import build_url
+
+        data = await self.http.get_json(url, params=params, ttl=SEC_PAGE_TTL)
+        page = parse_search(
+            data, query=query, url=build_url(url, params), www_base=self._www, offset=offset
+        )
+        if self.as_of is not None:
+            cutoff = self.as_of
+            kept = [h for h in page.hits if (h.filing_date or "") <= cutoff]
+            page = page.model_copy(update={"hits": kept})
+        return page
 
     async def filing_section(
         self,
@@ -466,6 +721,54 @@ class SecEdgarProvider:
         self, ticker: str, *, period: Period = "annual", limit: int = 4
     ) -> list[dict[str, Any]]:
         raise Unavailable("Segment breakdowns are not in the SEC's companyfacts data.")
+
+
+def _filing_filter(
+    gte: str | None, lte: str | None, items: list[str] | None
+) -> Callable[[Filing], bool]:
+    wanted = {i.strip() for i in items or [] if i.strip()}
+
+    def keep(filing: Filing) -> bool:
+        day = filing.filing_date[:10]
+        if (gte and day < gte) or (lte and day > lte):
+            return False
+        return not wanted or bool(wanted & set(filing.items))
+
+    return keep
+
+
+def _exhibit_label(doc: DocumentEntry, filing: FilingDocuments) -> str | None:
+    kind = (doc.type or "").upper()
+    if not kind or kind == (filing.form or "").upper():
+        return None
+    return kind
+
+
+def facts_filed_by(data: dict[str, Any], day: str) -> dict[str, Any]:
+    """A companyfacts document holding only the values filed on or before `day`: what an
+    analyst could have read then (later restatements and later periods disappear)."""
+    facts = data.get("facts")
+    if not isinstance(facts, dict):
+        return data
+    kept_facts: dict[str, Any] = {}
+    for taxonomy, concepts in facts.items():
+        if not isinstance(concepts, dict):
+            continue
+        kept_concepts: dict[str, Any] = {}
+        for name, concept in concepts.items():
+            units = concept.get("units") if isinstance(concept, dict) else None
+            if not isinstance(units, dict):
+                continue
+            kept_units = {
+                unit: [p for p in points if str(p.get("filed") or "") <= day]
+                for unit, points in units.items()
+                if isinstance(points, list)
+            }
+            kept_units = {u: p for u, p in kept_units.items() if p}
+            if kept_units:
+                kept_concepts[name] = {**concept, "units": kept_units}
+        kept_facts[taxonomy] = kept_concepts
+    return {**data, "facts": kept_facts}
 
 
 def _choose_filing(

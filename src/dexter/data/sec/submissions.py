@@ -180,6 +180,7 @@ def _filing(row: Mapping[str, Any], *, cik: str, ticker: str | None, www_base: s
         url=url,
         primary_document=primary,
         description=description,
+        items=[i.strip() for i in (items or "").split(",") if i.strip()],
     )
 
 

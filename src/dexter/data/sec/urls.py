@@ -99,3 +99,33 @@ def filing_document(
 def filing_index_page(cik: str | int, accession: str, www_base: str = DEFAULT_WWW_URL) -> str:
     """The human-readable filing index, the best page to cite for a whole filing."""
     return f"{filing_folder(cik, accession, www_base)}/{accession.strip()}-index.htm"
+
+
+SEC_HOST_SUFFIX = "sec.gov"
+
+
+def is_sec_host(host: str | None) -> bool:
+    """`www.sec.gov`, `data.sec.gov`, `efts.sec.gov`, `sec.gov` …: hosts bound by SEC fair-access
+    rules (declared user agent, 10 requests/second)."""
+    name = (host or "").lower().rstrip(".")
+    return name == SEC_HOST_SUFFIX or name.endswith("." + SEC_HOST_SUFFIX)
+
+
+def rebase_sec_url(url: str, *, data_base: str, www_base: str, efts_base: str) -> str:
+    """A public SEC URL pointed at the configured base for its host, so a mirror or a local test
+    server set in DEXTER_SEC_*_URL also serves URLs the model found elsewhere."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    bases = {
+        "data.sec.gov": data_base,
+        "www.sec.gov": www_base,
+        "sec.gov": www_base,
+        "efts.sec.gov": efts_base,
+    }
+    base = bases.get(host)
+    if base is None:
+        return url
+    tail = parts.path + (f"?{parts.query}" if parts.query else "")
+    return _base(base) + tail

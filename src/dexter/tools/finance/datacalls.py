@@ -38,6 +38,7 @@ from dexter.tools.finance.format import (
     format_segments,
     format_statements,
 )
+from dexter.tools.finance.format_docs import format_document, format_documents, format_search
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
@@ -205,11 +206,87 @@ class FactsArgs(CompanyArgs):
     report_period_lte: DateTo = Field(None, description=LTE)
 
 
+def _items(value: object) -> object:
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[,\s]+", value) if part]
+    if isinstance(value, list):
+        return [str(v).strip().lower().removeprefix("item").strip() for v in value] or None
+    return value
+
+
+ItemList = Annotated[
+    list[str] | None,
+    BeforeValidator(_items),
+    WithJsonSchema({"type": "array", "items": {"type": "string"}}),
+]
+Offset = Annotated[int, BeforeValidator(_clamp(0, 100_000_000)), _bounds(0, 100_000_000)]
+
+
 class FilingsArgs(CompanyArgs):
     forms: FormList = Field(
-        None, description="Form types to list, e.g. ['10-K'] or ['10-Q', '8-K']; omit for all."
+        None,
+        description="Form types to list, e.g. ['10-K'], ['8-K'], ['DEF 14A'], ['6-K'], "
+        "['424B2']; omit for all.",
     )
-    limit: Limit50 = Field(10, description="Filings to list, newest first (max 50).")
+    limit: Limit200 = Field(10, description="Filings to list, newest first (max 200).")
+    filed_gte: DateFrom = Field(None, description="Only filings filed on or after this date.")
+    filed_lte: DateTo = Field(None, description="Only filings filed on or before this date.")
+    items: ItemList = Field(
+        None,
+        description="Only 8-Ks reporting one of these items, e.g. ['2.02'] for earnings "
+        "releases, ['5.02'] for officer changes, ['1.01'] for material agreements.",
+    )
+
+
+class DocumentsArgs(CompanyArgs):
+    accession_number: str = Field(description="The filing's accession number (from filings).")
+
+
+class DocumentArgs(CompanyArgs):
+    accession_number: OptionalText = Field(
+        None,
+        description="The filing's accession number. Omit to take the latest filing matching "
+        "form / filed dates / items.",
+    )
+    form: OptionalText = Field(
+        None, description="Without an accession number: the form to look for, e.g. 8-K."
+    )
+    filed_gte: DateFrom = Field(None, description="Without an accession number: filed on/after.")
+    filed_lte: DateTo = Field(None, description="Without an accession number: filed on/before.")
+    items: ItemList = Field(
+        None, description="Without an accession number: 8-K items, e.g. ['2.02'] (earnings)."
+    )
+    document: str = Field(
+        "primary",
+        description="primary (the main document), cover (its cover page), an exhibit type "
+        "such as EX-99.1 (an earnings release) or EX-10.1, or a file name from "
+        "filing_documents.",
+    )
+    focus: OptionalText = Field(
+        None,
+        description="What you want from the document in a few words (e.g. 'guidance', 'total "
+        "compensation'); a long document is trimmed to the matching paragraphs.",
+    )
+    offset: Offset = Field(
+        0, description="Character to start at, to read a long document in order, part by part."
+    )
+    max_chars: CharLimit = Field(12_000, description="Most characters to return (2,000-30,000).")
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(
+        description='Words or a "quoted phrase" to find in filings, e.g. "raises full-year '
+        'guidance" or "going concern".'
+    )
+    forms: FormList = Field(None, description="Only these forms, e.g. ['8-K'] or ['10-K'].")
+    start_date: DateFrom = Field(None, description="Filed on or after (YYYY-MM-DD).")
+    end_date: DateTo = Field(None, description="Filed on or before (YYYY-MM-DD).")
+    company: OptionalText = Field(
+        None, description="Only this company's filings (ticker, CIK or name)."
+    )
+    offset: Annotated[int, BeforeValidator(_clamp(0, 9_900)), _bounds(0, 9_900)] = Field(
+        0, description="Hits to skip, for the next page (100 hits a page)."
+    )
 
 
 class SectionArgs(CompanyArgs):
@@ -479,8 +556,15 @@ class Filings(DataCall[FilingsArgs]):
 
     async def fetch(self, args: FilingsArgs, ctx: ToolContext) -> ToolResult:
         company = await self.company(args.company)
-        found = await self.router.filings(company.ticker, forms=args.forms, limit=args.limit)
+        found = await self.router.filings(
+            company.ticker,
+            forms=args.forms,
+            limit=args.limit,
+            **_filing_filters(args.filed_gte, args.filed_lte, args.items),
+        )
         content = format_filings(found, ledger=ctx.sources, company=company)
+        if self.router.as_of is not None:
+            content += f"\n(As of {self.router.as_of.isoformat()}: later filings are hidden.)"
         return ToolResult(
             content=content,
             data={
@@ -488,6 +572,110 @@ class Filings(DataCall[FilingsArgs]):
                 "count": len(found),
                 "records": _dump(found),
             },
+        )
+
+
+def _filing_filters(gte: str | None, lte: str | None, items: list[str] | None) -> dict[str, Any]:
+    """Only the filters given, so providers without them (Financial Datasets) still answer
+    plain listings."""
+    given = {"filed_gte": gte, "filed_lte": lte, "items": items}
+    return {k: v for k, v in given.items() if v}
+
+
+class FilingDocumentsCall(DataCall[DocumentsArgs]):
+    name: ClassVar[str] = "filing_documents"
+    description: ClassVar[str] = (
+        "List every document in one SEC filing with its type (primary document, EX-99.1 "
+        "earnings release, EX-10.x contracts …), for any form: 8-K, DEF 14A, 6-K, S-1, 424B."
+    )
+    Args: ClassVar[type[BaseModel]] = DocumentsArgs
+    capability: ClassVar[Capability] = Capability.DOCUMENTS
+
+    async def fetch(self, args: DocumentsArgs, ctx: ToolContext) -> ToolResult:
+        company = await self.company(args.company)
+        filing = await self.router.filing_documents(company.ticker, args.accession_number)
+        return ToolResult(
+            content=format_documents(filing, ledger=ctx.sources),
+            data=filing.model_dump(mode="json"),
+        )
+
+
+class FilingDocumentCall(DataCall[DocumentArgs]):
+    name: ClassVar[str] = "filing_document"
+    description: ClassVar[str] = (
+        "Read one document of any SEC filing (any form): the primary document, its cover "
+        "page, an exhibit by type (EX-99.1 = the earnings release of an 8-K item 2.02) or by "
+        "file name; trimmed to a focus, or read in parts with offset; cited with [S#]."
+    )
+    Args: ClassVar[type[BaseModel]] = DocumentArgs
+    capability: ClassVar[Capability] = Capability.DOCUMENTS
+
+    async def fetch(self, args: DocumentArgs, ctx: ToolContext) -> ToolResult:
+        company = await self.company(args.company)
+        accession = (args.accession_number or "").strip()
+        if not accession:
+            forms = [_form(args.form)] if args.form else None
+            found = await self.router.filings(
+                company.ticker,
+                forms=forms,
+                limit=1,
+                **_filing_filters(args.filed_gte, args.filed_lte, args.items),
+            )
+            if not found:
+                raise ToolFailure(
+                    f"No {args.form or ''} filing of {company.name} matches those dates and "
+                    "items; list its filings to choose one."
+                )
+            accession = found[0].accession_number
+        doc = await self.router.filing_document(company.ticker, accession, document=args.document)
+        content, window = format_document(
+            doc,
+            ledger=ctx.sources,
+            offset=args.offset,
+            max_chars=args.max_chars,
+            focus=args.focus,
+        )
+        return ToolResult(
+            content=content,
+            data={
+                "company": company.model_dump(mode="json"),
+                "accession_number": doc.accession_number,
+                "form": doc.form,
+                "filing_date": doc.filing_date,
+                "document": doc.name,
+                "type": doc.type,
+                "url": doc.url,
+                "chars": window.total,
+                "offset": window.start,
+                "next_offset": window.end if 0 < window.end < window.total else None,
+                "focused": window.focused,
+            },
+        )
+
+
+class SecSearch(DataCall[SearchArgs]):
+    name: ClassVar[str] = "sec_search"
+    description: ClassVar[str] = (
+        "EDGAR full-text search over every SEC filing and exhibit since 2001: words or a "
+        "quoted phrase, optionally by form, filing dates and company. Hits are documents to "
+        "open with filing_document."
+    )
+    Args: ClassVar[type[BaseModel]] = SearchArgs
+    capability: ClassVar[Capability] = Capability.FULL_TEXT_SEARCH
+
+    async def fetch(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+        page = await self.router.full_text_search(
+            args.query,
+            forms=args.forms,
+            start_date=args.start_date,
+            end_date=args.end_date,
+            company=args.company,
+            offset=args.offset,
+        )
+        as_of = self.router.as_of.isoformat() if self.router.as_of else None
+        return ToolResult(
+            content=format_search(page, ledger=ctx.sources, as_of=as_of),
+            data=page.model_dump(mode="json"),
         )
 
 
@@ -765,6 +953,9 @@ DATA_CALLS: tuple[type[DataCall[Any]], ...] = (
     XbrlFacts,
     Filings,
     FilingSectionCall,
+    FilingDocumentsCall,
+    FilingDocumentCall,
+    SecSearch,
     InsiderTrades,
     InstitutionalHoldings,
     StockPrices,

@@ -1174,3 +1174,8 @@ def format_segments(
     lines.append(f"\nUnits: {currency} millions.")
     lines += _legend(ledger, ids)
     return "\n".join(lines)
+
+
+# Shared with the filing-document formatters (format_docs.py).
+cite = _cite
+source_legend = _legend

@@ -221,14 +221,20 @@ class GetMarketData(RoutedTool):
 class ReadFilings(RoutedTool):
     name: ClassVar[str] = "read_filings"
     description: ClassVar[str] = (
-        "Read SEC filings: find a company's 10-K or 10-Q and return the requested sections "
-        "(risk factors, business, MD&A …) as text trimmed to what was asked, with citations."
+        "Read SEC filings of any form: 10-K/10-Q sections (risk factors, MD&A …), 8-K earnings "
+        "releases (EX-99.1) and guidance, proxies (DEF 14A), 6-Ks, prospectuses and exhibits, "
+        "and EDGAR full-text search; text trimmed to what was asked, with citations."
     )
     guidance: ClassVar[str] = (
         "Call filing_section with form (10-K for annual topics: business, risk factors; 10-Q "
         "for recent quarters), the item (1 business, 1A risk factors, 7 MD&A, 7A market risk, "
         "8 financial statements; for a 10-Q, 2 is MD&A), the fiscal year when one is named, and "
-        "focus set to what the request wants to know. Use filings only to list filings."
+        "focus set to what the request wants to know. For anything else (8-K earnings "
+        "releases and guidance: filing_document with form 8-K, items ['2.02'], document "
+        "EX-99.1 and the filing dates; proxy statements and executive pay: form DEF 14A; "
+        "6-K, S-1, 424B prospectuses; exhibits) use filing_document, or filing_documents to "
+        "see what a filing holds. sec_search finds filings by their words across all of "
+        "EDGAR. Use filings to list filings (with filed dates and 8-K items)."
     )
 
 
@@ -254,7 +260,9 @@ ROUTED_TOOLS: dict[type[RoutedTool], tuple[str, ...]] = {
         "price_snapshot", "stock_prices", "company_news", "insider_trades",
         "institutional_holdings",
     ),
-    ReadFilings: ("filing_section", "filings"),
+    ReadFilings: (
+        "filing_section", "filings", "filing_documents", "filing_document", "sec_search",
+    ),
     StockScreener: ("screen_companies",),
 }  # fmt: skip
 

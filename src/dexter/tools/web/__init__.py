@@ -18,10 +18,11 @@ from dexter.tools.web.ssrf import BlockedURL, check_url
 
 if TYPE_CHECKING:
     from dexter.config import Settings
+    from dexter.data.router import DataRouter
     from dexter.tools.base import Tool
 
 
-def web_tools(settings: Settings) -> list[Tool[Any]]:
+def web_tools(settings: Settings, data_router: DataRouter | None = None) -> list[Tool[Any]]:
     """`web_fetch` always; `web_search` unless every provider is off; `browser` where Playwright
     and a Chromium are installed; `x_search` with X_BEARER_TOKEN."""
     from dexter.config import get_secret
@@ -40,10 +41,17 @@ def web_tools(settings: Settings) -> list[Tool[Any]]:
     if token:
         base = settings.env.get("DEXTER_X_API_URL", "").strip() or DEFAULT_BASE_URL
         tools.append(XSearchTool(token, base_url=base))
+    # SEC pages go through the SEC client: its contact user agent, rate limit and cache.
+    sec = None
+    if data_router is not None:
+        from dexter.data.sec.provider import SecEdgarProvider
+
+        sec = data_router.provider_of_type(SecEdgarProvider)
     tools.append(
         WebFetchTool(
             allowed_hosts=allowed_hosts_from_settings(settings),
             cache_dir=settings.home / "cache" / "web",
+            sec=sec,
         )
     )
     return tools

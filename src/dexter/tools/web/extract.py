@@ -38,6 +38,9 @@ _DROPPED_TAGS = (
     "button",
     "select",
 )
+# lxml refuses a decoded string that still declares an encoding, which every inline-XBRL filing
+# does (`<?xml version='1.0' encoding='ASCII'?>`); the text is already decoded, so drop it.
+_XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 
@@ -81,6 +84,7 @@ def html_to_markdown(html: str | bytes, url: str | None = None) -> Extracted:
 def _parse(html: str | bytes) -> Any:
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
+    html = _XML_DECLARATION.sub("", html, count=1)
     if not html.strip():
         return None
     try:

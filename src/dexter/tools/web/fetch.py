@@ -4,21 +4,31 @@ Every hop is checked by the SSRF guard (redirects are followed by hand, at most 
 download stops at a size cap, the whole fetch has a time limit, and results are cached by URL
 for 15 minutes under `<home>/cache/web-fetch`. HTML goes through readability + markdownify;
 plain text and JSON are shown as they are; PDFs are not read yet.
+
+SEC hosts (`*.sec.gov`) go through the SEC data client instead when one is given: it sends the
+contact user agent the SEC requires, shares the 10-requests-per-second limiter with every other
+SEC call, retries, and caches `/Archives/` documents for good (a filing never changes). Their
+HTML is converted like filing sections (tables as `cell | cell` rows, hidden XBRL dropped).
+Long pages are read in parts with `offset`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings
 from dexter.data.cache import DiskCache
+from dexter.data.errors import DataError
+from dexter.data.sec.documents import html_to_text
+from dexter.data.sec.urls import is_sec_host
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.extract import html_to_markdown
@@ -39,6 +49,13 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/ld+json")
 _CACHE_FORMAT = 1
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+class SecFetcher(Protocol):
+    """The SEC data client's way to GET any sec.gov URL (user agent, limiter, retries, cache)."""
+
+    async def fetch_sec_url(self, url: str) -> bytes: ...
 
 
 def allowed_hosts_from_settings(settings: Settings) -> frozenset[str]:
@@ -61,6 +78,12 @@ class WebFetchArgs(BaseModel):
         le=MAX_MAX_CHARS,
         description="Most characters of page text to return (default 20,000, at most 60,000).",
     )
+    offset: int = Field(
+        0,
+        ge=0,
+        description="Character to start at, to read a long page in parts: pass the offset the "
+        "previous call said to continue from.",
+    )
 
 
 class _Page:
@@ -76,7 +99,8 @@ class WebFetchTool(Tool[WebFetchArgs]):
     description: ClassVar[str] = (
         "Fetch a web page and return its main text as markdown (title, final URL, content). "
         "Use it to read an article, press release or page found with web_search. "
-        "Only public http(s) pages; PDFs are not supported yet."
+        "Reads SEC EDGAR documents too (inline XBRL, tables as rows); long pages are read in "
+        "parts with offset. Only public http(s) pages; PDFs are not supported yet."
     )
     Args: ClassVar[type[BaseModel]] = WebFetchArgs
     concurrency_safe: ClassVar[bool] = True
@@ -91,6 +115,7 @@ class WebFetchTool(Tool[WebFetchArgs]):
         timeout: float = DEFAULT_TIMEOUT,
         max_bytes: int = MAX_DOWNLOAD_BYTES,
         cache_ttl: float = CACHE_TTL,
+        sec: SecFetcher | None = None,
     ) -> None:
         self.allowed_hosts = normalise_hosts(allowed_hosts)
         self._cache_dir = cache_dir
@@ -99,6 +124,7 @@ class WebFetchTool(Tool[WebFetchArgs]):
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._cache_ttl = cache_ttl
+        self._sec = sec
         self.requests_sent = 0
 
     def _cache(self, ctx: ToolContext) -> DiskCache:
@@ -109,6 +135,8 @@ class WebFetchTool(Tool[WebFetchArgs]):
 
     async def run(self, args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         url = args.url.strip()
+        if self._sec is not None and _is_sec_url(url):
+            return await self._run_sec(url, args, ctx)
         await check_url(url, allowed_hosts=self.allowed_hosts, resolver=self._resolver)
         cache = self._cache(ctx)
         entry = _load_entry(cache, url, self._cache_ttl)
@@ -127,7 +155,21 @@ class WebFetchTool(Tool[WebFetchArgs]):
                 cache.put(url, page.final_url, json.dumps(entry).encode())
             except OSError:
                 pass  # a read-only home only costs the cache
-        return self._result(url, entry, args.max_chars, cached, ctx)
+        return self._result(url, entry, args, cached, ctx)
+
+    async def _run_sec(self, url: str, args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
+        assert self._sec is not None
+        ctx.progress(f"Fetching {url} (SEC EDGAR)")
+        try:
+            async with asyncio.timeout(self._timeout * 4):  # the limiter and retries need room
+                body = await self._sec.fetch_sec_url(url)
+        except TimeoutError:
+            raise ToolFailure(f"Fetching {url} took too long.") from None
+        except DataError as error:
+            raise ToolFailure(str(error)) from None
+        entry = await asyncio.to_thread(_render_sec, url, body)
+        # The SEC client caches what is worth caching (Archives for good); no second cache here.
+        return self._result(url, entry, args, False, ctx)
 
     async def _download(self, url: str) -> _Page:
         import httpx2
@@ -200,8 +242,10 @@ class WebFetchTool(Tool[WebFetchArgs]):
                 "HTML version of the document (for SEC filings, use the filing tools)."
             )
         if media in _HTML_TYPES or (
-            not media and (head.startswith(b"<!doctype html") or head.startswith(b"<html"))
+            not media and head.startswith((b"<!doctype html", b"<html", b"<?xml"))
         ):
+            if _is_sec_url(page.final_url):
+                return _render_sec(page.final_url, page.body)
             html = page.body.decode(charset or "utf-8", errors="replace")
             extracted = html_to_markdown(html, page.final_url)
             title, text = extracted.title, extracted.markdown
@@ -222,15 +266,18 @@ class WebFetchTool(Tool[WebFetchArgs]):
         }
 
     def _result(
-        self, url: str, entry: dict[str, Any], max_chars: int, cached: bool, ctx: ToolContext
+        self, url: str, entry: dict[str, Any], args: WebFetchArgs, cached: bool, ctx: ToolContext
     ) -> ToolResult:
         final_url = str(entry["final_url"])
         title = str(entry["title"]) or urlsplit(final_url).netloc
         text = str(entry["text"])
-        source_id = ctx.sources.add(f"Web page: {title}", final_url)
+        kind = "SEC EDGAR document" if entry.get("sec") else "Web page"
+        source_id = ctx.sources.add(f"{kind}: {title}", final_url)
         total = len(text)
-        truncated = total > max_chars
-        shown = text[:max_chars] if truncated else text
+        start = min(args.offset, total)
+        end = min(start + args.max_chars, total)
+        truncated = end < total
+        shown = text[start:end]
         lines = [f"[{source_id}] {title}", f"URL: {final_url}"]
         if final_url != url:
             lines.append(f"(redirected from {url})")
@@ -242,12 +289,18 @@ class WebFetchTool(Tool[WebFetchArgs]):
                 f"[The download stopped at the {self._max_bytes / 1_048_576:.0f} MB limit; "
                 "the page is longer than what was read.]"
             )
+        if start or truncated:
+            lines.append(f"(characters {start:,} to {end:,} of {total:,})")
         if truncated:
             notes.append(
-                f"[Truncated: showing the first {max_chars:,} of {total:,} characters. Call "
-                f"web_fetch again with a larger max_chars (up to {MAX_MAX_CHARS:,}) to read more.]"
+                f"[More follows: showing characters {start:,} to {end:,} of {total:,}. Call "
+                f"web_fetch again with offset={end} to continue (max_chars up to "
+                f"{MAX_MAX_CHARS:,}).]"
             )
-        body = shown if shown.strip() else "(the page has no readable text)"
+        if start >= total and total:
+            body = f"(offset {args.offset:,} is past the end: the page has {total:,} characters)"
+        else:
+            body = shown if shown.strip() else "(the page has no readable text)"
         content = "\n".join([*lines, wrap_untrusted(final_url, body), *notes])
         return ToolResult(
             content,
@@ -257,10 +310,44 @@ class WebFetchTool(Tool[WebFetchArgs]):
                 "final_url": final_url,
                 "title": title,
                 "chars": total,
+                "offset": start,
+                "next_offset": end if truncated else None,
                 "truncated": truncated,
                 "cached": cached,
             },
         )
+
+
+def _is_sec_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and is_sec_host(parts.hostname)
+
+
+def _render_sec(url: str, body: bytes) -> dict[str, Any]:
+    head = body[:2048].lstrip().lower()
+    if body.startswith(b"%PDF"):
+        raise ToolFailure(f"{url} is a PDF; reading PDFs is not supported yet.")
+    path = urlsplit(url).path.lower()
+    markup = path.endswith((".htm", ".html", ".txt")) or head.startswith(
+        (b"<?xml", b"<!doctype html", b"<html", b"<document>", b"<sec-document>")
+    )
+    if path.endswith((".json", ".xml", ".xsd")) and not head.startswith((b"<html", b"<!doc")):
+        markup = False
+    if markup:
+        found = _TITLE.search(body[:200_000])
+        title = " ".join(found.group(1).decode("utf-8", "replace").split()) if found else ""
+        text = html_to_text(body)
+    else:
+        title, text = "", body.decode("utf-8", errors="replace").strip()
+    return {
+        "format": _CACHE_FORMAT,
+        "title": title,
+        "final_url": url,
+        "content_type": "text/html" if markup else "text/plain",
+        "text": text.strip(),
+        "cut": False,
+        "sec": True,
+    }
 
 
 def _load_entry(cache: DiskCache, url: str, ttl: float) -> dict[str, Any] | None:
