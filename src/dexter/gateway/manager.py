@@ -39,7 +39,6 @@ class _Hooks:
         self.manager._update(
             self.channel,
             connected=True,
-            last_error=None,
             identity=identity,
             last_connected_at=datetime.now(UTC),
         )

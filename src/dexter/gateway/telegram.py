@@ -170,6 +170,8 @@ class TelegramChannel:
     async def start(self, hooks: ChannelHooks) -> None:
         self._stopped = False
         poll = self._poll = self._client(self.poll_timeout + 15.0)
+        handled: int | None = None
+        saved: int | None = None
         try:
             me = await self._call("getMe", {}, client=poll)
             self.bot_id = str(me.get("id", ""))
@@ -187,16 +189,21 @@ class TelegramChannel:
                 if not updates:
                     continue
                 for update in updates:
-                    offset = int(update["update_id"]) + 1
                     message = self.parse(update)
                     if message is not None:
                         await hooks.message(message)
+                    offset = int(update["update_id"]) + 1
+                    handled = offset
                 await asyncio.to_thread(self.offsets.save, offset)  # type: ignore[arg-type]
+                saved = offset
         except Exception:
             if self._stopped:  # stop() closed the connection under the pending long poll
                 return
             raise
         finally:
+            if handled is not None and handled != saved:
+                # Stopped between handling and saving: record it now, or a restart repeats it.
+                self.offsets.save(handled)
             self._poll = None
             await poll.aclose()
 
