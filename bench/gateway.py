@@ -22,8 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dexter.models.scripted import Reply, ScriptedModel  # noqa: E402
-from tests.support.fake_telegram import FakeTelegram, serve_telegram  # noqa: E402
+from tests.support.fake_telegram import FakeTelegram, serve_telegram
+
+from dexter.models.scripted import Reply, ScriptedModel
 
 
 class TimedTelegram(FakeTelegram):
