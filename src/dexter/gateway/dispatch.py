@@ -26,6 +26,7 @@ log = logging.getLogger("dexter.gateway")
 # Telegram's "typing…" lasts 5 s; refresh a little sooner so it never flickers off.
 TYPING_INTERVAL = 4.0
 MAX_CONCURRENT_RUNS = 16
+FIRST_TYPING_WAIT = 0.25
 RUN_FAILED = "Sorry, I couldn't finish that: {error}"
 
 
@@ -143,8 +144,13 @@ class InProcessDispatcher:
                 del self._sessions[turn.session_key]
 
     async def _run_once(self, session: _Session, turn: ChatTurn, reply: Replier) -> RunOutcome:
-        typing = asyncio.create_task(self._keep_typing(reply))
+        first = asyncio.Event()
+        typing = asyncio.create_task(self._keep_typing(reply, first))
         try:
+            # Let "typing…" reach the person before the run's set-up competes for the loop, but
+            # never hold the answer back more than a moment for it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(first.wait(), FIRST_TYPING_WAIT)
             async with self._limit:
                 return await self.runner.run(turn, session.queue)
         except asyncio.CancelledError:
@@ -158,7 +164,7 @@ class InProcessDispatcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await typing
 
-    async def _keep_typing(self, reply: Replier) -> None:
+    async def _keep_typing(self, reply: Replier, first: asyncio.Event) -> None:
         while True:
             try:
                 await reply.typing()
@@ -166,6 +172,7 @@ class InProcessDispatcher:
                 raise
             except Exception as exc:  # typing is a courtesy; never a reason to fail the run
                 log.debug("typing indicator failed: %s", exc)
+            first.set()
             await self._sleep(self.typing_interval)
 
     async def join(self) -> None:

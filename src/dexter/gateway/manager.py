@@ -46,7 +46,7 @@ class _Hooks:
             self.manager.on_connected(self.channel, identity)
 
     async def message(self, message: InboundMessage) -> None:
-        self.manager._update(self.channel, last_message_at=datetime.now(UTC))
+        self.manager._update(self.channel, quiet=True, last_message_at=datetime.now(UTC))
         try:
             await self.manager.on_message(self.channel, message)
         except asyncio.CancelledError:
@@ -81,15 +81,21 @@ class ChannelManager:
         }
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._stopping = False
+        self._written_at = float("-inf")
 
     # ------------------------------------------------------------------ status
 
     def snapshot(self) -> list[ChannelStatus]:
         return list(self._status.values())
 
-    def _update(self, channel: Channel, **changes: Any) -> None:
+    def _update(self, channel: Channel, *, quiet: bool = False, **changes: Any) -> None:
         key = (channel.name, channel.account_id)
         self._status[key] = replace(self._status[key], **changes)
+        now = self._clock()
+        # "Last message" changes with every message: write it at most once a second.
+        if quiet and now - self._written_at < 1.0:
+            return
+        self._written_at = now
         self._write_status()
 
     def _write_status(self) -> None:
