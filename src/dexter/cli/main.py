@@ -15,6 +15,7 @@ from dexter import __version__
 from dexter.cli.config_command import add_completion_parser, add_config_parser
 from dexter.cli.cron_command import add_cron_parser
 from dexter.cli.eval_command import add_eval_parser
+from dexter.cli.gateway_command import add_gateway_parser
 from dexter.cli.keys_command import add_keys_parser
 from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
@@ -145,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval_parser(commands)
     add_report_parser(commands)
     add_cron_parser(commands)
+    add_gateway_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
@@ -399,6 +401,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return int(args.cron_run(args))
     if args.command == "eval":
         return int(args.eval_run(args))
+    if args.command == "gateway":
+        return int(args.gateway_run(args))
     if args.command == "permissions":
         from dexter.cli.permissions_command import run_permissions_command
 

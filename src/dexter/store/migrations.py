@@ -200,6 +200,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX cron_outbox_job ON cron_outbox(job_id, id)",
         ),
     ),
+    Migration(
+        4,
+        "gateway chats and the session each one continues",
+        (
+            """CREATE TABLE gateway_chats (
+                session_key TEXT PRIMARY KEY,
+                session_id TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                account_id TEXT NOT NULL,
+                chat_id TEXT NOT NULL,
+                chat_type TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX gateway_chats_session ON gateway_chats(session_id)",
+        ),
+    ),
 )
 
 

@@ -1,0 +1,252 @@
+"""`dexter gateway setup|run|status|pair|logout`: talk to Dexter from Telegram or WhatsApp."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+CHANNEL_CHOICES = ("telegram", "whatsapp_cloud")
+
+
+def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
+    """Register `dexter gateway` (stdlib only); dispatch with `args.gateway_run(args)`."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "gateway",
+        help="answer messages from Telegram and WhatsApp (setup, run, status, pairing)",
+        description="The messaging gateway: people message your bot, Dexter answers. Configure "
+        "it with `dexter gateway setup`, then keep `dexter gateway run` running.",
+    )
+    actions = parser.add_subparsers(dest="gateway_command", metavar="ACTION", required=True)
+    setup = actions.add_parser("setup", help="configure a channel step by step")
+    setup.add_argument("channel", nargs="?", choices=CHANNEL_CHOICES, help="channel to set up")
+    setup.add_argument("--account", default="default", help="account name (default: default)")
+    actions.add_parser("run", help="connect every configured channel and answer (Ctrl+C stops)")
+    status = actions.add_parser("status", help="connected, last error, last message per account")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    pair = actions.add_parser("pair", help="pairing requests from people not yet allowed")
+    pair_actions = pair.add_subparsers(dest="pair_command", metavar="ACTION", required=True)
+    pair_actions.add_parser("list", help="pending requests and approved senders")
+    for name, text in (("approve", "let this sender talk to Dexter"), ("deny", "drop it")):
+        sub = pair_actions.add_parser(name, help=text)
+        sub.add_argument("code", help="the six-digit code the sender received")
+    logout = actions.add_parser("logout", help="forget a channel's credentials")
+    logout.add_argument("channel", choices=CHANNEL_CHOICES)
+    logout.add_argument("--account", default=None, help="only this account (default: all)")
+    parser.set_defaults(gateway_run=run_gateway_command)
+    return parser
+
+
+def run_gateway_command(
+    args: argparse.Namespace,
+    *,
+    out: TextIO | None = None,
+    ask: Callable[[str], str] | None = None,
+) -> int:
+    from dexter.config import load_settings
+
+    out = out or sys.stdout
+    settings = load_settings()
+    home = settings.home
+    command = args.gateway_command
+    if command == "run":
+        return _run(settings, out)
+    if command == "status":
+        return _status(home, out, as_json=args.json)
+    if command == "pair":
+        return _pair(home, args, out)
+    if command == "logout":
+        return _logout(home, args, out)
+    return _setup(home, args, out, ask or input)
+
+
+def _run(settings: Any, out: TextIO) -> int:
+    import asyncio
+    import signal
+
+    from dexter.gateway.service import build_service
+    from dexter.runtime import Runtime
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with Runtime(settings) as rt:
+            service = build_service(rt)
+            names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
+            print(f"Dexter gateway running ({names}). Press Ctrl+C to stop.", file=out, flush=True)
+            await service.start()
+            try:
+                await stop.wait()
+            finally:
+                print("Stopping…", file=out, flush=True)
+                await service.stop()
+
+    asyncio.run(main())
+    print("Gateway stopped.", file=out)
+    return EXIT_OK
+
+
+def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
+    import json
+
+    from dexter.gateway.config import config_path, load_config
+    from dexter.gateway.manager import read_status
+    from dexter.gateway.service import status_path
+
+    config = load_config(config_path(home))
+    saved = read_status(status_path(home))
+    if as_json:
+        print(json.dumps(saved or {"alive": False, "accounts": []}, indent=2), file=out)
+        return EXIT_OK
+    configured = config.accounts()
+    if not configured:
+        print("No gateway channel is configured. Run `dexter gateway setup`.", file=out)
+        return EXIT_OK
+    alive = bool(saved and saved.get("alive"))
+    if saved is None:
+        print("The gateway has not run yet. Start it with `dexter gateway run`.", file=out)
+    elif not alive:
+        print(f"The gateway is not running (last update {saved.get('updated_at')}).", file=out)
+    else:
+        print(f"The gateway is running (pid {saved.get('pid')}).", file=out)
+    rows = {(r["channel"], r["account_id"]): r for r in (saved or {}).get("accounts", [])}
+    for channel, account_id, _ in configured:
+        row = rows.get((channel, account_id), {})
+        state = "connected" if alive and row.get("connected") else "not connected"
+        print(f"  {channel}/{account_id}: {state} {row.get('identity') or ''}".rstrip(), file=out)
+        print(f"    last message: {row.get('last_message_at') or 'none'}", file=out)
+        print(f"    reconnect attempts: {row.get('reconnect_attempts', 0)}", file=out)
+        if row.get("last_error"):
+            print(f"    last error: {row['last_error']}", file=out)
+    return EXIT_OK
+
+
+def _pair(home: Any, args: argparse.Namespace, out: TextIO) -> int:
+    from dexter.gateway.service import pairing_store
+
+    store = pairing_store(home)
+    if args.pair_command == "list":
+        pending, approved = store.pending(), store.approved()
+        if not pending and not approved:
+            print("No pairing requests.", file=out)
+        if pending:
+            print("Waiting for approval:", file=out)
+            for p in pending:
+                who = f"{p.sender_name} " if p.sender_name else ""
+                print(f"  {p.code}  {p.channel}/{p.account_id}  {who}({p.sender_id})", file=out)
+                print(f"          since {p.created_at}", file=out)
+        if approved:
+            print("Approved:", file=out)
+            for a in approved:
+                who = f"{a.sender_name} " if a.sender_name else ""
+                print(f"  {a.channel}/{a.account_id}  {who}({a.sender_id})", file=out)
+        return EXIT_OK
+    if args.pair_command == "approve":
+        request = store.approve(args.code)
+        print(
+            f"Approved {request.sender_name or request.sender_id} on {request.channel}: "
+            "their next message will be answered.",
+            file=out,
+        )
+        return EXIT_OK
+    request = store.deny(args.code)
+    print(f"Dropped the request from {request.sender_id} on {request.channel}.", file=out)
+    return EXIT_OK
+
+
+def _logout(home: Any, args: argparse.Namespace, out: TextIO) -> int:
+    from dexter.gateway.config import config_path, load_config, save_config
+
+    path = config_path(home)
+    config = load_config(path)
+    channel = config.channels.get(args.channel)
+    if channel is None or not channel.accounts:
+        print(f"No {args.channel} account is configured; nothing to forget.", file=out)
+        return EXIT_OK
+    names = [args.account] if args.account else list(channel.accounts)
+    for name in names:
+        account = channel.accounts.get(name)
+        if account is None:
+            print(f"No {args.channel} account named {name!r}.", file=out)
+            return EXIT_FAILED
+        for key in (
+            "token",
+            "access_token",
+            "app_secret",
+            "verify_token",
+            "bot_token",
+            "app_token",
+        ):
+            setattr(account, key, None)
+        account.enabled = False
+    save_config(path, config)
+    print(
+        f"Forgot the {args.channel} credentials ({', '.join(names)}) in {path}. "
+        "Run `dexter gateway setup` to connect again.",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str], str]) -> int:
+    from dexter.gateway.config import (
+        AccountConfig,
+        ChannelConfig,
+        config_path,
+        load_config,
+        save_config,
+    )
+
+    path = config_path(home)
+    config = load_config(path)
+    channel = args.channel
+    while channel not in CHANNEL_CHOICES:
+        print("Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)", file=out)
+        channel = {"1": "telegram", "2": "whatsapp_cloud"}.get(ask("> ").strip(), "")
+    account = AccountConfig()
+    if channel == "telegram":
+        print(
+            "Create a bot with @BotFather in Telegram (/newbot) and paste its token here.",
+            file=out,
+        )
+        account.token = _ask_until(ask, "Bot token: ", lambda v: ":" in v, out)
+    else:
+        print("From your Meta app's WhatsApp > API Setup page:", file=out)
+        account.phone_number_id = _ask_until(ask, "Phone number ID: ", str.isdigit, out)
+        account.access_token = _ask_until(ask, "Access token: ", bool, out)
+        account.app_secret = _ask_until(ask, "App secret (App settings > Basic): ", bool, out)
+        account.verify_token = _ask_until(ask, "A verify token of your choice: ", bool, out)
+        listen = ask("Listen on [127.0.0.1:8787]: ").strip()
+        account.listen = listen or "127.0.0.1:8787"
+    print(
+        "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
+        "WhatsApp: +E.164 numbers), `*` for anyone, or leave empty to approve people one by one "
+        "with pairing codes.",
+        file=out,
+    )
+    allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
+    account.allow_from = allowed
+    account.dm_policy = "allowlist" if allowed else "pairing"
+    groups = ask("Answer in groups when @mentioned? [y/N]: ").strip().lower()
+    account.group_policy = "open" if groups.startswith("y") else "disabled"
+    config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
+    save_config(path, config)
+    print(f"Saved {channel}/{args.account} to {path} (mode 0600).", file=out)
+    print("Start the gateway with: dexter gateway run", file=out)
+    return EXIT_OK
+
+
+def _ask_until(
+    ask: Callable[[str], str], prompt: str, valid: Callable[[str], bool], out: TextIO
+) -> str:
+    while True:
+        value = ask(prompt).strip()
+        if value and valid(value):
+            return value
+        print("That doesn't look right; try again.", file=out)

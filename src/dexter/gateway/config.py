@@ -1,0 +1,206 @@
+"""`$DEXTER_HOME/gateway.json`: typed, parsed once, reloaded when the file changes.
+
+Channel-level access settings are defaults that each account inherits field by field; an
+account only overrides what it sets (the original let an account without `allowFrom` shadow the
+channel's list with an empty one). Secrets live in this file, so it is written with mode 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dexter.config import ConfigError
+from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_list
+from dexter.gateway.backoff import ReconnectPolicy
+
+log = logging.getLogger("dexter.gateway")
+
+CONFIG_FILE_NAME = "gateway.json"
+ChannelName = Literal["telegram", "whatsapp_cloud", "whatsapp_web", "slack"]
+CHANNEL_NAMES: tuple[ChannelName, ...] = ("telegram", "whatsapp_cloud", "whatsapp_web", "slack")
+_ACCESS_KEYS = ("dm_policy", "group_policy", "allow_from", "group_allow_from", "proactive")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AccountConfig(_Strict):
+    enabled: bool = True
+    dm_policy: DmPolicy | None = None
+    group_policy: GroupPolicy | None = None
+    allow_from: list[str] | None = None
+    group_allow_from: list[str] | None = None
+    proactive: bool | None = None
+    mark_read: bool = True
+    # Telegram
+    token: str | None = Field(default=None, repr=False)
+    api_base: str | None = None
+    # WhatsApp Cloud API
+    access_token: str | None = Field(default=None, repr=False)
+    phone_number_id: str | None = None
+    app_secret: str | None = Field(default=None, repr=False)
+    verify_token: str | None = Field(default=None, repr=False)
+    listen: str = "127.0.0.1:8787"
+    # Slack
+    bot_token: str | None = Field(default=None, repr=False)
+    app_token: str | None = Field(default=None, repr=False)
+    # WhatsApp Web (neonize): the linked-device session database
+    session_path: str | None = None
+
+
+class ChannelConfig(_Strict):
+    enabled: bool = True
+    dm_policy: DmPolicy = "pairing"
+    group_policy: GroupPolicy = "disabled"
+    allow_from: list[str] = Field(default_factory=list)
+    group_allow_from: list[str] = Field(default_factory=list)
+    proactive: bool | None = None
+    accounts: dict[str, AccountConfig] = Field(default_factory=dict)
+
+
+class ReconnectConfig(_Strict):
+    initial: float = 2.0
+    maximum: float = 30.0
+    factor: float = 1.8
+    jitter: float = 0.25
+
+
+class GatewayConfig(_Strict):
+    model: str | None = None
+    max_iterations: int | None = Field(default=None, ge=1, le=100)
+    reconnect: ReconnectConfig = Field(default_factory=ReconnectConfig)
+    channels: dict[ChannelName, ChannelConfig] = Field(default_factory=dict)
+    # Where alerts go when the job names no chat, e.g. "telegram:123456".
+    alert_target: str | None = None
+
+    def accounts(self) -> list[tuple[ChannelName, str, AccountConfig]]:
+        """Every enabled account of every enabled channel."""
+        found = []
+        for name in CHANNEL_NAMES:
+            channel = self.channels.get(name)
+            if channel is None or not channel.enabled:
+                continue
+            for account_id, account in channel.accounts.items():
+                if account.enabled:
+                    found.append((name, account_id, account))
+        return found
+
+    def access(self, channel: str, account_id: str) -> AccessPolicy:
+        """The account's effective access policy; unknown accounts get the strictest."""
+        config = self.channels.get(channel)  # type: ignore[call-overload]
+        if config is None:
+            return AccessPolicy(dm_policy="disabled", group_policy="disabled", proactive=False)
+        account = config.accounts.get(account_id) or AccountConfig()
+        merged: dict[str, Any] = {key: getattr(config, key) for key in _ACCESS_KEYS}
+        merged.update(
+            {k: getattr(account, k) for k in _ACCESS_KEYS if getattr(account, k) is not None}
+        )
+        proactive = merged["proactive"]
+        if proactive is None:
+            # A personal WhatsApp number writing first looks like spam to WhatsApp: reply-only.
+            proactive = channel != "whatsapp_web"
+        return AccessPolicy(
+            dm_policy=merged["dm_policy"],
+            group_policy=merged["group_policy"],
+            allow_from=normalize_list(channel, merged["allow_from"]),
+            group_allow_from=normalize_list(channel, merged["group_allow_from"]),
+            proactive=proactive,
+        )
+
+    def reconnect_policy(self) -> ReconnectPolicy:
+        r = self.reconnect
+        return ReconnectPolicy(r.initial, r.maximum, r.factor, r.jitter).clamped()
+
+
+def config_path(home: Path) -> Path:
+    return home / CONFIG_FILE_NAME
+
+
+def load_config(path: Path) -> GatewayConfig:
+    """Missing file: an empty config. Broken file: ConfigError naming the problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return GatewayConfig()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+    if not text.strip():
+        return GatewayConfig()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+        ) from exc
+    try:
+        return GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}.") from exc
+
+
+def save_config(path: Path, config: GatewayConfig) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = config.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+class ConfigSource:
+    """The current config, re-read only when the file's mtime or size changed (checked at most
+    every `interval` seconds). A broken edit keeps the last good config running."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        initial: GatewayConfig | None = None,
+    ) -> None:
+        self.path = path
+        self.interval = interval
+        self._clock = clock
+        self._checked = clock()
+        self._stamp = self._stat()
+        self._config = initial if initial is not None else load_config(path)
+        self.error: str | None = None
+        self.reloads = 0
+
+    def _stat(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def get(self) -> GatewayConfig:
+        now = self._clock()
+        if now - self._checked < self.interval:
+            return self._config
+        self._checked = now
+        stamp = self._stat()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._config = load_config(self.path)
+                self.error = None
+                self.reloads += 1
+                log.info("gateway config reloaded from %s", self.path)
+            except ConfigError as exc:
+                self.error = str(exc)
+                log.warning("gateway config not reloaded: %s", exc)
+        return self._config

@@ -1,0 +1,197 @@
+"""The seam between inbound messages, agent runs and outbound delivery.
+
+`Dispatcher` is the interface; `InProcessDispatcher` runs everything on this event loop. A
+distributed worker pool can implement the same interface later without channels changing.
+
+Per session (one chat), runs are serialised: a message that arrives while a run works goes into
+that run's queue and the agent reads it at its next round; anything the run never picked up
+becomes the next run's question after the first answer has been sent. Every answer is sent
+(the original replaced the first answer with the follow-up's and never sent it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from dexter.agent.queue import MessageQueue
+from dexter.gateway.types import InboundMessage
+
+log = logging.getLogger("dexter.gateway")
+
+# Telegram's "typing…" lasts 5 s; refresh a little sooner so it never flickers off.
+TYPING_INTERVAL = 4.0
+MAX_CONCURRENT_RUNS = 16
+FIRST_TYPING_WAIT = 0.25
+RUN_FAILED = "Sorry, I couldn't finish that: {error}"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTurn:
+    session_key: str
+    text: str
+    message: InboundMessage
+    # Extra system-prompt context for group chats (name, how it was addressed).
+    group_context: str = ""
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    answer: str
+    error: str | None = None
+    # Short notes for the person, e.g. which tool was refused and the rule that would allow it.
+    notes: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        parts = [self.answer.strip()] if self.answer.strip() else []
+        if self.error and not parts:
+            parts.append(RUN_FAILED.format(error=self.error))
+        parts += self.notes
+        return "\n\n".join(parts)
+
+
+class Replier(Protocol):
+    """Outbound for one chat."""
+
+    async def send(self, text: str) -> None: ...
+
+    async def typing(self) -> None: ...
+
+
+class AgentRunner(Protocol):
+    async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome: ...
+
+
+class Dispatcher(Protocol):
+    async def submit(self, turn: ChatTurn, reply: Replier) -> None:
+        """Accept a turn; returns as soon as it is queued or started, not when answered."""
+        ...
+
+    def busy(self, session_key: str) -> bool: ...
+
+    async def join(self) -> None:
+        """Wait until every accepted turn has been answered."""
+        ...
+
+    async def close(self) -> None:
+        """Cancel work in flight (shutdown)."""
+        ...
+
+
+@dataclass
+class _Session:
+    queue: MessageQueue = field(default_factory=MessageQueue)
+    task: asyncio.Task[None] | None = None
+
+
+class InProcessDispatcher:
+    def __init__(
+        self,
+        runner: AgentRunner,
+        *,
+        typing_interval: float = TYPING_INTERVAL,
+        max_concurrent_runs: int = MAX_CONCURRENT_RUNS,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_delivered: Callable[[ChatTurn, str], None] | None = None,
+    ) -> None:
+        self.runner = runner
+        self.typing_interval = typing_interval
+        self._limit = asyncio.Semaphore(max(1, max_concurrent_runs))
+        self._sleep = sleep
+        self._sessions: dict[str, _Session] = {}
+        self._on_delivered = on_delivered
+
+    def busy(self, session_key: str) -> bool:
+        session = self._sessions.get(session_key)
+        return session is not None and session.task is not None and not session.task.done()
+
+    def queued(self, session_key: str) -> int:
+        session = self._sessions.get(session_key)
+        return len(session.queue) if session else 0
+
+    async def submit(self, turn: ChatTurn, reply: Replier) -> None:
+        session = self._sessions.get(turn.session_key)
+        if session is not None and self.busy(turn.session_key):
+            source = f"{turn.message.channel}:{turn.session_key}"
+            session.queue.enqueue(turn.text, priority="next", source=source)
+            return
+        session = _Session()
+        self._sessions[turn.session_key] = session
+        session.task = asyncio.create_task(
+            self._drive(session, turn, reply), name=f"gateway-run:{turn.session_key}"
+        )
+
+    async def _drive(self, session: _Session, turn: ChatTurn, reply: Replier) -> None:
+        try:
+            while True:
+                outcome = await self._run_once(session, turn, reply)
+                text = outcome.text()
+                if text:
+                    await _send(reply, text)
+                    if self._on_delivered is not None:
+                        self._on_delivered(turn, text)
+                left = session.queue.drain()
+                if not left:
+                    return
+                # No round of that run read these, so they are the next question.
+                turn = replace(turn, text="\n\n".join(item.text for item in left))
+        finally:
+            if self._sessions.get(turn.session_key) is session:
+                del self._sessions[turn.session_key]
+
+    async def _run_once(self, session: _Session, turn: ChatTurn, reply: Replier) -> RunOutcome:
+        first = asyncio.Event()
+        typing = asyncio.create_task(self._keep_typing(reply, first))
+        try:
+            # Let "typing…" reach the person before the run's set-up competes for the loop, but
+            # never hold the answer back more than a moment for it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(first.wait(), FIRST_TYPING_WAIT)
+            async with self._limit:
+                return await self.runner.run(turn, session.queue)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one failing run must not take the gateway down
+            log.exception("gateway run failed for %s", turn.session_key)
+            return RunOutcome("", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            # Every exit path stops the indicator (the original leaked it for queued messages).
+            typing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await typing
+
+    async def _keep_typing(self, reply: Replier, first: asyncio.Event) -> None:
+        while True:
+            try:
+                await reply.typing()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # typing is a courtesy; never a reason to fail the run
+                log.debug("typing indicator failed: %s", exc)
+            first.set()
+            await self._sleep(self.typing_interval)
+
+    async def join(self) -> None:
+        while self._sessions:
+            tasks = [s.task for s in self._sessions.values() if s.task is not None]
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        tasks = [s.task for s in self._sessions.values() if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._sessions.clear()
+
+
+async def _send(reply: Replier, text: str) -> None:
+    try:
+        await reply.send(text)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("could not deliver a reply")

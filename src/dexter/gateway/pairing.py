@@ -1,0 +1,202 @@
+"""Pairing: a stranger gets a six-digit code once; the operator approves it from the CLI.
+
+Stored in `$DEXTER_HOME/gateway/pairing.json`, shared by the running gateway and
+`dexter gateway pair …` in another process, so every change is a locked read-modify-write and
+readers reload when the file changes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dexter.config import ConfigError
+from dexter.gateway.access import normalize_id
+
+MAX_PENDING = 500
+
+
+@dataclass(frozen=True, slots=True)
+class PairingRequest:
+    channel: str
+    account_id: str
+    sender_id: str
+    code: str
+    created_at: str
+    sender_name: str = ""
+    # Where the code was sent, so approval can tell the person they are in.
+    chat_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Approved:
+    channel: str
+    account_id: str
+    sender_id: str
+    approved_at: str
+    sender_name: str = ""
+
+
+def pairing_text(channel: str, sender_id: str, code: str) -> str:
+    return (
+        "Hi, I'm Dexter. I don't know you yet, so I can't answer here.\n"
+        f"Your id on {channel}: {sender_id}\n"
+        f"Pairing code: {code}\n"
+        f"Ask the person who runs me to approve it with: dexter gateway pair approve {code}"
+    )
+
+
+class PairingStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cache: tuple[float, dict[str, Any]] | None = None
+
+    # ------------------------------------------------------------------ storage
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return {"pending": [], "approved": []}
+        if self._cache is not None and self._cache[0] == stat.st_mtime_ns:
+            return self._cache[1]
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"Cannot read {self.path}: {exc}. Fix it or move it aside.") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.path} must hold a JSON object. Fix it or move it aside.")
+        data.setdefault("pending", [])
+        data.setdefault("approved", [])
+        self._cache = (stat.st_mtime_ns, data)
+        return data
+
+    @contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_suffix(".lock")
+        with open(lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._cache = None
+                data = self._read()
+                yield data
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+                os.chmod(tmp, 0o600)
+                os.replace(tmp, self.path)
+                self._cache = None
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------ queries
+
+    def pending(self) -> list[PairingRequest]:
+        return [PairingRequest(**item) for item in self._read()["pending"]]
+
+    def approved(self) -> list[Approved]:
+        return [Approved(**item) for item in self._read()["approved"]]
+
+    def approved_ids(self, channel: str, account_id: str) -> frozenset[str]:
+        return frozenset(
+            a.sender_id
+            for a in self.approved()
+            if a.channel == channel and a.account_id == account_id
+        )
+
+    # ------------------------------------------------------------------ changes
+
+    def request(
+        self,
+        channel: str,
+        account_id: str,
+        sender_id: str,
+        *,
+        sender_name: str = "",
+        chat_id: str = "",
+    ) -> tuple[PairingRequest, bool]:
+        """The sender's request and whether it is new (only a new one is answered with a code)."""
+        sender = normalize_id(channel, sender_id)
+        for item in self.pending():
+            if (item.channel, item.account_id, item.sender_id) == (channel, account_id, sender):
+                return item, False
+        with self._locked() as data:
+            for raw in data["pending"]:
+                if (raw["channel"], raw["account_id"], raw["sender_id"]) == (
+                    channel,
+                    account_id,
+                    sender,
+                ):
+                    return PairingRequest(**raw), False
+            taken = {raw["code"] for raw in data["pending"]}
+            code = _new_code(taken)
+            request = PairingRequest(
+                channel=channel,
+                account_id=account_id,
+                sender_id=sender,
+                code=code,
+                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                sender_name=sender_name,
+                chat_id=chat_id,
+            )
+            data["pending"] = [*data["pending"], asdict(request)][-MAX_PENDING:]
+        return request, True
+
+    def approve(self, code: str) -> PairingRequest:
+        with self._locked() as data:
+            request = _take(data, code)
+            if not any(
+                (a["channel"], a["account_id"], a["sender_id"])
+                == (request.channel, request.account_id, request.sender_id)
+                for a in data["approved"]
+            ):
+                approved = Approved(
+                    channel=request.channel,
+                    account_id=request.account_id,
+                    sender_id=request.sender_id,
+                    approved_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    sender_name=request.sender_name,
+                )
+                data["approved"].append(asdict(approved))
+        return request
+
+    def deny(self, code: str) -> PairingRequest:
+        with self._locked() as data:
+            return _take(data, code)
+
+    def revoke(self, channel: str, sender_id: str) -> int:
+        sender = normalize_id(channel, sender_id)
+        with self._locked() as data:
+            before = len(data["approved"])
+            data["approved"] = [
+                a
+                for a in data["approved"]
+                if not (a["channel"] == channel and a["sender_id"] == sender)
+            ]
+            return before - len(data["approved"])
+
+
+def _take(data: dict[str, Any], code: str) -> PairingRequest:
+    wanted = code.strip()
+    for index, raw in enumerate(data["pending"]):
+        if raw["code"] == wanted:
+            del data["pending"][index]
+            return PairingRequest(**raw)
+    raise ConfigError(
+        f"No pending pairing request has code {wanted}. See `dexter gateway pair list`."
+    )
+
+
+def _new_code(taken: set[str]) -> str:
+    while True:
+        code = str(100000 + secrets.randbelow(900000))
+        if code not in taken:
+            return code

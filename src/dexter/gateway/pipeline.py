@@ -1,0 +1,142 @@
+"""What happens to one inbound message: dedupe, access, pairing, media note, group gating with
+context, routing, and hand-off to the dispatcher. No platform code in here."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from dexter.gateway.access import decide_inbound, decide_outbound
+from dexter.gateway.config import ConfigSource
+from dexter.gateway.dedupe import Deduper
+from dexter.gateway.dispatch import ChatTurn, Dispatcher
+from dexter.gateway.history import GroupHistory, HistoryEntry, group_query
+from dexter.gateway.pairing import PairingStore, pairing_text
+from dexter.gateway.routing import session_key
+from dexter.gateway.text import MEDIA_REPLY
+from dexter.gateway.types import Channel, InboundMessage
+
+log = logging.getLogger("dexter.gateway")
+
+Outcome = str  # what happened, for logs and tests: "dispatched", "queued", "denied:<reason>" …
+
+
+@dataclass
+class ChatReplier:
+    """Replies to the chat a message came from, after the outbound check."""
+
+    gateway: Gateway
+    channel: Channel
+    message: InboundMessage
+
+    async def send(self, text: str) -> None:
+        if not self.gateway.reply_allowed(self.message):
+            log.warning("reply to %s blocked by the current access policy", self.message.chat_id)
+            return
+        await self.channel.send_text(self.message.chat_id, text, thread_id=self.message.thread_id)
+
+    async def typing(self) -> None:
+        await self.channel.send_typing(self.message.chat_id, thread_id=self.message.thread_id)
+
+
+class Gateway:
+    def __init__(
+        self,
+        config: ConfigSource,
+        pairing: PairingStore,
+        dispatcher: Dispatcher,
+        *,
+        history: GroupHistory | None = None,
+        deduper: Deduper | None = None,
+    ) -> None:
+        self.config = config
+        self.pairing = pairing
+        self.dispatcher = dispatcher
+        self.history = history or GroupHistory()
+        self.deduper = deduper or Deduper()
+        # Per account: the platform's own id for this account (self-chat mode, mentions).
+        self.self_ids: dict[tuple[str, str], str] = {}
+        self.connected_at: dict[tuple[str, str], datetime] = {}
+
+    def reply_allowed(self, message: InboundMessage) -> bool:
+        policy = self.config.get().access(message.channel, message.account_id)
+        return decide_outbound(
+            policy,
+            channel=message.channel,
+            chat_id=message.chat_id,
+            chat_type=message.chat_type,
+            kind="reply",
+        ).allowed
+
+    async def handle(self, channel: Channel, message: InboundMessage) -> Outcome:
+        if not self.deduper.first_sighting(message.dedupe_key):
+            return "duplicate"
+        account = (message.channel, message.account_id)
+        policy = self.config.get().access(*account)
+        approved = self.pairing.approved_ids(*account)
+        decision = decide_inbound(
+            policy,
+            message,
+            approved=approved,
+            self_id=self.self_ids.get(account),
+            connected_at=self.connected_at.get(account),
+        )
+        if not decision.allowed:
+            if decision.request_pairing:
+                request, new = self.pairing.request(
+                    message.channel,
+                    message.account_id,
+                    message.sender_id,
+                    sender_name=message.sender_name,
+                    chat_id=message.chat_id,
+                )
+                if new:
+                    await channel.send_text(
+                        message.chat_id,
+                        pairing_text(message.channel, request.sender_id, request.code),
+                    )
+                    return "pairing:sent"
+                return "pairing:known"
+            log.debug("message from %s refused: %s", message.sender_id, decision.reason)
+            return f"denied:{decision.reason}"
+        if decision.mark_read:
+            try:
+                await channel.mark_read(message)
+            except Exception as exc:  # a read receipt is a courtesy
+                log.debug("mark read failed: %s", exc)
+
+        group = message.chat_type == "group"
+        entry = HistoryEntry(
+            message.sender_id, message.sender_name, message.text.strip(), message.timestamp
+        )
+        if group and not message.mentioned:
+            if message.text.strip():
+                self.history.add(message.chat_id, entry)
+            return "buffered"
+        if message.kind != "text" and not message.text.strip():
+            await ChatReplier(self, channel, message).send(MEDIA_REPLY)
+            return "media"
+        if not message.text.strip():
+            return "empty"
+
+        key = session_key(message)
+        if group:
+            context = self.history.take(message.chat_id)
+            text = group_query(context, entry, title=message.chat_title)
+            group_context = _group_context(message)
+        else:
+            text, group_context = message.text.strip(), ""
+        busy = self.dispatcher.busy(key)
+        turn = ChatTurn(key, text, message, group_context=group_context)
+        await self.dispatcher.submit(turn, ChatReplier(self, channel, message))
+        return "queued" if busy else "dispatched"
+
+
+def _group_context(message: InboundMessage) -> str:
+    name = f' "{message.chat_title}"' if message.chat_title else ""
+    return (
+        f"You are answering in the group chat{name} on {message.channel}, because "
+        f"{message.sender_name or message.sender_id} addressed you. Answer them directly and "
+        "briefly; the recent group messages are context, not questions to you."
+    )

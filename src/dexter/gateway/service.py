@@ -1,0 +1,122 @@
+"""`dexter gateway run` assembled: channels from the config, the pipeline, the dispatcher over
+runtime-built agents, and the manager that keeps every account connected."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dexter.config import ConfigError
+from dexter.gateway.config import AccountConfig, ConfigSource, GatewayConfig, config_path
+from dexter.gateway.dispatch import AgentRunner, InProcessDispatcher
+from dexter.gateway.manager import ChannelManager
+from dexter.gateway.pairing import PairingStore
+from dexter.gateway.pipeline import Gateway
+from dexter.gateway.types import Channel
+
+if TYPE_CHECKING:
+    from dexter.runtime import Runtime
+
+log = logging.getLogger("dexter.gateway")
+
+
+def gateway_dir(home: Path) -> Path:
+    return home / "gateway"
+
+
+def pairing_store(home: Path) -> PairingStore:
+    return PairingStore(gateway_dir(home) / "pairing.json")
+
+
+def status_path(home: Path) -> Path:
+    return gateway_dir(home) / "status.json"
+
+
+def build_channel(home: Path, name: str, account_id: str, account: AccountConfig) -> Channel:
+    """The channel object for one configured account; optional libraries load only here."""
+    if name == "telegram":
+        from dexter.gateway.telegram import TelegramChannel
+
+        return TelegramChannel(
+            account_id,
+            account.token or "",
+            offset_path=gateway_dir(home) / "telegram" / f"{account_id}.offset",
+            api_base=account.api_base,
+        )
+    if name == "whatsapp_cloud":
+        from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
+
+        return WhatsAppCloudChannel.from_config(account_id, account)
+    if name in ("slack", "whatsapp_web"):
+        raise ConfigError(
+            f"The {name} channel is not available in this version of Dexter yet; use telegram "
+            f"or whatsapp_cloud, or disable {name} in gateway.json."
+        )
+    raise ConfigError(f"unknown gateway channel {name!r}")
+
+
+@dataclass
+class GatewayService:
+    home: Path
+    config: ConfigSource
+    runner: AgentRunner
+    channels: list[Channel] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.dispatcher = InProcessDispatcher(self.runner)
+        self.pairing = pairing_store(self.home)
+        self.gateway = Gateway(self.config, self.pairing, self.dispatcher)
+        self.manager = ChannelManager(
+            self.channels,
+            self.gateway.handle,
+            policy=self.config.get().reconnect_policy(),
+            status_path=status_path(self.home),
+            on_connected=self._connected,
+        )
+
+    def _connected(self, channel: Channel, identity: str) -> None:
+        key = (channel.name, channel.account_id)
+        self.gateway.connected_at[key] = datetime.now(UTC)
+        self_id = getattr(channel, "self_id", "")
+        if self_id:
+            self.gateway.self_ids[key] = self_id
+
+    async def start(self) -> None:
+        await self.manager.start()
+
+    async def stop(self, grace: float = 4.5) -> None:
+        await self.manager.stop(grace * 0.6)
+        await self.dispatcher.close()
+
+
+def build_service(
+    runtime: Runtime, config: ConfigSource | None = None, *, runner: AgentRunner | None = None
+) -> GatewayService:
+    from dexter.gateway.runs import RuntimeRunner
+
+    home = runtime.settings.home
+    source = config or ConfigSource(config_path(home))
+    current: GatewayConfig = source.get()
+    accounts = current.accounts()
+    if not accounts:
+        raise ConfigError(
+            f"No gateway channel is configured in {config_path(home)}. "
+            "Run `dexter gateway setup` first."
+        )
+    channels = [build_channel(home, name, aid, account) for name, aid, account in accounts]
+    runner = runner or RuntimeRunner(
+        runtime, model=current.model, max_iterations=current.max_iterations
+    )
+    return GatewayService(home, source, runner, channels)
+
+
+async def run_until_stopped(service: GatewayService, stop: asyncio.Event) -> None:
+    await service.start()
+    try:
+        await stop.wait()
+    finally:
+        await service.stop()

@@ -1,0 +1,298 @@
+"""Telegram over the Bot API with long polling (`getUpdates`), on httpx2.
+
+The update offset is saved under `$DEXTER_HOME/gateway/telegram/<account>.offset` after each batch
+has been handed on, so a restart neither loses nor repeats a message. Replies are sent in
+Telegram's HTML mode (converted from Markdown) in pieces of at most 4,096 characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dexter.gateway.mention import is_mentioned
+from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
+from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+
+if TYPE_CHECKING:
+    import httpx2
+
+log = logging.getLogger("dexter.gateway")
+
+API_BASE = "https://api.telegram.org"
+POLL_TIMEOUT = 25
+MAX_RETRY_AFTER = 60.0
+MAX_429_RETRIES = 5
+_MEDIA_KINDS: tuple[tuple[str, ContentKind], ...] = (
+    ("photo", "image"),
+    ("video", "video"),
+    ("video_note", "video"),
+    ("animation", "video"),
+    ("voice", "voice"),
+    ("audio", "audio"),
+    ("sticker", "sticker"),
+    ("document", "document"),
+    ("location", "location"),
+    ("venue", "location"),
+    ("contact", "contact"),
+)
+
+
+class TelegramError(ChannelError):
+    def __init__(self, message: str, *, code: int = 0, description: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.description = description
+
+
+class OffsetStore:
+    """The next update id to ask for, in a small file written atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> int | None:
+        try:
+            return int(self.path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+
+    def save(self, offset: int) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(f"{offset}\n", encoding="utf-8")
+        tmp.replace(self.path)
+
+
+class TelegramChannel:
+    def __init__(
+        self,
+        account_id: str,
+        token: str,
+        *,
+        offset_path: Path,
+        api_base: str | None = None,
+        poll_timeout: int = POLL_TIMEOUT,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not token.strip():
+            raise ChannelError("no Telegram bot token configured; run `dexter gateway setup`")
+        self._account_id = account_id
+        self._token = token.strip()
+        self._base = (api_base or API_BASE).rstrip("/")
+        self.poll_timeout = poll_timeout
+        self._transport = transport
+        self._sleep = sleep
+        self.offsets = OffsetStore(offset_path)
+        self._poll: httpx2.AsyncClient | None = None
+        self._send: httpx2.AsyncClient | None = None
+        self._stopped = False
+        self.bot_id = ""
+        self.username = ""
+
+    @property
+    def name(self) -> str:
+        return "telegram"
+
+    @property
+    def account_id(self) -> str:
+        return self._account_id
+
+    # ------------------------------------------------------------------ HTTP
+
+    def _client(self, timeout: float) -> httpx2.AsyncClient:
+        import httpx2
+
+        return httpx2.AsyncClient(
+            timeout=httpx2.Timeout(timeout, connect=10.0), transport=self._transport
+        )
+
+    async def _call(
+        self, method: str, payload: dict[str, Any], *, client: httpx2.AsyncClient | None = None
+    ) -> Any:
+        import httpx2
+
+        if client is None:
+            if self._send is None:
+                self._send = self._client(30.0)
+            client = self._send
+        # The token is part of the path: never put this URL in an error or a log line.
+        url = f"{self._base}/bot{self._token}/{method}"
+        for attempt in range(MAX_429_RETRIES + 1):
+            try:
+                response = await client.post(url, json=payload)
+            except httpx2.TimeoutException as exc:
+                raise TelegramError(f"Telegram {method} timed out") from exc
+            except httpx2.TransportError as exc:
+                raise TelegramError(
+                    f"cannot reach Telegram ({type(exc).__name__}) during {method}"
+                ) from exc
+            try:
+                body = response.json()
+            except ValueError:
+                body = {}
+            if response.status_code == 200 and body.get("ok"):
+                return body.get("result")
+            code = int(body.get("error_code") or response.status_code)
+            description = str(body.get("description") or f"HTTP {response.status_code}")
+            if code == 429 and attempt < MAX_429_RETRIES:
+                retry_after = (body.get("parameters") or {}).get("retry_after", 1)
+                await self._sleep(min(MAX_RETRY_AFTER, max(0.0, float(retry_after))))
+                continue
+            if code == 409:
+                raise TelegramError(
+                    "Telegram says another program is reading this bot's updates (409 Conflict): "
+                    "stop the other `dexter gateway run`, or remove the bot's webhook",
+                    code=code,
+                    description=description,
+                )
+            if code in (401, 404) and method in ("getMe", "getUpdates"):
+                raise TelegramError(
+                    "Telegram rejected the bot token; check it with @BotFather and run "
+                    "`dexter gateway setup`",
+                    code=code,
+                    description=description,
+                )
+            raise TelegramError(
+                f"Telegram {method} failed: {description}", code=code, description=description
+            )
+        raise TelegramError(f"Telegram {method}: still rate limited after retries", code=429)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, hooks: ChannelHooks) -> None:
+        self._stopped = False
+        poll = self._poll = self._client(self.poll_timeout + 15.0)
+        handled: int | None = None
+        saved: int | None = None
+        try:
+            me = await self._call("getMe", {}, client=poll)
+            self.bot_id = str(me.get("id", ""))
+            self.username = str(me.get("username", ""))
+            hooks.connected(f"@{self.username}" if self.username else self.bot_id)
+            offset = await asyncio.to_thread(self.offsets.load)
+            while not self._stopped:
+                payload: dict[str, Any] = {
+                    "timeout": self.poll_timeout,
+                    "allowed_updates": ["message"],
+                }
+                if offset is not None:
+                    payload["offset"] = offset
+                updates = await self._call("getUpdates", payload, client=poll)
+                if not updates:
+                    continue
+                for update in updates:
+                    message = self.parse(update)
+                    if message is not None:
+                        await hooks.message(message)
+                    offset = int(update["update_id"]) + 1
+                    handled = offset
+                await asyncio.to_thread(self.offsets.save, offset)  # type: ignore[arg-type]
+                saved = offset
+        except Exception:
+            if self._stopped:  # stop() closed the connection under the pending long poll
+                return
+            raise
+        finally:
+            if handled is not None and handled != saved:
+                # Stopped between handling and saving: record it now, or a restart repeats it.
+                self.offsets.save(handled)
+            self._poll = None
+            await poll.aclose()
+
+    async def stop(self) -> None:
+        self._stopped = True
+        for client in (self._poll, self._send):
+            if client is not None:
+                await client.aclose()
+        self._poll = self._send = None
+
+    # ------------------------------------------------------------------ inbound
+
+    def parse(self, update: dict[str, Any]) -> InboundMessage | None:
+        raw = update.get("message")
+        if not isinstance(raw, dict):
+            return None
+        chat = raw.get("chat") or {}
+        sender = raw.get("from") or {}
+        if sender.get("is_bot") and str(sender.get("id")) == self.bot_id:
+            return None
+        group = chat.get("type") in ("group", "supergroup")
+        text = str(raw.get("text") or raw.get("caption") or "")
+        kind: ContentKind = "text"
+        for key, value in _MEDIA_KINDS:
+            if key in raw:
+                kind = value
+                break
+        mentioned_ids = [
+            str((e.get("user") or {}).get("id"))
+            for e in raw.get("entities") or raw.get("caption_entities") or []
+            if e.get("type") == "text_mention"
+        ]
+        reply = raw.get("reply_to_message") or {}
+        replied_to = (reply.get("from") or {}).get("id")
+        name = " ".join(p for p in (sender.get("first_name"), sender.get("last_name")) if p) or str(
+            sender.get("username") or ""
+        )
+        thread = raw.get("message_thread_id") if raw.get("is_topic_message") else None
+        return InboundMessage(
+            channel="telegram",
+            account_id=self._account_id,
+            message_id=str(raw.get("message_id", update.get("update_id"))),
+            chat_id=str(chat.get("id", "")),
+            chat_type="group" if group else "direct",
+            sender_id=str(sender.get("id", "")),
+            sender_name=name,
+            text=text,
+            kind=kind,
+            timestamp=datetime.fromtimestamp(int(raw.get("date", 0)), UTC),
+            mentioned=is_mentioned(
+                text,
+                mentioned_ids=mentioned_ids,
+                self_ids=[self.bot_id],
+                username=self.username,
+                replied_to_id=str(replied_to) if replied_to is not None else None,
+            ),
+            thread_id=str(thread) if thread is not None else None,
+            chat_title=str(chat.get("title") or ""),
+        )
+
+    # ------------------------------------------------------------------ outbound
+
+    async def send_text(self, chat_id: str, text: str, *, thread_id: str | None = None) -> None:
+        for piece in telegram_pieces(text, TELEGRAM_LIMIT):
+            payload: dict[str, Any] = {
+                "chat_id": chat_id,
+                "text": piece,
+                "parse_mode": "HTML",
+                "link_preview_options": {"is_disabled": True},
+            }
+            if thread_id:
+                payload["message_thread_id"] = int(thread_id)
+            try:
+                await self._call("sendMessage", payload)
+            except TelegramError as exc:
+                if exc.code != 400 or "parse" not in exc.description.lower():
+                    raise
+                # Our HTML was refused: send the same piece as plain text rather than nothing.
+                plain = html.unescape(re.sub(r"<[^>]+>", "", piece))
+                plain_payload = {k: v for k, v in payload.items() if k != "parse_mode"}
+                for part in split_message(plain, TELEGRAM_LIMIT):
+                    await self._call("sendMessage", {**plain_payload, "text": part})
+
+    async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
+        payload: dict[str, Any] = {"chat_id": chat_id, "action": "typing"}
+        if thread_id:
+            payload["message_thread_id"] = int(thread_id)
+        await self._call("sendChatAction", payload)
+
+    async def mark_read(self, message: InboundMessage) -> None:
+        """Bots have no read receipts on Telegram."""
+        return None

@@ -1,0 +1,129 @@
+"""The shapes every channel speaks: one normalised inbound message, the channel protocol, status.
+
+Channels (Telegram, WhatsApp, Slack) turn their platform's events into `InboundMessage` and
+implement `Channel`; everything above them (access control, routing, runs, delivery) sees only
+these types, so a new platform is one module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+ChatType = Literal["direct", "group"]
+# What the message carried. Only "text" is answered; the others get a short note.
+ContentKind = Literal[
+    "text",
+    "image",
+    "video",
+    "audio",
+    "voice",
+    "sticker",
+    "document",
+    "location",
+    "contact",
+    "other",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    channel: str
+    account_id: str
+    message_id: str
+    # Where a reply goes: the private chat, the group, the Slack channel.
+    chat_id: str
+    chat_type: ChatType
+    sender_id: str
+    text: str = ""
+    sender_name: str = ""
+    kind: ContentKind = "text"
+    timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # Filled by the channel from platform data: explicit @mentions or a reply to the bot.
+    mentioned: bool = False
+    # Slack threads; replies go into the same thread and it is its own conversation.
+    thread_id: str | None = None
+    # The linked account's own message (WhatsApp personal number).
+    is_from_me: bool = False
+    chat_title: str = ""
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"{self.channel}:{self.account_id}:{self.chat_id}:{self.message_id}"
+
+    @property
+    def peer_id(self) -> str:
+        """Who the conversation is with: the group for groups, the person for DMs."""
+        return self.chat_id if self.chat_type == "group" else self.sender_id
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelStatus:
+    """One account's state as `dexter gateway status` shows it."""
+
+    channel: str
+    account_id: str
+    running: bool = False
+    connected: bool = False
+    last_error: str | None = None
+    last_message_at: datetime | None = None
+    last_connected_at: datetime | None = None
+    reconnect_attempts: int = 0
+    # The platform identity once connected, e.g. "@dexter_bot".
+    identity: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        def iso(at: datetime | None) -> str | None:
+            return at.isoformat() if at else None
+
+        return {
+            "channel": self.channel,
+            "account_id": self.account_id,
+            "running": self.running,
+            "connected": self.connected,
+            "last_error": self.last_error,
+            "last_message_at": iso(self.last_message_at),
+            "last_connected_at": iso(self.last_connected_at),
+            "reconnect_attempts": self.reconnect_attempts,
+            "identity": self.identity,
+        }
+
+
+class ChannelError(Exception):
+    """The connection failed or ended; the manager reconnects with backoff."""
+
+
+class ChannelHooks(Protocol):
+    def connected(self, identity: str = "") -> None: ...
+
+    async def message(self, message: InboundMessage) -> None: ...
+
+
+class Channel(Protocol):
+    """One connected account on one platform.
+
+    `start` connects and then serves until the connection ends: it returns or raises
+    `ChannelError`, and the manager reconnects. `stop` closes the connection for real, so a
+    pending long poll or socket read ends at once.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def account_id(self) -> str: ...
+
+    async def start(self, hooks: ChannelHooks) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def send_text(self, chat_id: str, text: str, *, thread_id: str | None = None) -> None: ...
+
+    async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None: ...
+
+    async def mark_read(self, message: InboundMessage) -> None: ...
+
+
+OnMessage = Callable[["Channel", InboundMessage], Awaitable[None]]

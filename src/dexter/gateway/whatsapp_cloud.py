@@ -1,0 +1,296 @@
+"""WhatsApp through Meta's official Cloud API: a webhook for inbound, the Graph API for replies.
+
+The webhook is a small asyncio HTTP server (standard library only). It answers Meta's
+verification handshake (`hub.verify_token`) and accepts a POST only when its
+`X-Hub-Signature-256` is the HMAC-SHA256 of the body under the app secret, so nobody else can
+inject messages. Put it behind your HTTPS reverse proxy or tunnel; Meta needs a public URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from dexter.gateway.config import AccountConfig
+from dexter.gateway.text import markdown_to_whatsapp, split_message
+from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+
+if TYPE_CHECKING:
+    import httpx2
+
+log = logging.getLogger("dexter.gateway")
+
+GRAPH_BASE = "https://graph.facebook.com/v21.0"
+WHATSAPP_LIMIT = 4096
+MAX_BODY = 1 << 20
+_KINDS: dict[str, ContentKind] = {
+    "text": "text",
+    "image": "image",
+    "video": "video",
+    "audio": "voice",
+    "sticker": "sticker",
+    "document": "document",
+    "location": "location",
+    "contacts": "contact",
+}
+
+
+def signature_valid(app_secret: str, body: bytes, header: str | None) -> bool:
+    if not header or not header.startswith("sha256="):
+        return False
+    expected = hmac.new(app_secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
+
+
+def parse_webhook(payload: Any, account_id: str) -> list[InboundMessage]:
+    """Messages in a webhook payload; delivery/read status updates carry none."""
+    found: list[InboundMessage] = []
+    if not isinstance(payload, dict):
+        return found
+    for entry in payload.get("entry") or []:
+        for change in entry.get("changes") or []:
+            value = change.get("value") or {}
+            names = {
+                str(c.get("wa_id")): str((c.get("profile") or {}).get("name") or "")
+                for c in value.get("contacts") or []
+            }
+            for raw in value.get("messages") or []:
+                sender = str(raw.get("from", ""))
+                kind = _KINDS.get(str(raw.get("type")), "other")
+                body = raw.get(str(raw.get("type"))) or {}
+                text = ""
+                if kind == "text":
+                    text = str(body.get("body") or "")
+                elif isinstance(body, dict):
+                    text = str(body.get("caption") or "")
+                found.append(
+                    InboundMessage(
+                        channel="whatsapp_cloud",
+                        account_id=account_id,
+                        message_id=str(raw.get("id", "")),
+                        chat_id=f"+{sender}",
+                        chat_type="direct",
+                        sender_id=f"+{sender}",
+                        sender_name=names.get(sender, ""),
+                        text=text,
+                        kind=kind,
+                        timestamp=datetime.fromtimestamp(int(raw.get("timestamp") or 0), UTC),
+                    )
+                )
+    return found
+
+
+class WhatsAppCloudChannel:
+    def __init__(
+        self,
+        account_id: str,
+        *,
+        access_token: str,
+        phone_number_id: str,
+        app_secret: str,
+        verify_token: str,
+        listen: str = "127.0.0.1:8787",
+        api_base: str | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        missing = [
+            name
+            for name, value in (
+                ("access_token", access_token),
+                ("phone_number_id", phone_number_id),
+                ("app_secret", app_secret),
+                ("verify_token", verify_token),
+            )
+            if not value
+        ]
+        if missing:
+            raise ChannelError(
+                f"WhatsApp Cloud account {account_id!r} needs {', '.join(missing)}; run "
+                "`dexter gateway setup`"
+            )
+        self._account_id = account_id
+        self._token = access_token
+        self.phone_number_id = phone_number_id
+        self._secret = app_secret
+        self._verify = verify_token
+        host, _, port = listen.rpartition(":")
+        self.host, self.port = host or "127.0.0.1", int(port or 8787)
+        self._base = (api_base or GRAPH_BASE).rstrip("/")
+        self._transport = transport
+        self._client: httpx2.AsyncClient | None = None
+        self._server: asyncio.Server | None = None
+        self._stop = asyncio.Event()
+        self._last_inbound: dict[str, str] = {}
+        self.on_payload: Callable[[Any], Awaitable[None]] | None = None
+
+    @classmethod
+    def from_config(cls, account_id: str, account: AccountConfig) -> WhatsAppCloudChannel:
+        return cls(
+            account_id,
+            access_token=account.access_token or "",
+            phone_number_id=account.phone_number_id or "",
+            app_secret=account.app_secret or "",
+            verify_token=account.verify_token or "",
+            listen=account.listen,
+            api_base=account.api_base,
+        )
+
+    @property
+    def name(self) -> str:
+        return "whatsapp_cloud"
+
+    @property
+    def account_id(self) -> str:
+        return self._account_id
+
+    @property
+    def bound_port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])
+
+    # ------------------------------------------------------------------ webhook server
+
+    async def start(self, hooks: ChannelHooks) -> None:
+        self._stop = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await self._serve_one(reader, writer, hooks)
+            except (ConnectionError, asyncio.IncompleteReadError, ValueError) as exc:
+                log.debug("webhook request failed: %s", exc)
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+        try:
+            self._server = await asyncio.start_server(serve, self.host, self.port)
+        except OSError as exc:
+            raise ChannelError(f"cannot listen on {self.host}:{self.port}: {exc}") from exc
+        hooks.connected(f"phone number id {self.phone_number_id} on port {self.bound_port}")
+        try:
+            await self._stop.wait()
+        finally:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _serve_one(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, hooks: ChannelHooks
+    ) -> None:
+        request_line = (await reader.readline()).decode("latin-1").strip()
+        method, target, _ = [*request_line.split(" ", 2), "", ""][:3]
+        headers: dict[str, str] = {}
+        while True:
+            line = (await reader.readline()).decode("latin-1")
+            if line in ("\r\n", "\n", ""):
+                break
+            key, _, value = line.partition(":")
+            headers[key.strip().lower()] = value.strip()
+        length = int(headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            return await _respond(writer, 413, "too large")
+        body = await reader.readexactly(length) if length else b""
+        url = urlsplit(target)
+        if method == "GET":
+            query = parse_qs(url.query)
+            mode = (query.get("hub.mode") or [""])[0]
+            token = (query.get("hub.verify_token") or [""])[0]
+            challenge = (query.get("hub.challenge") or [""])[0]
+            if mode == "subscribe" and hmac.compare_digest(token, self._verify):
+                return await _respond(writer, 200, challenge)
+            return await _respond(writer, 403, "verification failed")
+        if method != "POST":
+            return await _respond(writer, 405, "method not allowed")
+        if not signature_valid(self._secret, body, headers.get("x-hub-signature-256")):
+            log.warning("webhook POST with a bad signature refused")
+            return await _respond(writer, 401, "bad signature")
+        try:
+            payload = json.loads(body or b"{}")
+        except json.JSONDecodeError:
+            return await _respond(writer, 400, "bad json")
+        # Answer Meta first (it retries slow webhooks); the messages are handled after.
+        await _respond(writer, 200, "ok")
+        for message in parse_webhook(payload, self._account_id):
+            self._last_inbound[message.chat_id] = message.message_id
+            await hooks.message(message)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # ------------------------------------------------------------------ Graph API
+
+    async def _post(self, payload: dict[str, Any]) -> None:
+        import httpx2
+
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=30.0, transport=self._transport)
+        url = f"{self._base}/{self.phone_number_id}/messages"
+        try:
+            response = await self._client.post(
+                url, json=payload, headers={"authorization": f"Bearer {self._token}"}
+            )
+        except httpx2.TransportError as exc:
+            raise ChannelError(
+                f"cannot reach the WhatsApp Cloud API ({type(exc).__name__})"
+            ) from exc
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("error", {}).get("message", "")
+            except ValueError:
+                detail = ""
+            raise ChannelError(
+                f"WhatsApp Cloud API refused the message (HTTP {response.status_code}) {detail}"
+            )
+
+    async def send_text(self, chat_id: str, text: str, *, thread_id: str | None = None) -> None:
+        to = chat_id.lstrip("+")
+        for piece in split_message(markdown_to_whatsapp(text), WHATSAPP_LIMIT):
+            await self._post(
+                {
+                    "messaging_product": "whatsapp",
+                    "recipient_type": "individual",
+                    "to": to,
+                    "type": "text",
+                    "text": {"body": piece, "preview_url": False},
+                }
+            )
+
+    async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
+        # The Cloud API ties "typing…" to marking the person's last message read.
+        message_id = self._last_inbound.get(chat_id)
+        if message_id:
+            await self._post(
+                {
+                    "messaging_product": "whatsapp",
+                    "status": "read",
+                    "message_id": message_id,
+                    "typing_indicator": {"type": "text"},
+                }
+            )
+
+    async def mark_read(self, message: InboundMessage) -> None:
+        await self._post(
+            {"messaging_product": "whatsapp", "status": "read", "message_id": message.message_id}
+        )
+
+
+async def _respond(writer: asyncio.StreamWriter, status: int, text: str) -> None:
+    reasons = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}
+    body = text.encode()
+    head = (
+        f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\ncontent-type: text/plain\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    writer.write(head.encode() + body)
+    await writer.drain()

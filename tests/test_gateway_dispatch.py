@@ -1,0 +1,190 @@
+"""Runs per chat: serialised, queued messages injected or asked next, every answer delivered,
+typing always stopped; the manager reconnects forever and stop really closes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from dexter.agent.loop import Agent
+from dexter.agent.queue import MessageQueue
+from dexter.gateway.backoff import ReconnectPolicy
+from dexter.gateway.dispatch import ChatTurn, InProcessDispatcher, RunOutcome
+from dexter.gateway.manager import ChannelManager
+from dexter.gateway.types import ChannelError, ChannelHooks, InboundMessage
+from dexter.models.scripted import ScriptedModel, text
+from dexter.tools.registry import ToolRegistry
+
+
+def message(text: str = "hi", chat: str = "1") -> InboundMessage:
+    return InboundMessage("telegram", "default", text, chat, "direct", chat, text=text)
+
+
+class Replies:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.typing_on = 0
+        self.typing_calls = 0
+
+    async def send(self, text: str) -> None:
+        self.sent.append(text)
+
+    async def typing(self) -> None:
+        self.typing_calls += 1
+
+
+class GatedRunner:
+    """A real Agent with a scripted model; the first run waits for `gate`."""
+
+    def __init__(self, tmp: Path, answers: list[str]) -> None:
+        self.model = ScriptedModel([text(a) for a in answers])
+        self.agent = Agent(self.model, ToolRegistry())
+        self.agent.config.home = tmp
+        self.gate = asyncio.Event()
+        self.started = asyncio.Event()
+        self.active = 0
+        self.max_active = 0
+
+    async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        self.started.set()
+        try:
+            await self.gate.wait()
+            self.agent.queue = queue
+            answer = ""
+            async for event in self.agent.run(turn.text):
+                answer = getattr(event, "answer", answer)
+            return RunOutcome(answer)
+        finally:
+            self.active -= 1
+
+
+async def test_follow_ups_never_drop_the_first_answer(tmp_path: Path) -> None:
+    runner = GatedRunner(tmp_path, ["first answer", "second answer"])
+    replies = Replies()
+    dispatcher = InProcessDispatcher(runner, typing_interval=0.0)
+    await dispatcher.submit(ChatTurn("k", "q1", message("q1")), replies)
+    await runner.started.wait()
+    await dispatcher.submit(ChatTurn("k", "q2", message("q2")), replies)
+    await dispatcher.submit(ChatTurn("k", "q3", message("q3")), replies)
+    assert dispatcher.busy("k") and dispatcher.queued("k") == 2
+    runner.gate.set()
+    await dispatcher.join()
+    # The first answer is sent, and the messages no round read become the next question.
+    assert replies.sent == ["first answer", "second answer"]
+    last_question = runner.model.requests[-1].messages[-1].content
+    assert last_question == "q2\n\nq3"
+    assert runner.max_active == 1
+    assert not dispatcher.busy("k")
+
+
+async def test_typing_stops_on_every_path(tmp_path: Path) -> None:
+    class Failing:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            await asyncio.sleep(0)
+            raise RuntimeError("model exploded")
+
+    ticks: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        ticks.append(delay)
+        await asyncio.sleep(0)
+
+    replies = Replies()
+    dispatcher = InProcessDispatcher(Failing(), typing_interval=4.0, sleep=sleep)
+    await dispatcher.submit(ChatTurn("k", "q", message()), replies)
+    await dispatcher.join()
+    assert replies.sent == ["Sorry, I couldn't finish that: RuntimeError: model exploded"]
+    calls = replies.typing_calls
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert replies.typing_calls == calls >= 1  # no indicator keeps running after the run
+
+
+async def test_chats_run_in_parallel_but_each_in_order(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    class Recording:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            order.append(turn.text)
+            await asyncio.sleep(0)
+            return RunOutcome(f"re {turn.text}")
+
+    dispatcher = InProcessDispatcher(Recording(), typing_interval=0.0)
+    a, b = Replies(), Replies()
+    await dispatcher.submit(ChatTurn("a", "a1", message()), a)
+    await dispatcher.submit(ChatTurn("b", "b1", message()), b)
+    await dispatcher.join()
+    assert a.sent == ["re a1"] and b.sent == ["re b1"]
+    assert sorted(order) == ["a1", "b1"]
+
+
+class FlakyChannel:
+    """Fails to connect `failures` times, then stays connected until stopped."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.attempts = 0
+        self.closed = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return "telegram"
+
+    @property
+    def account_id(self) -> str:
+        return "default"
+
+    async def start(self, hooks: ChannelHooks) -> None:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise ChannelError(f"boom {self.attempts}")
+        hooks.connected("@bot")
+        await hooks.message(message("ping"))
+        await self.closed.wait()
+
+    async def stop(self) -> None:
+        self.closed.set()
+
+    async def send_text(self, chat_id: str, text: str, *, thread_id: str | None = None) -> None:
+        pass
+
+    async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
+        pass
+
+    async def mark_read(self, message: InboundMessage) -> None:
+        pass
+
+
+async def test_manager_never_gives_up_and_stop_closes(tmp_path: Path) -> None:
+    channel = FlakyChannel(failures=30)  # the original stopped for good after 12
+    delays: list[float] = []
+    got: list[str] = []
+    arrived = asyncio.Event()
+
+    async def sleep(delay: float) -> None:
+        delays.append(delay)
+        await asyncio.sleep(0)
+
+    async def on_message(_channel: object, inbound: InboundMessage) -> None:
+        got.append(inbound.text)
+        arrived.set()
+
+    manager = ChannelManager(
+        [channel],
+        on_message,
+        policy=ReconnectPolicy(jitter=0.0),
+        sleep=sleep,
+        status_path=tmp_path / "status.json",
+    )
+    await manager.start()
+    await arrived.wait()
+    status = manager.snapshot()[0]
+    assert status.connected and status.reconnect_attempts == 30
+    assert status.last_error == "boom 30" and status.identity == "@bot"
+    assert max(delays) == 30.0 and len(delays) == 30
+    await manager.stop()
+    assert channel.closed.is_set()
+    final = manager.snapshot()[0]
+    assert not final.running and not final.connected
