@@ -87,6 +87,8 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
             label=row.label.replace(" (computed)", ""),
         )
     axes.set_xticks(x, chart.periods, rotation=30 if len(x) > 6 else 0, fontsize=8)
+    axes.yaxis.set_major_formatter(_thousands)
+    axes.tick_params(axis="y", labelsize=8)
     axes.set_ylabel(chart.unit, fontsize=9)
     axes.set_title(chart.title, fontsize=10, loc="left")
     axes.grid(True, axis="y", alpha=0.3)
@@ -94,6 +96,11 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
     axes.legend(fontsize=8, frameon=False, loc="best")
     figure.tight_layout()
     return figure
+
+
+def _thousands(value: float, _position: int) -> str:
+    # matplotlib's default prints 400000; a reader expects 400,000.
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.4g}"
 
 
 def render_image(chart: Chart, fmt: str = "svg") -> bytes:
