@@ -98,7 +98,7 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
     return figure
 
 
-def _thousands(value: float, _position: int) -> str:
+def _thousands(value: float, _position: float) -> str:
     # matplotlib's default prints 400000; a reader expects 400,000.
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.4g}"
 
