@@ -13,7 +13,7 @@ COMMANDS: dict[str, str] = {
     "/skills": "List the skills Dexter can use",
     "/resume": "List saved sessions",
     "/resume ID": "Continue a saved session: its history and standing constraints",
-    "/export [FORMAT] [PATH]": "Save the latest answer as a report: html (default), md, pdf, xlsx",
+    "/export [FORMAT] [PATH]": "Save the last answer as html (default), md, pdf or xlsx",
     "/exit": "Quit (also /quit)",
 }
 
