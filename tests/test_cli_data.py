@@ -100,3 +100,37 @@ def test_rate_limit_setting_above_the_sec_maximum_is_refused(
     monkeypatch.setenv("DEXTER_SEC_RATE_LIMIT", "25")
     assert main(["data", "income", "AAPL"]) == 2
     assert "at most 10" in capsys.readouterr().err
+
+
+def test_income_chart_draws_main_lines_within_80_columns(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["data", "income", "AAPL", "--chart"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    chart = out[out.index("AAPL: Revenue") :]
+    assert "(USD millions)" in chart and "█" in chart
+    assert "FY2022" in chart and "FY2025" in chart
+    assert "416,161" in chart and "394,328" in chart  # revenue, newest and oldest, whole
+    assert "AAPL: Gross margin" in chart and "46.91" in chart
+    assert "EPS, diluted" in chart and "7.46" in chart
+    assert chart.index("AAPL: Revenue") < out.index("Sources")
+
+
+def test_chart_of_a_single_period_says_why_there_is_none(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "balance", "AAPL", "--limit", "1", "--chart"]) == 0
+    assert "Not enough periods to chart" in capsys.readouterr().out
+
+
+def test_cashflow_chart_lines_share_one_scale(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["data", "cashflow", "AAPL", "--chart"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    bars = {line.split()[-1]: line.count("█") for line in out.splitlines() if "█" in line}
+    assert bars["122,151"] > 5 * bars["-12,715"]  # capex is a tenth of operating cash flow

@@ -589,3 +589,33 @@ async def test_link_targets_stay_visible(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, app, "where?")
         assert answers(app) == ["Read the 10-K (https://www.sec.gov/a.htm) first."]
+
+
+async def test_export_writes_the_latest_answer_as_a_report_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_sessions_resume import session_agent
+
+    pytest.importorskip("jinja2")
+    monkeypatch.chdir(tmp_path)
+    agent = session_agent(tmp_path, ScriptedModel([text("Apple's FY2025 revenue: **$416.2B**.")]))
+    agent.new_session()
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "/export")
+        await wait_for(pilot, lambda: any("Could not export" in n for n in notes(app, "error")))
+        assert "no answered question" in notes(app, "error")[-1]
+        await ask(pilot, app, "Apple revenue?")
+        await ask(pilot, app, "/export html my memo.html")
+        await wait_for(pilot, lambda: notes(app, "info")[-1].startswith("Wrote"))
+        await ask(pilot, app, "/export")  # default: HTML in the working directory
+        await wait_for(pilot, lambda: notes(app, "info")[-1].startswith("Wrote dexter-report-"))
+        await ask(pilot, app, "/export memo.docx")
+        await wait_for(pilot, lambda: "cannot tell the format" in notes(app, "error")[-1])
+    _check_exported(tmp_path)
+
+
+def _check_exported(folder: Path) -> None:
+    html = (folder / "my memo.html").read_text()
+    assert "Apple revenue?" in html and "<strong>$416.2B</strong>" in html
+    assert len(list(folder.glob("dexter-report-*.html"))) == 1

@@ -90,6 +90,8 @@ def test_html_report_parses_and_holds_figures_charts_and_links(
     assert "<svg" in html and "416,161" in html and 'href="#src-S1"' in html
     assert "https://www.sec.gov/Archives/" in html
     assert "<table>" in html  # the answer's own markdown table, rendered
+    assert "<dt>Figures to</dt><dd>2025-09-27</dd>" in html  # how fresh the figures are
+    assert "400,000" in html  # chart axes read as money, not 400000
     assert "Wrote" in capsys.readouterr().err
 
 

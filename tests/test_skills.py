@@ -178,7 +178,7 @@ def test_dcf_covers_the_workflow() -> None:
         assert needle.lower() in body.lower(), needle
 
 
-def test_write_memo_covers_sections_and_html() -> None:
+def test_write_memo_covers_sections_and_exports_through_the_renderer() -> None:
     skill = by_name(discover_skills(Path("/nonexistent"), user_dir=Path("/nonexistent")))[
         "write-memo"
     ]
@@ -191,10 +191,12 @@ def test_write_memo_covers_sections_and_html() -> None:
         "risks",
         "would change our view",
         "write_file",
-        "html",
+        "/export html",
+        "dexter report",
         "[s",
     ):
         assert needle in body, needle
+    assert "<h1>" not in body  # no hand-written HTML: the report renderer makes the file
 
 
 # --- the skill tool --------------------------------------------------------------------------

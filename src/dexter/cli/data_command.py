@@ -112,6 +112,23 @@ def _show(
     return False
 
 
+def _print_charts(action: str, statements: list[Any], company: Any, width: int) -> None:
+    """The statement's main lines as Unicode bars, oldest period at the top, fitted to the
+    console; plain writes so a pipe or file keeps every figure."""
+    from dexter.reports.charts import charts_for, terminal_chart
+    from dexter.reports.model import table_from_records
+
+    records = [s.model_dump(mode="json") for s in statements]
+    table = table_from_records(action, records, company.model_dump(mode="json"))  # type: ignore[arg-type]
+    drawn = charts_for(table) if table is not None else []
+    if not drawn:
+        sys.stdout.write("\nNot enough periods to chart (need two or more).\n")
+        return
+    for chart in drawn:
+        sys.stdout.write("\n" + "\n".join(terminal_chart(chart, width=width)) + "\n")
+    sys.stdout.write("\n")
+
+
 async def _dispatch(
     args: argparse.Namespace, router: DataRouter, console: Console, waiting: Waiting
 ) -> int:
@@ -174,6 +191,8 @@ async def _dispatch(
         title = f"{name} — {kind}, {args.period}"
         grid = render.statements_table(statements, title=title, metrics=action == "metrics")
         if not _show(args, console, statements, grid, waiting):
+            if args.chart:
+                _print_charts(action, statements, company, console.width)
             render.print_sources(console, render.statement_sources(statements))
         return EXIT_OK
     if action == "filings":

@@ -193,6 +193,7 @@ def _add_data_parser(commands: Any) -> None:
         sub = action(name, f"{what}, newest period first")
         sub.add_argument("--period", choices=["annual", "quarterly", "ttm"], default="annual")
         sub.add_argument("--limit", type=int, default=4, metavar="N", help="periods (default 4)")
+        sub.add_argument("--chart", action="store_true", help="draw the main lines below the table")
     filings = action("filings", "recent filings with links")
     filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
     filings.add_argument("--limit", type=int, default=10, metavar="N", help="at most 1000")

@@ -53,7 +53,7 @@ def export(
     """Build and write (or print) one report; shared by `dexter report`, `ask --output` and the
     interactive `/export`."""
     from dexter.reports.build import report_for
-    from dexter.reports.render import format_for, to_markdown, write_report
+    from dexter.reports.render import format_for, to_markdown
 
     path = Path(output).expanduser() if output else None
     chosen = format_for(path, fmt)
@@ -61,15 +61,27 @@ def export(
     if path is None and chosen == "md":
         sys.stdout.write(to_markdown(report))
         return EXIT_OK
-    if path is None:
-        path = Path(f"dexter-report-{report.run_id[-8:]}.{chosen}")
-    from dexter.config import ConfigError
+    written = write_export(report, path, chosen)
+    print(wrote(written), file=sys.stderr)
+    return EXIT_OK
 
+
+def write_export(report: Any, path: Path | None, fmt: str) -> list[Path]:
+    """Write `report` as `fmt` to `path` (default: dexter-report-RUN.FMT here); the files
+    written, the report first. Blocking: callers on an event loop run it in a thread."""
+    from dexter.config import ConfigError
+    from dexter.reports.render import write_report
+
+    if path is None:
+        path = Path(f"dexter-report-{report.run_id[-8:]}.{fmt}")
     try:
-        written = write_report(report, path, chosen)
+        return write_report(report, path, fmt)  # type: ignore[arg-type]
     except OSError as error:
         raise ConfigError(f"could not write {path}: {error.strerror or error}") from None
+
+
+def wrote(written: list[Path]) -> str:
+    path = written[0]
     size = path.stat().st_size
     extra = f" and {len(written) - 1} chart image(s)" if len(written) > 1 else ""
-    print(f"Wrote {path} ({size / 1024:,.1f} KB){extra}.", file=sys.stderr)
-    return EXIT_OK
+    return f"Wrote {path} ({size / 1024:,.1f} KB){extra}."

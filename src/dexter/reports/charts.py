@@ -5,6 +5,7 @@ matplotlib is imported only when an image is drawn (it is part of the `reports` 
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,6 +88,8 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
             label=row.label.replace(" (computed)", ""),
         )
     axes.set_xticks(x, chart.periods, rotation=30 if len(x) > 6 else 0, fontsize=8)
+    axes.yaxis.set_major_formatter(_thousands)
+    axes.tick_params(axis="y", labelsize=8)
     axes.set_ylabel(chart.unit, fontsize=9)
     axes.set_title(chart.title, fontsize=10, loc="left")
     axes.grid(True, axis="y", alpha=0.3)
@@ -94,6 +97,11 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
     axes.legend(fontsize=8, frameon=False, loc="best")
     figure.tight_layout()
     return figure
+
+
+def _thousands(value: float, _position: float) -> str:
+    # matplotlib's default prints 400000; a reader expects 400,000.
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.4g}"
 
 
 def render_image(chart: Chart, fmt: str = "svg") -> bytes:
@@ -111,16 +119,19 @@ def terminal_chart(chart: Chart, width: int = 80) -> list[str]:
     """Horizontal bars, one block per line and a bar per period, fitted to `width` columns.
     Negative values are drawn from the same zero with a minus sign, never truncated."""
     label_width = max(len(p) for p in chart.periods)
-    lines = [f"{chart.title} ({chart.unit})"]
-    for row in chart.lines:
-        values = [chart.scaled(v) for v in row.values]
-        present = [abs(v) for v in values if v is not None]
+    lines = textwrap.wrap(f"{chart.title} ({chart.unit})", width) or [chart.title]
+    scaled = [[chart.scaled(v) for v in row.values] for row in chart.lines]
+    # One scale for the whole chart: its lines share a unit, so capex must look small
+    # beside operating cash flow rather than fill the width as well.
+    everything = [abs(v) for values in scaled for v in values if v is not None]
+    top = max(everything, default=0.0) or 1.0
+    value_width = max(len(_number(v)) for values in scaled for v in values)
+    room = max(10, width - label_width - value_width - 4)
+    for row, values in zip(chart.lines, scaled, strict=True):
+        present = [v for v in values if v is not None]
         if not present:
             continue
         texts = [_number(v) for v in values]
-        value_width = max(len(t) for t in texts)
-        room = max(10, width - label_width - value_width - 4)
-        top = max(present) or 1.0
         lines.append(f"  {row.label.replace(' (computed)', '')}")
         for period, value, text in zip(chart.periods, values, texts, strict=True):
             bar = "" if value is None else _bar(abs(value) / top * room)

@@ -78,6 +78,10 @@ def _meta(report: Report) -> list[tuple[str, str]]:
     ]
     if report.as_of:
         rows.insert(2, ("As of", report.as_of))
+    ends = [end for table in report.tables for end in table.period_ends if end]
+    if ends:
+        # A reader needs to know how fresh the figures are, not only when the question was asked.
+        rows.insert(2, ("Figures to", max(ends)))
     if report.status != "answered":
         rows.append(("Status", report.status))
     return rows

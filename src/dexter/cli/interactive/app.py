@@ -38,6 +38,7 @@ from dexter.cli.interactive.questions import QuestionBridge, parse_answer, rende
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
 from dexter.cli.render import cited_sources
+from dexter.config import ConfigError
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
 from dexter.session import SessionAgent
@@ -282,6 +283,33 @@ class DexterApp(App[None]):
             await self._resume_command(command.arg)
         elif command.name == "/skills":
             await self._add(Note(skills_text(self.agent.config.home), classes="info"))
+        elif command.name == "/export":
+            await self._export_command(command.arg)
+
+    async def _export_command(self, arg: str) -> None:
+        agent = self.agent
+        if not isinstance(agent, SessionAgent) or not agent.session_id:
+            await self._add(
+                Note("Sessions are not saved here: nothing to export.", classes="error")
+            )
+            return
+        from dexter.cli.interactive.export import export_session
+
+        await self._add(Note("Writing the report…", classes="info"))
+        try:
+            # Charts and PDF layout take a while; the session keeps answering keys meanwhile.
+            message = await asyncio.to_thread(
+                export_session,
+                agent.recorder.store,
+                agent.config.home,
+                agent.session_id,
+                arg,
+            )
+        except ConfigError as exc:
+            await self._add(Note(f"Could not export: {exc}", classes="error"))
+            return
+        await self._add(Note(message, classes="info"))
+        self.transcript.append(("note", message))
 
     async def _resume_command(self, session_id: str) -> None:
         agent = self.agent

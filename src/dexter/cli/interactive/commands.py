@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "/skills": "List the skills Dexter can use",
     "/resume": "List saved sessions",
     "/resume ID": "Continue a saved session: its history and standing constraints",
+    "/export [FORMAT] [PATH]": "Save the last answer as html (default), md, pdf or xlsx",
     "/exit": "Quit (also /quit)",
 }
 
@@ -26,7 +27,7 @@ KEYS: dict[str, str] = {
 }
 
 _ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
-_NAMES = {"/help", "/model", "/clear", "/exit", "/resume", "/skills"}
+_NAMES = {"/help", "/model", "/clear", "/exit", "/resume", "/skills", "/export"}
 
 
 @dataclass(frozen=True, slots=True)
