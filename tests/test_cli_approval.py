@@ -42,6 +42,16 @@ async def test_prompt_on_screen_contains_every_key(monkeypatch: pytest.MonkeyPat
     assert "saves Bash(rm:*)" in screen
 
 
+async def test_long_prompt_breaks_between_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    # At 80 columns this prompt is 83 wide: the terminal used to break it inside "deny".
+    chosen, screen = await answer(monkeypatch, "r", rule="Write(./notes/aapl.md)")
+    assert chosen is ApprovalAnswer.ALLOW_ALWAYS
+    lines = screen.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.rstrip().endswith("(saves Write(./notes/aapl.md))") for line in lines)
+    assert lines[-1].strip() == "[N] deny:"
+
+
 @pytest.mark.parametrize(
     ("typed", "expected"),
     [

@@ -75,6 +75,19 @@ def test_non_utf8_arguments_are_refused_in_one_line(
     assert not (tmp_path / "home").exists()
 
 
+def test_non_utf8_question_on_stdin_names_the_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"caf\xe9?")))
+    assert main(["ask"]) == 2
+    err = capsys.readouterr().err
+    # "(byte 3)" read as the value of a byte; the value and where it is are both said.
+    assert "not valid UTF-8 (byte 0xe9 at offset 3)" in err and err.count("\n") == 1
+
+
 def test_closed_pipe_ends_quietly_with_141(sec: MirrorServer, tmp_path: Path) -> None:
     env = {**os.environ, "DEXTER_HOME": str(tmp_path / "home")}
     script = (

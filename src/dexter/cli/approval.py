@@ -57,9 +57,27 @@ def _question(tool: str, what: str) -> Text:
     return Text.assemble(("Allow ", "bold yellow"), f"{tool}: {what}?")
 
 
+def _prompt_lines(prompt: str, width: int) -> list[str]:
+    """The prompt broken between its choices to fit `width`: the terminal would otherwise wrap it
+    mid-word ("[N] den" / "y:"). Every line but the last is printed; the last is typed after."""
+    if len(prompt) <= width:
+        return [prompt]
+    lines: list[str] = []
+    for part in prompt.split("  ")[1:]:
+        choice = "  " + part
+        if lines and len(lines[-1]) + len(choice) <= width:
+            lines[-1] += choice
+        else:
+            lines.append(choice)
+    return lines
+
+
 async def _read(console: Console, prompt: str) -> str:
+    *before, last = _prompt_lines(prompt, console.width)
+    for line in before:
+        console.print(Text(line))
     try:
-        return await asyncio.to_thread(console.input, Text(prompt))
+        return await asyncio.to_thread(console.input, Text(last))
     except EOFError:  # stdin closed mid-run: nobody can answer, so nothing runs
         return ""
 

@@ -37,7 +37,8 @@ def read_question(words: Sequence[str]) -> str:
             return raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(
-                f"the question on stdin is not valid UTF-8 (byte {error.start}); send UTF-8 text."
+                f"the question on stdin is not valid UTF-8 (byte 0x{raw[error.start]:02x} at "
+                f"offset {error.start}); send UTF-8 text."
             ) from None
     return raw
 

@@ -66,7 +66,8 @@ def totals_line(totals: UsageTotals) -> Text:
     ]
     if totals.tool_calls:
         failed = f", {totals.failed_tool_calls} failed" if totals.failed_tool_calls else ""
-        parts.append(f"{totals.tool_calls} tool calls{failed}")
+        plural = "s" if totals.tool_calls != 1 else ""
+        parts.append(f"{totals.tool_calls} tool call{plural}{failed}")
     return Text.assemble(("Total  ", "bold"), " · ".join(parts))
 
 
