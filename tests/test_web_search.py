@@ -361,3 +361,26 @@ async def test_a_bot_check_is_reported_not_mistaken_for_no_results(
     tool = WebSearchTool(search_providers_from_settings(settings))
     with pytest.raises(ToolFailure, match="bot check"):
         await tool.run(WebSearchArgs(query="q"), ToolContext())
+
+
+async def test_the_as_of_date_caps_search(tmp_path: Path, wire_server: WireServer) -> None:
+    from datetime import date
+
+    from dexter.tools.web.search import LangSearchProvider
+
+    settings = _settings(tmp_path, {"DEXTER_DUCKDUCKGO_BASE_URL": wire_server.url})
+    (keyless,) = search_providers_from_settings(settings)
+    keyless.until = date(2025, 4, 7)
+    wire_server.push(html_reply(DDG_PAGE.read_text()))
+    await WebSearchTool([keyless]).run(WebSearchArgs(query="q", days=30), ToolContext())
+    assert b"df=2025-03-08..2025-04-07" in wire_server.requests[0].body
+
+    dated = LangSearchProvider(api_key="l", base_url=wire_server.url, until=date(2025, 4, 7))
+    pages = [
+        {"name": "Before", "url": "https://l.example.com/a", "datePublished": "2025-03-01"},
+        {"name": "After", "url": "https://l.example.com/b", "datePublished": "2025-11-22"},
+    ]
+    wire_server.push(json_reply({"code": 200, "data": {"webPages": {"value": pages}}}))
+    result = await WebSearchTool([dated]).run(WebSearchArgs(query="q"), ToolContext())
+    assert "https://l.example.com/a" in result.content
+    assert "https://l.example.com/b" not in result.content  # published after the as-of date

@@ -30,6 +30,9 @@ def web_tools(settings: Settings, data_router: DataRouter | None = None) -> list
 
     tools: list[Tool[Any]] = []
     providers = search_providers_from_settings(settings)
+    until = getattr(data_router, "as_of", None)
+    for provider in providers:
+        provider.until = until  # the run's as-of date caps what search may return
     if providers:
         tools.append(WebSearchTool(providers))
     from dexter.tools.web.browser import browser_tool

@@ -11,6 +11,7 @@ such rather than as "no results".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import parse_qs, urljoin, urlparse
 
@@ -28,6 +29,12 @@ def _date_filter(days: int | None) -> str:
     if not days:
         return ""
     return next((code for limit, code in _DATE_FILTERS if days <= limit), "")
+
+
+def _range(days: int | None, until: date) -> str:
+    """DuckDuckGo's custom range, `start..end`, ending at the as-of date."""
+    start = until - timedelta(days=days) if days else date(1990, 1, 1)
+    return f"{start.isoformat()}..{until.isoformat()}"
 
 
 def _target(href: str, base: str) -> str:
@@ -93,7 +100,7 @@ class DuckDuckGoProvider(SearchProvider):
         import httpx2
 
         form = {"q": query, "b": "", "kl": "wt-wt"}
-        date_filter = _date_filter(days)
+        date_filter = _date_filter(days) if self.until is None else _range(days, self.until)
         if date_filter:
             form["df"] = date_filter
         headers = {

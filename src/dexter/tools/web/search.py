@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +53,8 @@ class SearchError(DexterError):
 class SearchProvider(ABC):
     api_key: str = field(repr=False)
     base_url: str | None = None
+    # Research as of this date: nothing published after it (the run's as-of date).
+    until: date | None = None
 
     key: ClassVar[str]  # "exa": the value `webSearchPreferredProvider` uses
     label: ClassVar[str]  # "Exa"
@@ -86,6 +88,11 @@ class SearchProvider(ABC):
             return json.loads(response.content)
         except ValueError:
             raise SearchError("reply was not valid JSON") from None
+
+
+def _not_after(result: SearchResult, until: date | None) -> bool:
+    """Results dated after the as-of date are dropped (undated ones cannot be told apart)."""
+    return until is None or result.date is None or result.date[:10] <= until.isoformat()
 
 
 def _str(value: Any) -> str:
@@ -375,7 +382,8 @@ class WebSearchTool(Tool[WebSearchArgs]):
                 except SearchError as exc:
                     failures.append(f"{provider.label}: {exc}")
                     continue
-                results = [r for r in answer.results if r.url][: args.max_results]
+                results = [r for r in answer.results if r.url and _not_after(r, provider.until)]
+                results = results[: args.max_results]
                 if not results and not answer.answer:
                     failures.append(f"{provider.label}: no results")
                     continue
