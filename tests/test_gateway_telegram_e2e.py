@@ -230,3 +230,44 @@ async def test_rate_limit_and_conflict_are_survived(home: Path) -> None:
         saved = json.loads((home / "gateway" / "status.json").read_text())
         assert saved["accounts"][0]["running"] is False
         assert "409" in saved["accounts"][0]["last_error"]
+
+
+async def test_gateway_runs_schedules_and_delivers_alerts_through_telegram(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from dexter.cron import jobs as job_api
+    from dexter.cron.schedule import parse_every
+    from dexter.cron.store import CronStore
+
+    model = ChatModel()
+    with serve_telegram() as fake:
+        write_config(home, fake)
+        async with runtime_with(model) as rt:
+            now = datetime.now(UTC)
+            cron = CronStore(rt.store)
+            job = job_api.create_job(
+                cron,
+                name="NVDA 10-Q watch",
+                message="Tell me when NVIDIA files its 10-Q.",
+                schedule=parse_every("1h", anchor=now),
+                now=now,
+                target="telegram:42",
+            )
+            # An alert a daemon could not send (it has no Telegram) waits in the outbox.
+            cron.add_alert(
+                job=job,
+                run_id=None,
+                text="NVIDIA filed its 10-Q for the quarter ended 2026-10-26.",
+                target="telegram:42",
+                created_at=now,
+                delivered=False,
+            )
+            service = build_service(rt, ConfigSource(config_path(home), interval=0))
+            assert service.schedules is not None and "telegram" in service.schedules.deliverers
+            await service.start()
+            try:
+                await until(fake, lambda: fake.texts(42))
+                assert any("NVIDIA filed its 10-Q" in text for text in fake.texts(42))
+            finally:
+                await service.stop()
+            assert [item.status for item in cron.outbox(job.id)] == ["delivered"]

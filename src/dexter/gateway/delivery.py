@@ -25,8 +25,8 @@ SCHEMES: Mapping[str, tuple[str, ...]] = {
 }
 
 
-class DeliveryError(Exception):
-    """The alert could not be delivered (the cron runner counts it as a failed run)."""
+# The schedules' own error class: the runner records it and retries the delivery with backoff.
+from dexter.cron.delivery import DeliveryError  # noqa: E402
 
 
 class AlertLike(Protocol):

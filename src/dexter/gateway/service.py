@@ -19,6 +19,7 @@ from dexter.gateway.pipeline import Gateway
 from dexter.gateway.types import Channel
 
 if TYPE_CHECKING:
+    from dexter.cron.runner import Runner
     from dexter.runtime import Runtime
 
 log = logging.getLogger("dexter.gateway")
@@ -65,6 +66,11 @@ class GatewayService:
     config: ConfigSource
     runner: AgentRunner
     channels: list[Channel] = field(default_factory=list)
+    # The schedules runner, when the gateway runs schedules too (it does from `build_service`):
+    # alerts go out through these channels, and jobs made in a chat answer in that chat.
+    schedules: Runner | None = None
+    _schedule_stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _schedule_task: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self.dispatcher = InProcessDispatcher(self.runner)
@@ -87,14 +93,32 @@ class GatewayService:
 
     async def start(self) -> None:
         await self.manager.start()
+        if self.schedules is not None:
+            self._schedule_stop.clear()
+            self._schedule_task = asyncio.create_task(
+                self.schedules.run_forever(self._schedule_stop), name="dexter-gateway-schedules"
+            )
 
     async def stop(self, grace: float = 4.5) -> None:
+        self._schedule_stop.set()
         await self.manager.stop(grace * 0.6)
+        if self._schedule_task is not None:
+            try:
+                await asyncio.wait_for(self._schedule_task, grace * 0.3)
+            except (TimeoutError, asyncio.CancelledError):
+                self._schedule_task.cancel()
+            except Exception:  # a failing runner must not keep the gateway from stopping
+                log.warning("schedules runner stopped with an error", exc_info=True)
+            self._schedule_task = None
         await self.dispatcher.close()
 
 
 def build_service(
-    runtime: Runtime, config: ConfigSource | None = None, *, runner: AgentRunner | None = None
+    runtime: Runtime,
+    config: ConfigSource | None = None,
+    *,
+    runner: AgentRunner | None = None,
+    schedules: bool = True,
 ) -> GatewayService:
     from dexter.gateway.runs import RuntimeRunner
 
@@ -111,7 +135,15 @@ def build_service(
     runner = runner or RuntimeRunner(
         runtime, model=current.model, max_iterations=current.max_iterations
     )
-    return GatewayService(home, source, runner, channels)
+    service = GatewayService(home, source, runner, channels)
+    if schedules:
+        from dexter.cron.service import make_runner
+        from dexter.gateway.delivery import deliverers
+
+        service.schedules = make_runner(
+            runtime, deliverers=deliverers(service.channels, source.get, service.pairing)
+        )
+    return service
 
 
 async def run_until_stopped(service: GatewayService, stop: asyncio.Event) -> None:
