@@ -216,8 +216,11 @@ class BrowserTool(Tool[BrowserArgs]):
             args = list(_LAUNCH_ARGS)
             if hasattr(os, "geteuid") and os.geteuid() == 0:
                 args.append("--no-sandbox")  # Chromium refuses its own sandbox as root
+            from dexter.permissions.secrets import child_env
+
+            # The browser renders untrusted pages: it gets the allowlisted environment, no keys.
             browser = await playwright.chromium.launch(
-                executable_path=executable, headless=True, args=args
+                executable_path=executable, headless=True, args=args, env=child_env(os.environ)
             )
             context = await browser.new_context(service_workers="block", accept_downloads=False)
         except PlaywrightError as exc:
