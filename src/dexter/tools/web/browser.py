@@ -219,8 +219,9 @@ class BrowserTool(Tool[BrowserArgs]):
             from dexter.permissions.secrets import child_env
 
             # The browser renders untrusted pages: it gets the allowlisted environment, no keys.
+            env: dict[str, str | float | bool] = dict(child_env(os.environ))
             browser = await playwright.chromium.launch(
-                executable_path=executable, headless=True, args=args, env=child_env(os.environ)
+                executable_path=executable, headless=True, args=args, env=env
             )
             context = await browser.new_context(service_workers="block", accept_downloads=False)
         except PlaywrightError as exc:
