@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
 from dexter.data.errors import DataError
+from dexter.data.router import DataRouter
 from dexter.data.sec.provider import SecEdgarProvider
-from dexter.data.settings import DataSettings
+from dexter.data.settings import DataSettings, parse_as_of
 from dexter.evals.units.mirror import mirror_transport
 from dexter.evals.units.runner import Case, CaseResult, same
 
@@ -47,13 +49,36 @@ def text_failures(expect: Mapping[str, Any], text: str) -> list[str]:
 class Checker:
     def __init__(self, fixtures: Path, cache: Path) -> None:
         self.fixtures = fixtures
-        settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
-        self.sec = SecEdgarProvider(settings, transport=mirror_transport(fixtures / "sec-mirror"))
+        self._settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
+        self.sec = SecEdgarProvider(self._settings, transport=self._transport())
         self._statements: dict[tuple[str, str, str], list[Any]] = {}
         self._texts: dict[str, str] = {}
+        # One router per research date, as the runtime keeps one per AgentSpec.as_of.
+        self._dated: dict[date, DataRouter] = {}
+
+    def _transport(self) -> Any:
+        return mirror_transport(self.fixtures / "sec-mirror")
+
+    def _data_as_of(self, args: Mapping[str, Any]) -> Any:
+        """The plain provider, or with `as_of` in the case a router whose SEC provider drops
+        everything filed after that day (the same settings `build_router(as_of=...)` uses)."""
+        raw = args.get("as_of")
+        if raw is None:
+            return self.sec
+        as_of = parse_as_of(str(raw))
+        if as_of is None:
+            raise ValueError(f"as_of {raw!r} is not a date")
+        router = self._dated.get(as_of)
+        if router is None:
+            dated = self._settings.with_as_of(as_of)
+            sec = SecEdgarProvider(dated, transport=self._transport())
+            router = self._dated[as_of] = DataRouter([sec], as_of=as_of)
+        return router
 
     async def aclose(self) -> None:
         await self.sec.aclose()
+        for router in self._dated.values():
+            await router.aclose()
 
     async def check(self, case: Case) -> CaseResult:
         method = getattr(self, f"_{case.kind}", None)
@@ -86,21 +111,39 @@ class Checker:
                 return row
         raise LookupError(f"no {period} {statement} statement for {ticker} ending {wanted}")
 
-    async def _load_statements(self, ticker: str, statement: str, period: str) -> list[Any]:
+    async def _load_statements(
+        self, ticker: str, statement: str, period: str, *, data: Any = None, limit: int = 40
+    ) -> list[Any]:
         if period not in ("annual", "quarterly", "ttm"):
             raise ValueError(f"unknown period {period!r}")
         chosen: Literal["annual", "quarterly", "ttm"] = period  # type: ignore[assignment]
+        source = self.sec if data is None else data
         if statement == "income":
-            return list(await self.sec.income_statements(ticker, period=chosen, limit=40))
+            return list(await source.income_statements(ticker, period=chosen, limit=limit))
         if statement == "balance":
-            return list(await self.sec.balance_sheets(ticker, period=chosen, limit=40))
+            return list(await source.balance_sheets(ticker, period=chosen, limit=limit))
         if statement == "cashflow":
-            return list(await self.sec.cash_flow_statements(ticker, period=chosen, limit=40))
+            return list(await source.cash_flow_statements(ticker, period=chosen, limit=limit))
         raise ValueError(f"unknown statement {statement!r}")
 
     async def _statement(self, args: Mapping[str, Any]) -> Any:
         row = await self._statement_rows(args)
         return getattr(row, str(args["field"]))
+
+    async def _latest(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The newest statement a user asking on `as_of` gets, and its `field` as then filed."""
+        ticker, statement, period = str(args["ticker"]), str(args["statement"]), str(args["period"])
+        rows = await self._load_statements(
+            ticker, statement, period, data=self._data_as_of(args), limit=1
+        )
+        if not rows:
+            raise LookupError(f"no {period} {statement} statement for {ticker} by {args['as_of']}")
+        row = rows[0]
+        return {
+            "fiscal_period": row.fiscal_period,
+            "report_period": row.report_period,
+            "value": getattr(row, str(args["field"])),
+        }
 
     async def _citation(self, args: Mapping[str, Any]) -> dict[str, Any]:
         row = await self._statement_rows(args)
@@ -119,7 +162,7 @@ class Checker:
 
     async def _filing(self, args: Mapping[str, Any]) -> dict[str, Any]:
         index = int(args.get("index", 0))
-        found = await self.sec.filings(
+        found = await self._data_as_of(args).filings(
             str(args["ticker"]), forms=[str(args["form"])], limit=index + 1, page_back=False
         )
         if len(found) <= index:
