@@ -141,3 +141,13 @@ def test_terminal_chart_fits_80_columns_with_every_figure(researched: Path) -> N
     lines = terminal_chart(charts_for(table)[0], width=80)
     assert all(len(line) <= 80 for line in lines)
     assert any(line.rstrip().endswith("416,161") for line in lines)
+
+
+def test_ask_output_to_an_unwritable_folder_fails_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    assert main(["ask", "-o", str(tmp_path / "missing" / "memo.pdf"), "q"]) == 2
+    assert "no tokens are spent" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -69,6 +70,12 @@ def run_ask(
         from dexter.reports.render import format_for
 
         format_for(Path(output), None)  # a bad file name fails before the run, not after
+        folder = Path(output).expanduser().resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise ConfigError(
+                f"cannot write {output}: {folder} is not a writable folder (checked before asking, "
+                "so no tokens are spent)."
+            )
     try:
         day = parse_as_of(as_of)
     except DataError as error:

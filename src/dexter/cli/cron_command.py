@@ -251,10 +251,9 @@ def run_cron_command(args: argparse.Namespace) -> int:
             description=args.description or "",
         )
         print(f"Added {job.name} ({job.id}): {describe(job.schedule)}, alerts to {job.target}.")
-        print(
-            f"Next run: {_when(job.state.next_run_at, _job_zone(job))}"
-            f" ({_when(job.state.next_run_at, None)} your time)."
-        )
+        in_zone = _when(job.state.next_run_at, _job_zone(job))
+        yours = _when(job.state.next_run_at, None)
+        print(f"Next run: {in_zone}" + (f" ({yours} your time)." if yours != in_zone else "."))
         _warn_target(job.target)
         return 0
     job = cron.find(args.id)
