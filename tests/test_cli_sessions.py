@@ -112,3 +112,18 @@ async def test_cancelled_turn_is_kept_and_clear_leaves_no_empty_session(tmp_path
         ids = [info.id for info in sessions.list()]
         assert first in ids and second not in ids and third in ids
         assert sessions.history(first) == []  # a resume does not replay the cancelled turn
+
+
+def test_search_snippets_cut_at_words_with_ellipses() -> None:
+    from dexter.store.sessions import _snippet
+
+    body = (
+        "Apple's fiscal 2025 revenue was $416.2B (FY2025), up from $391.0B in fiscal 2024, "
+        "while services grew faster than products."
+    )
+    text = _snippet(body, body.index("$391.0B"), len("$391.0B"), context=30)
+    assert text.startswith("…") and text.endswith("…")
+    assert "$391.0B" in text
+    inner = text.strip("…")
+    assert body.find(inner) >= 0 and (body[body.find(inner) - 1] == " ")  # starts on a word
+    assert _snippet("short answer", 0, 5) == "short answer"

@@ -254,8 +254,7 @@ class SessionStore:
                 for body in (turn.query, turn.answer):
                     at = body.lower().find(needle)
                     if at >= 0:
-                        start = max(0, at - 40)
-                        snippet = " ".join(body[start : at + len(needle) + 60].split())
+                        snippet = _snippet(body, at, len(needle))
                         break
                 else:
                     continue
@@ -373,3 +372,18 @@ class SessionStore:
     def touch(self, session_id: str) -> None:
         with self.store.transaction() as conn:
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
+
+
+def _snippet(body: str, at: int, length: int, context: int = 50) -> str:
+    """About `context` characters either side of a match, cut at word boundaries, with an
+    ellipsis where text was left out."""
+    start = max(0, at - context)
+    end = min(len(body), at + length + context)
+    if start > 0:
+        space = body.find(" ", start, at)
+        start = space + 1 if space >= 0 else start
+    if end < len(body):
+        space = body.rfind(" ", at + length, end)
+        end = space if space >= 0 else end
+    text = " ".join(body[start:end].split())
+    return ("…" if start > 0 else "") + text + ("…" if end < len(body) else "")
