@@ -146,3 +146,15 @@ def test_periods_align_by_report_period_across_statements() -> None:
     assert [m.report_period for m in metrics] == ["2025-12-31", "2024-12-31"]
     assert metrics[0].return_on_assets == 10 / 200 and metrics[0].return_on_equity == 10 / 50
     assert metrics[0].free_cash_flow_growth is None  # the 2025 cash flow is missing
+
+
+def test_snowflake_debt_to_equity_counts_its_convertible_notes() -> None:
+    path = sec_mirror_file("https://data.sec.gov/api/xbrl/companyfacts/CIK0001640147.json")
+    if not path.is_file():
+        pytest.skip(f"{path} is missing; run `uv run python scripts/fetch_fixtures.py`.")
+    data = _load(str(path))
+    kw: dict[str, Any] = {"ticker": "SNOW", "period": "annual", "limit": 1}
+    (balance,) = statements_from_facts(data, statement="balance", **kw)
+    (fy25,) = compute_metrics([], [balance], [])
+    assert balance.shareholders_equity is not None
+    assert fy25.debt_to_equity == 2_271_529_000 / balance.shareholders_equity
