@@ -573,3 +573,13 @@ def test_ifrs_long_term_borrowings_already_hold_their_current_portion() -> None:
 def test_ifrs_cash_flows_from_operations_are_operating_cash_flow() -> None:
     year = _ifrs_year({"CashFlowsFromUsedInOperations": 1_234}, statement="cashflow")
     assert year.net_cash_flow_from_operations == 1_234
+
+
+def test_apple_income_statement_has_pretax_income() -> None:
+    (fy25,) = statements_from_facts(
+        facts(APPLE), ticker="AAPL", statement="income", period="annual", limit=1
+    )
+    assert fy25.pretax_income == 132_729_000_000
+    assert fy25.sources["pretax_income"].concept == (
+        "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest"
+    )

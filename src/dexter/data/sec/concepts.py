@@ -129,7 +129,7 @@ INCOME_FIELDS: tuple[FieldSpec, ...] = (
         "ifrs-full:InterestExpense",
     ),
     _f(
-        "_pretax_income",
+        "pretax_income",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesDomestic",
@@ -218,7 +218,7 @@ INCOME_COMPUTED: tuple[Computed, ...] = (
         "sum",
         ("_selling_and_marketing", "_general_and_administrative"),
     ),
-    Computed("ebit", "sum", ("_pretax_income", "interest_expense")),
+    Computed("ebit", "sum", ("pretax_income", "interest_expense")),
 )
 
 BALANCE_FIELDS: tuple[FieldSpec, ...] = (
@@ -382,6 +382,12 @@ BALANCE_FIELDS: tuple[FieldSpec, ...] = (
         "tax_liabilities",
         "us-gaap:DeferredIncomeTaxLiabilitiesNet",
         "ifrs-full:DeferredTaxLiabilities",
+        kind="instant",
+    ),
+    _f(
+        "non_controlling_interest",
+        "us-gaap:MinorityInterest",
+        "ifrs-full:NoncontrollingInterests",
         kind="instant",
     ),
     _f(
