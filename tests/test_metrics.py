@@ -49,7 +49,16 @@ def test_apple_fy2025_margins_and_growth_are_exact() -> None:
     assert fy25.revenue_growth == (416_161_000_000 - 391_035_000_000) / 391_035_000_000
     assert fy24.revenue_growth is not None  # FY2023 was in the input, so FY2024 has a base
     assert fy25.earnings_per_share == 7.49
-    assert fy25.return_on_equity == 112_010_000_000 / 73_733_000_000  # ending equity
+    # Averaged over FY2024's closing (56,950 M) and FY2025's closing (73,733 M) equity.
+    assert fy25.return_on_equity == 112_010_000_000 / ((73_733_000_000 + 56_950_000_000) / 2)
+    assert fy25.return_on_equity_ending == 112_010_000_000 / 73_733_000_000
+    assert fy25.return_on_assets == 112_010_000_000 / ((359_241_000_000 + 364_980_000_000) / 2)
+    assert fy25.sources["return_on_equity"].concept == (
+        "computed: net_income / average(opening, closing shareholders_equity)"
+    )
+    assert fy25.sources["earnings_per_share"].concept == (
+        "computed: earnings_per_share, basic (reported)"
+    )
     assert fy25.current_ratio == 147_957_000_000 / 165_631_000_000
     assert fy25.debt_to_equity is not None and fy25.debt_to_equity > 1  # Apple's buyback-era book
     assert fy25.free_cash_flow_per_share == pytest.approx(98_767_000_000 / 14_773_260_000)
@@ -77,12 +86,16 @@ def test_valuation_with_a_price_for_the_latest_period_only() -> None:
 
 
 def test_quarterly_valuation_skips_earnings_multiples() -> None:
-    latest = compute_metrics(*_apple("quarterly", 2), price=250.0)[0]
+    latest = compute_metrics(*_apple("quarterly", 5), price=250.0)[0]
     assert latest.fiscal_period == "2026-Q1"
     assert latest.market_cap is not None and latest.price_to_book_ratio is not None
     # One quarter's earnings would make P/E look four times too high.
     assert latest.price_to_earnings_ratio is None and latest.price_to_sales_ratio is None
-    assert latest.revenue_growth is not None  # vs the previous quarter
+    # Year-on-year: Q1 FY2026 (143,756 M) against Q1 FY2025 (124,300 M), not Q4 FY2025.
+    assert latest.revenue_growth == (143_756_000_000 - 124_300_000_000) / 124_300_000_000
+    assert latest.sources["revenue_growth"].concept == (
+        "computed: Δ revenue vs same quarter a year earlier"
+    )
 
 
 def _income(period: str, **values: Any) -> IncomeStatement:
@@ -144,5 +157,65 @@ def test_periods_align_by_report_period_across_statements() -> None:
     )
     metrics = compute_metrics(income, [sheet], [flows])
     assert [m.report_period for m in metrics] == ["2025-12-31", "2024-12-31"]
-    assert metrics[0].return_on_assets == 10 / 200 and metrics[0].return_on_equity == 10 / 50
+    assert metrics[0].return_on_assets_ending == 10 / 200
+    assert metrics[0].return_on_equity_ending == 10 / 50
+    # No 2024 balance sheet, so no opening balance to average with.
+    assert metrics[0].return_on_assets is None and metrics[0].return_on_equity is None
     assert metrics[0].free_cash_flow_growth is None  # the 2025 cash flow is missing
+
+
+def test_snowflake_debt_to_equity_counts_its_convertible_notes() -> None:
+    path = sec_mirror_file("https://data.sec.gov/api/xbrl/companyfacts/CIK0001640147.json")
+    if not path.is_file():
+        pytest.skip(f"{path} is missing; run `uv run python scripts/fetch_fixtures.py`.")
+    data = _load(str(path))
+    kw: dict[str, Any] = {"ticker": "SNOW", "period": "annual", "limit": 1}
+    (balance,) = statements_from_facts(data, statement="balance", **kw)
+    (fy25,) = compute_metrics([], [balance], [])
+    assert balance.shareholders_equity is not None
+    assert fy25.debt_to_equity == 2_271_529_000 / balance.shareholders_equity
+
+
+def _sheet(period: str, **values: Any) -> BalanceSheet:
+    return BalanceSheet(
+        ticker="EX",
+        report_period=period,
+        fiscal_period=f"{period[:4]}-FY",
+        period="annual",
+        **values,
+    )
+
+
+def test_a_loss_on_negative_equity_is_not_a_positive_return() -> None:
+    income = [_income("2025-12-31", net_income=-30), _income("2024-12-31", net_income=-20)]
+    sheets = [
+        _sheet("2025-12-31", shareholders_equity=-100, total_assets=400),
+        _sheet("2024-12-31", shareholders_equity=-60, total_assets=300),
+    ]
+    latest, _ = compute_metrics(income, sheets, [])
+    assert latest.return_on_equity is None and latest.return_on_equity_ending is None
+    assert latest.return_on_assets == -30 / 350
+
+
+def test_roic_uses_the_unclamped_tax_rate_and_counts_minority_interest() -> None:
+    income = [
+        _income(
+            "2025-12-31",
+            operating_income=100,
+            pretax_income=80,
+            income_tax_expense=100,  # a tax charge above pre-tax income: rate 125%, not 100%
+            net_income=-20,
+        )
+    ]
+    sheet = _sheet(
+        "2025-12-31", shareholders_equity=300, total_debt=150, non_controlling_interest=50
+    )
+    (metrics,) = compute_metrics(income, [sheet], [])
+    assert metrics.return_on_invested_capital == 100 * (1 - 100 / 80) / 500
+    assert "non_controlling_interest" in str(metrics.sources["return_on_invested_capital"].concept)
+    loss = [_income("2025-12-31", operating_income=100, pretax_income=-10, income_tax_expense=5)]
+    (metrics,) = compute_metrics(loss, [sheet], [])
+    assert metrics.return_on_invested_capital == 100 / 500
+    assert "pre-tax loss: no tax applied" in str(
+        metrics.sources["return_on_invested_capital"].concept
+    )

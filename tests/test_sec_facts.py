@@ -475,3 +475,111 @@ def test_unknown_statement_or_period_is_rejected() -> None:
         statements_from_facts(data, ticker="EX", statement=bad_statement, period="annual")
     with pytest.raises(ValueError, match="period"):
         statements_from_facts(data, ticker="EX", statement="income", period=bad_period)
+
+
+# ---------------------------------------------------------------- debt
+
+
+def test_snowflake_convertible_notes_are_its_total_debt() -> None:
+    fy25, fy24 = statements_from_facts(
+        facts(SNOWFLAKE), ticker="SNOW", statement="balance", period="annual", limit=2
+    )
+    assert fy25.report_period == "2025-01-31"
+    assert fy25.non_current_debt == 2_271_529_000
+    assert fy25.total_debt == 2_271_529_000
+    assert fy25.sources["non_current_debt"].concept == "us-gaap:ConvertibleDebtNoncurrent"
+    assert fy24.total_debt == 0  # the notes were issued in September 2024
+
+
+def test_apple_current_debt_still_adds_term_debt_and_commercial_paper() -> None:
+    (fy25,) = statements_from_facts(
+        facts(APPLE), ticker="AAPL", statement="balance", period="annual", limit=1
+    )
+    assert fy25.current_debt == 12_350_000_000 + 7_979_000_000
+    assert fy25.total_debt == 12_350_000_000 + 7_979_000_000 + 78_328_000_000
+
+
+def test_one_current_debt_amount_under_two_concepts_counts_once() -> None:
+    k24 = ("0000000099-25-000001", "10-K", "2025-02-20", 2024, "FY")
+    q1 = ("0000000099-25-000002", "10-Q", "2025-05-01", 2025, "Q1")
+    data = _document(
+        "us-gaap",
+        {
+            "Assets": {"USD": [_fact(5_000, "2024-12-31", *k24, start=None)]},
+            # The 10-K files the line as term debt; the next 10-Q's comparative column as
+            # short-term borrowings: the same 400, not 800.
+            "LongTermDebtCurrent": {"USD": [_fact(400, "2024-12-31", *k24, start=None)]},
+            "ShortTermBorrowings": {"USD": [_fact(400, "2024-12-31", *q1, start=None)]},
+            "LongTermDebtNoncurrent": {"USD": [_fact(1_000, "2024-12-31", *k24, start=None)]},
+        },
+    )
+    (year,) = statements_from_facts(data, ticker="EX", statement="balance", period="annual")
+    assert year.current_debt == 400
+    assert year.total_debt == 1_400
+
+
+def test_two_current_debt_lines_in_one_filing_both_count() -> None:
+    k24 = ("0000000099-25-000001", "10-K", "2025-02-20", 2024, "FY")
+    data = _document(
+        "us-gaap",
+        {
+            "LongTermDebtCurrent": {"USD": [_fact(400, "2024-12-31", *k24, start=None)]},
+            "CommercialPaper": {"USD": [_fact(400, "2024-12-31", *k24, start=None)]},
+        },
+    )
+    (year,) = statements_from_facts(data, ticker="EX", statement="balance", period="annual")
+    assert year.current_debt == 800
+
+
+# No IFRS filer's companyfacts is among the shared fixtures, so these use synthetic documents.
+
+
+def _ifrs_year(concepts: dict[str, float], statement: Any = "balance") -> Any:
+    filing = ("0000000099-25-000002", "20-F", "2025-03-10", 2024, "FY")
+    start = "2024-01-01" if statement != "balance" else None
+    data = _document(
+        "ifrs-full",
+        {
+            name: {"EUR": [_fact(value, "2024-12-31", *filing, start=start)]}
+            for name, value in concepts.items()
+        },
+    )
+    (year,) = statements_from_facts(data, ticker="EX", statement=statement, period="annual")
+    return year
+
+
+def test_ifrs_borrowings_are_total_debt() -> None:
+    year = _ifrs_year({"Borrowings": 3_000, "LongtermBorrowings": 2_500})
+    assert year.total_debt == 3_000
+    assert year.sources["total_debt"].concept == "ifrs-full:Borrowings"
+
+
+def test_ifrs_long_term_borrowings_already_hold_their_current_portion() -> None:
+    year = _ifrs_year(
+        {
+            "LongtermBorrowings": 2_500,
+            "CurrentPortionOfLongtermBorrowings": 500,
+            "CurrentBorrowingsAndCurrentPortionOfNoncurrentBorrowings": 700,
+        }
+    )
+    assert year.non_current_debt == 2_000
+    assert year.current_debt == 700
+    assert year.total_debt == 2_700  # 200 short-term + 2,500 long-term, current portion once
+    alone = _ifrs_year({"LongtermBorrowings": 2_500})
+    assert alone.non_current_debt is None
+    assert alone.total_debt == 2_500
+
+
+def test_ifrs_cash_flows_from_operations_are_operating_cash_flow() -> None:
+    year = _ifrs_year({"CashFlowsFromUsedInOperations": 1_234}, statement="cashflow")
+    assert year.net_cash_flow_from_operations == 1_234
+
+
+def test_apple_income_statement_has_pretax_income() -> None:
+    (fy25,) = statements_from_facts(
+        facts(APPLE), ticker="AAPL", statement="income", period="annual", limit=1
+    )
+    assert fy25.pretax_income == 132_729_000_000
+    assert fy25.sources["pretax_income"].concept == (
+        "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest"
+    )

@@ -3,10 +3,19 @@ endpoint (SEC EDGAR). Works on any provider's records, since they share one shap
 
 Conventions, chosen once so every ratio reads the same way:
 * Fractions are decimals (0.46 = 46%). Nothing is annualised: a quarterly ROE is one quarter's.
-* Returns and turnovers divide by *ending* balances (equity, assets), not averages: every period,
-  including the oldest one returned, then has the same basis.
-* Growth is against the previous period of the same kind in the input (annual vs prior year,
-  quarterly vs the previous quarter, TTM vs the TTM a quarter earlier), as (now − then) / |then|.
+* ROE and ROA divide by the *average* of the opening and closing balance (the usual definition;
+  the opening balance is the previous period's closing one, a year earlier for TTM), so the oldest
+  period given has none; `return_on_equity_ending` / `return_on_assets_ending` are the explicit
+  ending-balance alternatives. Neither ROE is given when the equity it divides by is not positive
+  (a loss on negative equity would otherwise read as a positive return). Turnovers use ending
+  balances.
+* Growth: annual against the prior year, quarterly against the same quarter a year earlier
+  (year-on-year, as analysts quote quarters), TTM against the TTM a quarter earlier; each as
+  (now − then) / |then| and labelled with its base in `sources`.
+* `earnings_per_share` is basic EPS (reported, else net income / weighted basic shares).
+* ROIC is NOPAT / (total debt + shareholders' equity + non-controlling interest), NOPAT being
+  operating income × (1 − income tax / pre-tax income), the rate unclamped; with a pre-tax loss no
+  tax is applied, and the formula in `sources` says so.
 * Valuation ratios need a `price` and are computed for the latest period only; the earnings- and
   sales-based ones (P/E, P/S, EV/revenue, EV/EBITDA, FCF yield, PEG) only when that period is
   annual or TTM, since a single quarter's earnings would inflate them about fourfold.
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 from dexter.data.models import (
     BalanceSheet,
@@ -131,13 +141,20 @@ def compute_metrics(
     for key in keys:
         now = periods[key]
         previous = _previous(periods, key)
+        year_ago = _year_ago(periods, key)
+        opening = year_ago if key[0] == "ttm" else previous
         metrics = _Metrics(now)
-        _profitability(metrics)
+        _profitability(metrics, opening)
         _liquidity_and_leverage(metrics)
         _efficiency(metrics, _PERIOD_DAYS.get(key[0], 365.0))
         _per_share(metrics)
-        if previous is not None:
-            _growth(metrics, previous)
+        base, basis = (
+            (year_ago, "same quarter a year earlier")
+            if key[0] == "quarterly"
+            else (previous, "previous year" if key[0] == "annual" else "TTM a quarter earlier")
+        )
+        if base is not None:
+            _growth(metrics, base, basis)
         if price is not None and key == latest:
             _valuation(metrics, price, per_year=key[0] in ("annual", "ttm"))
         result.append(_record(now, metrics))
@@ -166,7 +183,26 @@ def _previous(periods: dict[tuple[str, str], _Period], key: tuple[str, str]) -> 
     return periods[max(earlier, key=lambda k: k[1])] if earlier else None
 
 
-def _profitability(m: _Metrics) -> None:
+def _year_ago(periods: dict[tuple[str, str], _Period], key: tuple[str, str]) -> _Period | None:
+    """The period of the same kind ending about a year before this one (350–380 days)."""
+    end = date.fromisoformat(key[1])
+    for other in periods:
+        if other[0] == key[0] and 350 <= (end - date.fromisoformat(other[1])).days <= 380:
+            return periods[other]
+    return None
+
+
+def _average(now: Number | None, opening: Number | None) -> float | None:
+    if now is None or opening is None:
+        return None
+    return (now + opening) / 2
+
+
+def _positive(value: Number | None) -> Number | None:
+    return value if value is not None and value > 0 else None
+
+
+def _profitability(m: _Metrics, opening: _Period | None) -> None:
     p = m.now
     revenue = p.get("revenue")
     m.put(
@@ -182,35 +218,62 @@ def _profitability(m: _Metrics) -> None:
         "operating_income",
     )
     m.put("net_margin", ratio(p.get("net_income"), revenue), "net_income / revenue", "net_income")
+    net_income, equity, assets = (
+        p.get("net_income"),
+        p.get("shareholders_equity"),
+        p.get("total_assets"),
+    )
+    before = opening.get if opening is not None else (lambda name: None)
     m.put(
         "return_on_equity",
-        ratio(p.get("net_income"), p.get("shareholders_equity")),
-        "net_income / shareholders_equity (ending)",
+        ratio(net_income, _positive(_average(equity, before("shareholders_equity")))),
+        "net_income / average(opening, closing shareholders_equity)",
         "net_income",
     )
     m.put(
         "return_on_assets",
-        ratio(p.get("net_income"), p.get("total_assets")),
-        "net_income / total_assets (ending)",
+        ratio(net_income, _positive(_average(assets, before("total_assets")))),
+        "net_income / average(opening, closing total_assets)",
         "net_income",
     )
     m.put(
-        "return_on_invested_capital",
-        _roic(p),
-        "operating_income × (1 − effective tax rate) / (total_debt + shareholders_equity)",
-        "operating_income",
+        "return_on_equity_ending",
+        ratio(net_income, _positive(equity)),
+        "net_income / shareholders_equity (ending)",
+        "net_income",
     )
+    m.put(
+        "return_on_assets_ending",
+        ratio(net_income, _positive(assets)),
+        "net_income / total_assets (ending)",
+        "net_income",
+    )
+    roic = _roic(p)
+    if roic is not None:
+        m.put("return_on_invested_capital", roic[0], roic[1], "operating_income")
 
 
-def _roic(p: _Period) -> float | None:
+def _roic(p: _Period) -> tuple[float, str] | None:
     operating_income, equity = p.get("operating_income"), p.get("shareholders_equity")
-    tax, net_income = p.get("income_tax_expense"), p.get("net_income")
-    if operating_income is None or equity is None or tax is None or net_income is None:
+    tax = p.get("income_tax_expense")
+    if operating_income is None or equity is None or tax is None:
         return None
-    pretax = net_income + tax
-    # A loss year has no meaningful effective rate; clamp so credits cannot inflate NOPAT.
-    rate = min(1.0, max(0.0, tax / pretax)) if pretax > 0 else 0.0
-    return ratio(operating_income * (1 - rate), (p.get("total_debt") or 0) + equity)
+    pretax = p.get("pretax_income")
+    pretax_name = "pretax_income"
+    if pretax is None:
+        net_income = p.get("net_income")
+        if net_income is None:
+            return None
+        pretax, pretax_name = net_income + tax, "(net_income + income_tax_expense)"
+    capital = (p.get("total_debt") or 0) + equity + (p.get("non_controlling_interest") or 0)
+    capital_text = "(total_debt + shareholders_equity + non_controlling_interest)"
+    if pretax > 0:
+        value = ratio(operating_income * (1 - tax / pretax), capital)
+        formula = f"operating_income × (1 − income_tax_expense / {pretax_name}) / {capital_text}"
+    else:
+        value = ratio(operating_income, capital)
+        formula = f"operating_income / {capital_text} (pre-tax loss: no tax applied)"
+    return None if value is None else (value, formula)
 
 
 def _liquidity_and_leverage(m: _Metrics) -> None:
@@ -316,10 +379,10 @@ def _days(balance: Number | None, flow: Number | None, days: float) -> float | N
 def _per_share(m: _Metrics) -> None:
     p = m.now
     eps = p.get("earnings_per_share")
-    formula = "earnings_per_share (reported)"
+    formula = "earnings_per_share, basic (reported)"
     if eps is None:
         eps = ratio(p.get("net_income"), p.get("weighted_average_shares"))
-        formula = "net_income / weighted_average_shares"
+        formula = "basic: net_income / weighted_average_shares"
     m.put(
         "earnings_per_share",
         eps,
@@ -360,24 +423,24 @@ _GROWTH = (
 )
 
 
-def _growth(m: _Metrics, previous: _Period) -> None:
+def _growth(m: _Metrics, previous: _Period, basis: str) -> None:
     for metric, name in _GROWTH:
         m.put(
             metric,
             growth(m.now.get(name), previous.get(name)),
-            f"Δ {name} vs previous period",
+            f"Δ {name} vs {basis}",
             name,
         )
     m.put(
         "earnings_per_share_growth",
         growth(m.values.get("earnings_per_share"), _eps(previous)),
-        "Δ earnings_per_share vs previous period",
+        f"Δ earnings_per_share (basic) vs {basis}",
         "earnings_per_share",
     )
     m.put(
         "ebitda_growth",
         growth(_ebitda(m.now), _ebitda(previous)),
-        "Δ (operating_income + depreciation_and_amortization) vs previous period",
+        f"Δ (operating_income + depreciation_and_amortization) vs {basis}",
         "operating_income",
     )
 

@@ -74,6 +74,7 @@ class IncomeStatement(StatementBase):
     operating_income: Number | None = None
     interest_expense: Number | None = None
     ebit: Number | None = None
+    pretax_income: Number | None = None  # income from continuing operations before income taxes
     income_tax_expense: Number | None = None
     net_income_discontinued_operations: Number | None = None
     net_income_non_controlling_interests: Number | None = None
@@ -111,6 +112,7 @@ class BalanceSheet(StatementBase):
     non_current_liabilities: Number | None = None
     non_current_debt: Number | None = None
     tax_liabilities: Number | None = None
+    non_controlling_interest: Number | None = None
     shareholders_equity: Number | None = None
     retained_earnings: Number | None = None
     accumulated_other_comprehensive_income: Number | None = None
@@ -154,6 +156,9 @@ class FinancialMetrics(StatementBase):
     return_on_equity: Number | None = None
     return_on_assets: Number | None = None
     return_on_invested_capital: Number | None = None
+    # The same returns on ending balances only: an explicit alternative to the averaged ones.
+    return_on_equity_ending: Number | None = None
+    return_on_assets_ending: Number | None = None
     asset_turnover: Number | None = None
     inventory_turnover: Number | None = None
     receivables_turnover: Number | None = None

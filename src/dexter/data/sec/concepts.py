@@ -44,12 +44,15 @@ class Computed:
 
     "difference": a - b (both required); "sum": a + b (both required);
     "sum_present": the sum of whichever inputs are present (at least one);
+    "sum_distinct": as sum_present, but an input carrying the same amount as an earlier one yet
+    taken from a different filing is dropped: it is the same line under another concept (a 10-K
+    files it as one concept, the next 10-Q's comparative column as another), not a second line;
     "first": the first input present, passed through with its own provenance (a fallback, not a
     calculation).
     """
 
     name: str
-    op: Literal["difference", "sum", "sum_present", "first"]
+    op: Literal["difference", "sum", "sum_present", "sum_distinct", "first"]
     inputs: tuple[str, ...]
 
 
@@ -126,7 +129,7 @@ INCOME_FIELDS: tuple[FieldSpec, ...] = (
         "ifrs-full:InterestExpense",
     ),
     _f(
-        "_pretax_income",
+        "pretax_income",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
         "us-gaap:IncomeLossFromContinuingOperationsBeforeIncomeTaxesDomestic",
@@ -215,7 +218,7 @@ INCOME_COMPUTED: tuple[Computed, ...] = (
         "sum",
         ("_selling_and_marketing", "_general_and_administrative"),
     ),
-    Computed("ebit", "sum", ("_pretax_income", "interest_expense")),
+    Computed("ebit", "sum", ("pretax_income", "interest_expense")),
 )
 
 BALANCE_FIELDS: tuple[FieldSpec, ...] = (
@@ -322,7 +325,13 @@ BALANCE_FIELDS: tuple[FieldSpec, ...] = (
         "ifrs-full:CurrentBorrowingsAndCurrentPortionOfNoncurrentBorrowings",
         kind="instant",
     ),
-    _f("_long_term_debt_current", "us-gaap:LongTermDebtCurrent", kind="instant"),
+    _f(
+        "_long_term_debt_current",
+        "us-gaap:LongTermDebtCurrent",
+        "us-gaap:ConvertibleDebtCurrent",
+        "us-gaap:ConvertibleNotesPayableCurrent",
+        kind="instant",
+    ),
     _f(
         "_short_term_borrowings",
         "us-gaap:CommercialPaper",
@@ -354,14 +363,31 @@ BALANCE_FIELDS: tuple[FieldSpec, ...] = (
         "non_current_debt",
         "us-gaap:LongTermDebtNoncurrent",
         "us-gaap:LongTermDebtAndCapitalLeaseObligations",
+        # Snowflake's only debt is its 2024 convertible notes, filed under this concept alone.
+        "us-gaap:ConvertibleDebtNoncurrent",
+        "us-gaap:ConvertibleNotesPayable",
         "ifrs-full:NoncurrentPortionOfNoncurrentBorrowings",
-        "ifrs-full:LongtermBorrowings",
         kind="instant",
     ),
+    # IFRS `LongtermBorrowings` includes its current portion, so it is never non-current debt as
+    # it stands: less the current portion it is, and alone it can only stand for the total.
+    _f("_longterm_borrowings", "ifrs-full:LongtermBorrowings", kind="instant"),
+    _f(
+        "_current_portion_longterm_borrowings",
+        "ifrs-full:CurrentPortionOfLongtermBorrowings",
+        kind="instant",
+    ),
+    _f("total_debt", "ifrs-full:Borrowings", kind="instant"),
     _f(
         "tax_liabilities",
         "us-gaap:DeferredIncomeTaxLiabilitiesNet",
         "ifrs-full:DeferredTaxLiabilities",
+        kind="instant",
+    ),
+    _f(
+        "non_controlling_interest",
+        "us-gaap:MinorityInterest",
+        "ifrs-full:NoncontrollingInterests",
         kind="instant",
     ),
     _f(
@@ -392,9 +418,15 @@ BALANCE_COMPUTED: tuple[Computed, ...] = (
     Computed("non_current_liabilities", "difference", ("total_liabilities", "current_liabilities")),
     Computed("goodwill_and_intangible_assets", "sum_present", ("_goodwill", "_intangibles")),
     # Apple reports commercial paper and the current part of term debt on separate lines.
-    Computed("current_debt", "sum_present", ("_long_term_debt_current", "_short_term_borrowings")),
+    Computed("current_debt", "sum_distinct", ("_long_term_debt_current", "_short_term_borrowings")),
+    Computed(
+        "non_current_debt",
+        "difference",
+        ("_longterm_borrowings", "_current_portion_longterm_borrowings"),
+    ),
     Computed("investments", "sum_present", ("current_investments", "non_current_investments")),
     Computed("total_debt", "sum_present", ("current_debt", "non_current_debt")),
+    Computed("total_debt", "first", ("_longterm_borrowings",)),
     Computed("outstanding_shares", "first", ("_cover_shares",)),
 )
 
@@ -420,6 +452,9 @@ CASHFLOW_FIELDS: tuple[FieldSpec, ...] = (
         "us-gaap:NetCashProvidedByUsedInOperatingActivities",
         "us-gaap:NetCashProvidedByUsedInOperatingActivitiesContinuingOperations",
         "ifrs-full:CashFlowsFromUsedInOperatingActivities",
+        # Ranked last: only filers that do not tag the net operating line reach it, and those
+        # IFRS filers tag their operating cash flow with this element instead.
+        "ifrs-full:CashFlowsFromUsedInOperations",
     ),
     _f(
         "capital_expenditure",

@@ -845,6 +845,12 @@ def _compute(rule: Computed, values: Mapping[str, _Value]) -> _Value | None:
         return present[0][1]
     if rule.op in ("difference", "sum") and len(present) < len(inputs):
         return None
+    if rule.op == "sum_distinct":
+        kept: list[tuple[str, _Value]] = []
+        for name, v in present:
+            if not any(k.value == v.value and k.point.accn != v.point.accn for _, k in kept):
+                kept.append((name, v))
+        present = kept
     first = present[0][1]
     # Internal inputs ("_goodwill") mean nothing to a reader; name the concept that filled them.
     names = [v.point.concept if name.startswith("_") else name for name, v in present]

@@ -325,11 +325,13 @@ class SecEdgarProvider:
     async def financial_metrics(
         self, ticker: str, *, period: Period = "annual", limit: int = 4
     ) -> list[FinancialMetrics]:
-        # One extra period so the oldest shown still has a growth rate.
+        # Earlier periods so the oldest shown still has its growth base and opening balances:
+        # one year back, which is four periods for quarters (year-on-year) and TTM.
+        extra = 1 if period == "annual" else 4
         income, balance, cashflow = await asyncio.gather(
-            self.income_statements(ticker, period=period, limit=limit + 1),
-            self.balance_sheets(ticker, period=period, limit=limit + 1),
-            self.cash_flow_statements(ticker, period=period, limit=limit + 1),
+            self.income_statements(ticker, period=period, limit=limit + extra),
+            self.balance_sheets(ticker, period=period, limit=limit + extra),
+            self.cash_flow_statements(ticker, period=period, limit=limit + extra),
         )
         return compute_metrics(income, balance, cashflow)[:limit]
 
