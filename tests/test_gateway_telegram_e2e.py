@@ -268,6 +268,11 @@ async def test_gateway_runs_schedules_and_delivers_alerts_through_telegram(home:
             try:
                 await until(fake, lambda: fake.texts(42))
                 assert any("NVIDIA filed its 10-Q" in text for text in fake.texts(42))
+                # The runner records the delivery just after Telegram accepted the message.
+                for _ in range(200):
+                    if [item.status for item in cron.outbox(job.id)] == ["delivered"]:
+                        break
+                    await asyncio.sleep(0.05)
             finally:
                 await service.stop()
             assert [item.status for item in cron.outbox(job.id)] == ["delivered"]
