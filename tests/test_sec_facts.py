@@ -157,6 +157,107 @@ def test_derived_fourth_quarter_is_the_year_less_three_quarters() -> None:
     assert q4.revenue == 68_127_000_000  # NVIDIA's fourth quarter of fiscal 2026
 
 
+def test_derived_fourth_quarter_eps_is_quarter_income_over_quarter_shares() -> None:
+    """Per-share amounts do not subtract: FY EPS − nine-month EPS gave Apple 1.84 for Q4 FY2025;
+    the filing's Q4 figures give 27,466 M ÷ 14,863.6 M diluted shares = 1.85."""
+    q4 = statements_from_facts(
+        facts(APPLE),
+        ticker="AAPL",
+        statement="income",
+        period="quarterly",
+        limit=1,
+        report_period_lte="2025-09-27",
+    )[0]
+    assert q4.fiscal_period == "2025-Q4"
+    assert q4.net_income == 27_466_000_000
+    assert q4.weighted_average_shares_diluted == 14_863_610_000  # 4·FY − 3·nine months
+    assert q4.earnings_per_share_diluted == 1.85
+    assert q4.weighted_average_shares == 14_815_306_000
+    assert q4.earnings_per_share == 1.85  # 27,466 ÷ 14,815.3 = 1.854
+    source = q4.sources["earnings_per_share_diluted"]
+    assert source.form == "10-K (derived Q4)"
+    assert source.concept == (
+        "computed: us-gaap:NetIncomeLoss ÷ us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding"
+    )
+
+
+def test_nvidia_fy2023_is_on_the_post_split_basis_throughout() -> None:
+    """NVIDIA split 10-for-1 in June 2024. FY2023's EPS was last filed post-split (0.17 diluted on
+    25,070 M shares, 10-K filed 2025-02-26) but its balance sheet only pre-split (2,466 M shares,
+    10-K filed 2024-02-21): every share figure must be restated to the latest basis."""
+    data = facts(NVIDIA)
+    fy23, fy22 = statements_from_facts(
+        data,
+        ticker="NVDA",
+        statement="income",
+        period="annual",
+        limit=2,
+        report_period_lte="2023-01-29",
+    )
+    assert (fy23.fiscal_period, fy22.fiscal_period) == ("2023-FY", "2022-FY")
+    assert fy23.earnings_per_share_diluted == 0.17
+    assert fy23.weighted_average_shares_diluted == 25_070_000_000
+    # FY2022's 3.85 on 2,535 M diluted shares was only ever filed before the 2024 split.
+    assert fy22.earnings_per_share_diluted == pytest.approx(0.385)
+    assert fy22.weighted_average_shares_diluted == 25_350_000_000
+    growth = fy23.earnings_per_share_diluted / fy22.earnings_per_share_diluted - 1
+    assert growth == pytest.approx(-0.558, abs=0.001)  # not −95.6% across mixed bases
+    (balance,) = statements_from_facts(
+        data,
+        ticker="NVDA",
+        statement="balance",
+        period="annual",
+        limit=1,
+        report_period_lte="2023-01-29",
+    )
+    assert balance.outstanding_shares == 24_660_000_000
+    assert balance.shareholders_equity is not None
+    book_value_per_share = balance.shareholders_equity / balance.outstanding_shares
+    assert book_value_per_share == pytest.approx(22_101_000_000 / 24_660_000_000)
+    # The raw series still shows each value as filed.
+    raw = [
+        (p.value, p.filed)
+        for p in fact_series(data, "EarningsPerShareDiluted")
+        if (p.start, p.end) == ("2022-01-31", "2023-01-29")
+    ]
+    assert (0.17, "2025-02-26") in raw and (1.74, "2024-02-21") in raw
+
+
+def test_derived_quarters_around_splits_stay_on_one_basis() -> None:
+    """Q4 = 4·FY − 3·nine months mixed a post-split year with pre-split quarters: NVIDIA's Q4
+    FY2023 showed 92.7 B diluted shares and EPS −1.00; Apple's Q4 FY2020 was 3–4× too high."""
+    nvidia_q4 = statements_from_facts(
+        facts(NVIDIA),
+        ticker="NVDA",
+        statement="income",
+        period="quarterly",
+        limit=1,
+        report_period_lte="2023-01-29",
+    )[0]
+    assert nvidia_q4.fiscal_period == "2023-Q4"
+    assert nvidia_q4.weighted_average_shares_diluted == 24_770_000_000
+    assert nvidia_q4.earnings_per_share_diluted == 0.06  # 1,414 M ÷ 24,770 M
+    apple_q4 = statements_from_facts(
+        facts(APPLE),
+        ticker="AAPL",
+        statement="income",
+        period="quarterly",
+        limit=1,
+        report_period_lte="2020-09-26",
+    )[0]
+    assert apple_q4.fiscal_period == "2020-Q4"
+    assert apple_q4.weighted_average_shares_diluted == 17_256_522_000
+    assert apple_q4.earnings_per_share_diluted == 0.73  # 12,673 M ÷ 17,256.5 M
+
+
+def test_splits_are_read_from_the_data() -> None:
+    nvidia = [(s.ratio, s.first_after) for s in index_facts(facts(NVIDIA)).splits]
+    assert nvidia == [(4.0, "2021-08-20"), (10.0, "2024-08-28")]
+    apple = [(s.ratio, s.first_after) for s in index_facts(facts(APPLE)).splits]
+    assert apple == [(7.0, "2014-07-23"), (4.0, "2020-10-30")]
+    assert index_facts(facts(SNOWFLAKE)).splits == []
+
+
 def test_year_to_date_cash_flows_become_quarters() -> None:
     """Apple's 10-Q cash-flow statements are year-to-date only; Q2 = six months − Q1."""
     data = facts(APPLE)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any, Literal, NamedTuple, overload
 
 from dexter.data.errors import NotFound, UpstreamError
@@ -178,8 +179,15 @@ class _Series:
     concept it looks at.
     """
 
-    def __init__(self, concept: str, unit: str, raw_points: Iterable[Any]) -> None:
+    def __init__(
+        self,
+        concept: str,
+        unit: str,
+        raw_points: Iterable[Any],
+        adjust: Callable[[_Point], _Point] | None = None,
+    ) -> None:
         self.concept, self.unit = concept, unit
+        self._adjust = adjust
         grouped: dict[tuple[str | None, str], list[dict[str, Any]]] = {}
         for raw in raw_points:
             if not isinstance(raw, dict):
@@ -206,7 +214,10 @@ class _Series:
         key = (start, end)
         if key not in self._parsed:
             parsed = (_parse_point(self.concept, self.unit, raw) for raw in self._raw.get(key, ()))
-            self._parsed[key] = [p for p in parsed if p is not None]
+            points = [p for p in parsed if p is not None]
+            if self._adjust is not None:
+                points = [self._adjust(p) for p in points]
+            self._parsed[key] = points
         return self._parsed[key]
 
     def instant(self, end: str, tiers: Tiers) -> _Point | None:
@@ -223,6 +234,9 @@ class _Series:
         ends = self.ends_by_start.get(start, ())
         fitting = [e for e in ends if _spans(_ordinal(e) - _ordinal(start), quarters)]
         return _best((p for e in fitting for p in self.points(start, e)), tiers)
+
+    def periods(self) -> list[tuple[str | None, str]]:
+        return list(self._raw)
 
     def all_points(self) -> Iterator[_Point]:
         for start, end in self._raw:
@@ -389,6 +403,94 @@ def _clean(value: float | int, spec: FieldSpec | None = None) -> Number:
     return round(value, 6)
 
 
+_INCOME_SPECS = {spec.name: spec for spec in FIELDS["income"]}
+# EPS field -> (net income fields in preference order, weighted shares field).
+_EPS_INPUTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "earnings_per_share": (("net_income_common_stock", "net_income"), "weighted_average_shares"),
+    "earnings_per_share_diluted": (
+        ("net_income_common_stock", "net_income"),
+        "weighted_average_shares_diluted",
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Stock splits
+
+# Share counts whose repeats reveal a split; per-share amounts are rounded to cents, too coarse.
+_SPLIT_EVIDENCE_CONCEPTS = (
+    "us-gaap:WeightedAverageNumberOfSharesOutstandingBasic",
+    "us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding",
+    "us-gaap:CommonStockSharesOutstanding",
+    "ifrs-full:WeightedAverageShares",
+    "ifrs-full:AdjustedWeightedAverageShares",
+)
+# Two share counts for one period can differ slightly after a restatement; a split multiplies
+# them by a clean ratio (2, 3/2, 10, 1/8), which is what we accept, within this tolerance.
+_SPLIT_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A stock split seen in the data: filings filed on or before `last_before` report share
+    counts `ratio` times too small (per-share amounts `ratio` times too large) for today's basis."""
+
+    ratio: float
+    last_before: str  # the latest filing date still on the old basis
+    first_after: str  # the earliest filing date seen on the new basis
+    evidence: int  # how many repeated facts agree
+
+
+def _is_share_unit(unit: str) -> bool:
+    return unit == "shares" or unit.endswith("/shares")
+
+
+def _split_ratio(raw: float) -> float | None:
+    """`raw` as a split ratio (a whole or half multiple, or its inverse), or None when it is
+    noise or no change."""
+    big = raw if raw >= 1 else 1 / raw
+    # Beyond 100 it is a filer's scale error (thousands tagged as units), not a split.
+    if big < 1.5 - _SPLIT_TOLERANCE or big > 100:
+        return None
+    clean = round(big * 2) / 2
+    if abs(big - clean) > clean * _SPLIT_TOLERANCE:
+        return None
+    return clean if raw >= 1 else 1 / clean
+
+
+def _cluster_splits(evidence: Iterable[tuple[float, str, str]]) -> list[Split]:
+    """One split per run of agreeing evidence: pairs with the same ratio whose (older filed,
+    newer filed] windows overlap narrow down when the split happened. A single stray pair is not
+    enough, and a pair spanning two known splits (their product) is not a third."""
+    by_ratio: dict[float, list[tuple[str, str]]] = {}
+    for ratio, older, newer in evidence:
+        by_ratio.setdefault(ratio, []).append((older, newer))
+    clusters: list[Split] = []
+    for ratio, windows in by_ratio.items():
+        lo = hi = ""
+        count = 0
+        for older, newer in sorted(windows, key=lambda w: w[1]):
+            if count and older < hi:
+                lo, hi, count = max(lo, older), min(hi, newer), count + 1
+                continue
+            if count:
+                clusters.append(Split(ratio, lo, hi, count))
+            lo, hi, count = older, newer, 1
+        if count:
+            clusters.append(Split(ratio, lo, hi, count))
+    accepted: list[Split] = []
+    for split in sorted(clusters, key=lambda c: -c.evidence):
+        if split.evidence < 2:
+            continue
+        if any(
+            split.last_before < a.first_after and a.last_before < split.first_after
+            for a in accepted
+        ):
+            continue  # overlaps a better-supported split: a compound of it, or noise
+        accepted.append(split)
+    return sorted(accepted, key=lambda c: c.last_before)
+
+
 # --------------------------------------------------------------------------------------------
 # The index
 
@@ -419,6 +521,8 @@ class FactsIndex:
                         self._raw[f"{taxonomy}:{concept}"] = body
         self._lower = {key.lower(): key for key in self._raw}
         self._series: dict[tuple[str, str], _Series | None] = {}
+        self._adjusted: dict[tuple[str, str], _Series | None] = {}
+        self._splits: list[Split] | None = None
         self._memo: dict[tuple[object, ...], _Value | None] = {}
         self.has_financials = any(key.split(":", 1)[0] in FINANCIAL_TAXONOMIES for key in self._raw)
         self._scan()
@@ -517,15 +621,70 @@ class FactsIndex:
     # -- concepts and series ----------------------------------------------------------------
 
     def series(self, concept: str, unit: str) -> _Series | None:
+        """One concept's facts for statements: share counts and per-share amounts restated to
+        the latest filing's split basis, so every figure in a series compares."""
+        if not _is_share_unit(unit) or not self.splits:
+            return self.raw_series(concept, unit)
+        key = (concept, unit)
+        if key not in self._adjusted:
+            self._adjusted[key] = self._build_series(concept, unit, self._split_adjuster(unit))
+        return self._adjusted[key]
+
+    def raw_series(self, concept: str, unit: str) -> _Series | None:
+        """One concept's facts exactly as filed."""
         key = (concept, unit)
         if key not in self._series:
-            body = self._raw.get(concept)
-            raw_points = body["units"].get(unit) if body else None
-            if isinstance(raw_points, list):
-                self._series[key] = _Series(concept, unit, raw_points)
-            else:
-                self._series[key] = None
+            self._series[key] = self._build_series(concept, unit, None)
         return self._series[key]
+
+    def _build_series(
+        self, concept: str, unit: str, adjust: Callable[[_Point], _Point] | None
+    ) -> _Series | None:
+        body = self._raw.get(concept)
+        raw_points = body["units"].get(unit) if body else None
+        if isinstance(raw_points, list):
+            return _Series(concept, unit, raw_points, adjust)
+        return None
+
+    @property
+    def splits(self) -> list[Split]:
+        if self._splits is None:
+            self._splits = self._detect_splits()
+        return self._splits
+
+    def _detect_splits(self) -> list[Split]:
+        """Stock splits, read from the data: the same period's share count filed again later at a
+        whole multiple (or fraction, for a reverse split) of what an earlier filing said."""
+        evidence: list[tuple[float, str, str]] = []
+        for concept in _SPLIT_EVIDENCE_CONCEPTS:
+            series = self.raw_series(concept, "shares")
+            if series is None:
+                continue
+            for key in series.periods():
+                points = sorted(series.points(*key), key=lambda p: (p.filed, p.accn))
+                for older, newer in pairwise(points):
+                    if older.filed == newer.filed or older.value <= 0 or newer.value <= 0:
+                        continue
+                    ratio = _split_ratio(newer.value / older.value)
+                    if ratio is not None:
+                        evidence.append((ratio, older.filed, newer.filed))
+        return _cluster_splits(evidence)
+
+    def _split_adjuster(self, unit: str) -> Callable[[_Point], _Point]:
+        splits = self.splits
+        per_share = unit != "shares"
+
+        def adjust(point: _Point) -> _Point:
+            factor = 1.0
+            for split in splits:
+                if point.filed <= split.last_before:
+                    factor *= split.ratio
+            if factor == 1.0:
+                return point
+            value = point.value / factor if per_share else point.value * factor
+            return point._replace(value=round(value) if not per_share else round(value, 6))
+
+        return adjust
 
     def resolve_concept(self, name: str) -> str:
         """ "Revenues", "us-gaap:Revenues", "us-gaap/Revenues" or any case of them -> the key."""
@@ -730,8 +889,33 @@ class FactsIndex:
         direct = self._direct(spec, lambda s: s.duration_ending(end, 1, _PERIODIC_TIERS))
         if direct is not None or quarter == 1:
             return direct
+        if spec.name in _EPS_INPUTS:
+            # Per-share amounts do not subtract (FY EPS − nine-month EPS is not Q4 EPS).
+            return self._eps_from_quarter(spec, fiscal_year, quarter)
         return self._from_ytd_pair(spec, end, quarter) or self._from_ytd_less_quarters(
             spec, end, fiscal_year, quarter
+        )
+
+    def _eps_from_quarter(self, spec: FieldSpec, fiscal_year: int, quarter: int) -> _Value | None:
+        """A quarter's EPS nobody filed: the quarter's net income over its weighted shares."""
+        income_name, shares_name = _EPS_INPUTS[spec.name]
+        income = next(
+            (
+                v
+                for name in income_name
+                if (v := self._quarter(_INCOME_SPECS[name], fiscal_year, quarter)) is not None
+            ),
+            None,
+        )
+        shares = self._quarter(_INCOME_SPECS[shares_name], fiscal_year, quarter)
+        if income is None or shares is None or not shares.value:
+            return None
+        eps = round(income.value / shares.value, 2)  # as companies report it, to the cent
+        return _Value(
+            eps,
+            shares.point,
+            note=f"derived Q{quarter}",
+            computed=f"computed: {income.point.concept} ÷ {shares.point.concept}",
         )
 
     def _from_ytd_pair(self, spec: FieldSpec, end: str, quarter: int) -> _Value | None:
@@ -791,7 +975,7 @@ class FactsIndex:
         latest: dict[tuple[str, str | None, str, Number], _Point] = {}
         frames: dict[tuple[str, str | None, str, Number], str] = {}
         for unit in self._raw[key]["units"]:
-            series = self.series(key, unit)
+            series = self.raw_series(key, unit)
             for point in series.all_points() if series else ():
                 ident = (point.unit, point.start, point.end, point.value)
                 held = latest.get(ident)
