@@ -341,6 +341,12 @@ class Runtime:
             await router.aclose()
         if self._mcp is not None:
             await self._mcp.aclose()
+        # A pooled keep-alive socket left for the garbage collector outlives the event loop.
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                await close()
         self.close_local()
 
     def close_local(self) -> None:

@@ -1,18 +1,20 @@
-"""The OpenAI Chat Completions wire protocol, spoken through the official `openai` SDK.
+"""The OpenAI Chat Completions wire protocol, spoken directly over httpx2.
 
 One class covers OpenAI itself and every OpenAI-compatible host (DeepSeek, Moonshot, xAI, Gemini's
 compatibility endpoint, OpenRouter, Ollama, LM Studio, vLLM): the provider layer supplies the base
 URL, key and quirks; this module only translates between the wire format and our own types.
 
-The SDK is imported lazily: it costs about 0.4 s, and `dexter --help` must not pay for it.
-Retries are not done here (the client is built with `max_retries=0`): the retry layer re-streams
-with backoff, so this module's job is to raise a well-classified `ModelError`.
+The wire format is small (one POST, JSON or an SSE stream back), so it is spoken here rather than
+through the `openai` SDK, whose import alone cost about 0.3 s of every `dexter ask`. httpx2 is
+imported lazily so that `dexter --help` pays for neither. Retries are not done here: the retry
+layer re-streams with backoff, so this module's job is to raise a well-classified `ModelError`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import os
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +37,20 @@ from dexter.models.types import (
 
 if TYPE_CHECKING:
     import httpx2
-    from openai import AsyncOpenAI
 
-__all__ = ["REASONING_FIELDS", "OpenAIChatModel", "classify_openai_error", "parse_retry_after"]
+__all__ = [
+    "REASONING_FIELDS",
+    "OpenAIChatModel",
+    "classify_status",
+    "classify_transport_error",
+    "parse_retry_after",
+]
+
+_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_USER_AGENT = "dexter-py"
 
 # Hosts disagree on where visible reasoning goes: DeepSeek, vLLM and Moonshot use
-# `reasoning_content`, OpenRouter and Ollama use `reasoning`. Neither is in the SDK's types, so
-# both arrive as pydantic extras.
+# `reasoning_content`, OpenRouter and Ollama use `reasoning`.
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 # Keys in AssistantMessage.provider_data owned by this module.
@@ -83,13 +92,13 @@ def _body_field(body: object, key: str) -> str | None:
     return None
 
 
-def _api_message(exc: Any, body: object) -> str:
-    """The API's own words, not the SDK's "Error code: 429 - {...}" wrapper."""
+def _api_message(fallback: str, body: object) -> str:
+    """The API's own words, not an "Error code: 429" wrapper."""
     message = _body_field(body, "message")
     if message is None and isinstance(body, str) and body.strip():
         message = body
     if message is None:
-        message = str(getattr(exc, "message", "") or exc)
+        message = fallback
     return _shorten(message)
 
 
@@ -144,84 +153,98 @@ def _kind_for_status(status: int, code: str | None, message: str) -> ErrorKind:
     return ErrorKind.UNKNOWN
 
 
-def _error_code(exc: Any, body: object) -> str | None:
+def _error_code(body: object) -> str | None:
     # OpenAI puts the machine-readable reason in `code`, some hosts only in `type`
     # (`insufficient_quota` appears in both on OpenAI itself).
-    code = getattr(exc, "code", None) or _body_field(body, "code")
+    code = _body_field(body, "code")
     if code and (code in _QUOTA_CODES or code in _CONTEXT_OVERFLOW_CODES or code.isdigit()):
-        return str(code)
-    kind = getattr(exc, "type", None) or _body_field(body, "type")
+        return code
+    kind = _body_field(body, "type")
     if kind and (kind in _QUOTA_CODES or kind in _CONTEXT_OVERFLOW_CODES):
-        return str(kind)
-    return str(code) if code else None
+        return kind
+    return code
 
 
-def classify_openai_error(
-    exc: BaseException,
-    provider: str,
-    *,
-    mid_stream: bool = False,
-    response_headers: Mapping[str, str] | None = None,
+def _request_id(headers: Mapping[str, str]) -> str | None:
+    return headers.get("x-request-id") or headers.get("request-id")
+
+
+def classify_status(
+    status: int, headers: Mapping[str, str], content: bytes, provider: str
 ) -> ModelError:
-    """Map an exception from the `openai` SDK (or its HTTP layer) to a `ModelError`.
+    """Map a non-2xx reply to a `ModelError`.
 
     Classification uses the HTTP status and the error body's `code`/`type`; prose is consulted
-    only for code-less 4xx rejections that may be a context overflow. `mid_stream` marks failures
-    raised while iterating an already-open stream: those are STREAM, because the turn broke off
-    part-way. `response_headers` are the open stream's headers, used for the request id.
+    only for code-less 4xx rejections that may be a context overflow.
     """
-    import openai
+    text = content.decode("utf-8", errors="replace").strip()
+    body: object = text or None
+    fallback = f"Error code: {status}"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        # Most hosts wrap the details in {"error": {...}}; vLLM sends them at the top level.
+        body = parsed.get("error", parsed) if isinstance(parsed, Mapping) else parsed
+        message = body.get("message") if isinstance(body, Mapping) else None
+        if isinstance(message, str) and message:
+            fallback += f" - {message}"
+    code = _error_code(body)
+    message = _api_message(fallback, body)
+    return ModelError(
+        _kind_for_status(status, code, message),
+        message,
+        provider=provider,
+        status_code=status,
+        retry_after=parse_retry_after(headers),
+        request_id=_request_id(headers),
+    )
+
+
+def _stream_error_event(error: object, provider: str, request_id: str | None) -> ModelError:
+    """An error event inside a 200 stream (or body): the host failed after answering."""
+    message = error.get("message") if isinstance(error, Mapping) else None
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    code = _error_code(error)
+    status = int(code) if code and code.isdigit() else None
+    return ModelError(
+        _kind_for_code(code) or ErrorKind.STREAM,
+        _api_message(message, error),
+        provider=provider,
+        status_code=status,
+        request_id=_body_field(error, "request_id") or request_id,
+    )
+
+
+def classify_transport_error(
+    exc: BaseException, provider: str, *, mid_stream: bool = False
+) -> ModelError:
+    """Map an httpx2 failure (or a malformed chunk) to a `ModelError`.
+
+    `mid_stream` marks failures raised while reading an already-open stream: those are STREAM,
+    because the turn broke off part-way.
+    """
+    import httpx2
 
     if isinstance(exc, ModelError):
         return exc
-    request_id = None
-    if response_headers is not None:
-        request_id = response_headers.get("x-request-id") or response_headers.get("request-id")
-
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body
-        headers = exc.response.headers
-        code = _error_code(exc, body)
-        message = _api_message(exc, body)
-        return ModelError(
-            _kind_for_status(exc.status_code, code, message),
-            message,
-            provider=provider,
-            status_code=exc.status_code,
-            retry_after=parse_retry_after(headers),
-            request_id=exc.request_id or headers.get("request-id") or request_id,
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        kind = ErrorKind.STREAM if mid_stream else ErrorKind.TIMEOUT
-        return ModelError(kind, _shorten(exc.message), provider=provider, request_id=request_id)
-    if isinstance(exc, openai.APIConnectionError):
-        kind = ErrorKind.STREAM if mid_stream else ErrorKind.CONNECTION
-        detail = exc.message
-        if exc.__cause__ is not None and str(exc.__cause__):
-            detail = f"{detail} ({exc.__cause__})"
-        return ModelError(kind, _shorten(detail), provider=provider, request_id=request_id)
-    if isinstance(exc, openai.APIError):
-        # No HTTP status: the host sent an error event inside a 200 stream (or body).
-        body = exc.body
-        code = _error_code(exc, body)
-        kind = _kind_for_code(code) or ErrorKind.STREAM
-        status = int(code) if code and code.isdigit() else None
-        return ModelError(
-            kind,
-            _api_message(exc, body),
-            provider=provider,
-            status_code=status,
-            request_id=_body_field(body, "request_id") or request_id,
-        )
-
-    import httpx2
-
     if isinstance(exc, httpx2.TimeoutException):
-        kind = ErrorKind.STREAM if mid_stream else ErrorKind.TIMEOUT
-        return ModelError(kind, _shorten(str(exc) or "timed out"), provider=provider)
-    if isinstance(exc, httpx2.HTTPError):
-        kind = ErrorKind.STREAM if mid_stream else ErrorKind.CONNECTION
-        return ModelError(kind, _shorten(str(exc) or type(exc).__name__), provider=provider)
+        if mid_stream:
+            return ModelError(
+                ErrorKind.STREAM, _shorten(str(exc) or "timed out"), provider=provider
+            )
+        return ModelError(ErrorKind.TIMEOUT, "Request timed out.", provider=provider)
+    if isinstance(exc, httpx2.HTTPError | httpx2.StreamError):
+        if mid_stream:
+            return ModelError(
+                ErrorKind.STREAM, _shorten(str(exc) or type(exc).__name__), provider=provider
+            )
+        detail = "Connection error."
+        if str(exc):
+            detail = f"{detail} ({exc})"
+        return ModelError(ErrorKind.CONNECTION, _shorten(detail), provider=provider)
     if mid_stream and isinstance(exc, ValueError):
         # A chunk that is not valid JSON: the stream is unusable from here on.
         return ModelError(
@@ -230,6 +253,27 @@ def classify_openai_error(
     return ModelError(
         ErrorKind.UNKNOWN, _shorten(str(exc) or type(exc).__name__), provider=provider
     )
+
+
+async def _sse_data(response: httpx2.Response) -> AsyncIterator[tuple[str | None, str]]:
+    """(event name, data) for each complete server-sent event, per the SSE spec."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue  # a comment, used by some hosts as a keep-alive
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or None
 
 
 # ---- request mapping ---------------------------------------------------------------------
@@ -290,30 +334,26 @@ def _wire_tools(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 def _int(value: object) -> int:
-    # The SDK builds responses without validation, so "int" fields may be None or absent.
+    # Hosts send null, omit fields, or (rarely) send floats; only a real integer counts.
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _extras(obj: object) -> dict[str, Any]:
-    extra = getattr(obj, "model_extra", None)
-    return extra if isinstance(extra, dict) else {}
+def _get(obj: object, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else None
 
 
 def _usage(raw: object) -> Usage:
-    if raw is None:
+    if not isinstance(raw, Mapping):
         return Usage()
-    extra = _extras(raw)
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    cached = _int(getattr(prompt_details, "cached_tokens", None))
+    cached = _int(_get(raw.get("prompt_tokens_details"), "cached_tokens"))
     if not cached:
         # DeepSeek and Moonshot report cache hits outside `prompt_tokens_details`.
-        cached = _int(extra.get("prompt_cache_hit_tokens")) or _int(extra.get("cached_tokens"))
+        cached = _int(raw.get("prompt_cache_hit_tokens")) or _int(raw.get("cached_tokens"))
     return Usage(
-        input_tokens=_int(getattr(raw, "prompt_tokens", None)),
-        output_tokens=_int(getattr(raw, "completion_tokens", None)),
+        input_tokens=_int(raw.get("prompt_tokens")),
+        output_tokens=_int(raw.get("completion_tokens")),
         cached_tokens=cached,
-        reasoning_tokens=_int(getattr(completion_details, "reasoning_tokens", None)),
+        reasoning_tokens=_int(_get(raw.get("completion_tokens_details"), "reasoning_tokens")),
     )
 
 
@@ -400,7 +440,7 @@ class OpenAIChatModel:
         self._default_headers = dict(default_headers) if default_headers else None
         self._timeout = timeout
         self._http_client = http_client
-        self._client: AsyncOpenAI | None = None
+        self._client: httpx2.AsyncClient | None = None
 
     @property
     def name(self) -> str:
@@ -410,30 +450,52 @@ class OpenAIChatModel:
     def provider(self) -> str:
         return self._provider
 
-    @property
-    def client(self) -> AsyncOpenAI:
-        """The SDK client, built on first use so that importing this module stays cheap."""
+    def _http(self) -> httpx2.AsyncClient:
+        """The connection pool, built on first use so that importing this module stays cheap."""
+        if self._http_client is not None:
+            return self._http_client
         if self._client is None:
-            import openai
+            import httpx2
 
-            self._client = openai.AsyncOpenAI(
-                # Keyless local servers (Ollama, LM Studio) ignore the key, but the SDK insists
-                # on one; a placeholder also stops it from picking up OPENAI_API_KEY for a host
-                # that key was never meant for.
-                api_key=self._api_key or "unused",
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self._timeout,
-                default_headers=self._default_headers,
-                http_client=self._http_client,
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout), follow_redirects=True
             )
         return self._client
+
+    def _url(self) -> str:
+        # The same default the SDK used, so an OPENAI_BASE_URL in the environment still counts.
+        base = self._base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL
+        return base.rstrip("/") + "/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "User-Agent": _USER_AGENT,
+            # Keyless local servers (Ollama, LM Studio) ignore the key; a placeholder keeps
+            # hosts that insist on the header happy and never sends a key meant for another host.
+            "Authorization": f"Bearer {self._api_key or 'unused'}",
+        }
+        if self._default_headers:
+            headers.update(self._default_headers)
+        return headers
+
+    def _build(self, params: dict[str, Any]) -> httpx2.Request:
+        import httpx2
+
+        return self._http().build_request(
+            "POST",
+            self._url(),
+            headers=self._headers(),
+            content=json.dumps(params).encode(),
+            timeout=httpx2.Timeout(self._timeout),
+        )
 
     async def aclose(self) -> None:
         """Release the connection pool. An injected `http_client` belongs to its owner."""
         client, self._client = self._client, None
-        if client is not None and self._http_client is None:
-            await client.close()
+        if client is not None:
+            await client.aclose()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -447,13 +509,12 @@ class OpenAIChatModel:
         if request.max_output_tokens is not None:
             params["max_completion_tokens"] = request.max_output_tokens
         if self._extra_body:
-            params["extra_body"] = self._extra_body
+            params.update(self._extra_body)
         return params
 
     def _reasoning_from(self, obj: object) -> tuple[str, str] | None:
-        extra = _extras(obj)
         for key in self._reasoning_fields:
-            value = extra.get(key)
+            value = _get(obj, key)
             if isinstance(value, str) and value:
                 return key, value
         return None
@@ -463,38 +524,60 @@ class OpenAIChatModel:
             return {}
         return {_PD_REASONING_FIELD: reasoning_field, _PD_PROVIDER: self._provider}
 
+    async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
+        """POST the request; a non-2xx reply is read, closed and raised as a `ModelError`."""
+        import httpx2
+
+        client = self._http()
+        try:
+            response = await client.send(self._build(params), stream=stream)
+        except httpx2.HTTPError as exc:
+            raise classify_transport_error(exc, self._error_label) from exc
+        if response.is_success:
+            return response
+        try:
+            content = await response.aread()
+        except httpx2.HTTPError as exc:
+            raise classify_transport_error(exc, self._error_label) from exc
+        finally:
+            await response.aclose()
+        raise classify_status(response.status_code, response.headers, content, self._error_label)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        import openai
+        import httpx2
 
         params = self._params(request)
-        try:
-            stream: Any = await self.client.chat.completions.create(
-                **params, stream=True, stream_options={"include_usage": True}
-            )
-        except openai.OpenAIError as exc:
-            raise classify_openai_error(exc, self._error_label) from exc
-
-        headers: Mapping[str, str] | None = getattr(
-            getattr(stream, "response", None), "headers", None
-        )
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        response = await self._send(params, stream=True)
+        request_id = _request_id(response.headers)
         state = _StreamState()
-        iterator = stream.__aiter__()
         try:
+            events = _sse_data(response)
             while True:
-                # Only the fetch of the next chunk is guarded: an exception from our own mapping
-                # code is a bug and must not be disguised as a retryable stream failure.
+                # Only the fetch and decoding of the next chunk is guarded: an exception from
+                # our own mapping code is a bug and must not be disguised as a retryable
+                # stream failure.
                 try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except (openai.OpenAIError, ValueError) as exc:
-                    raise classify_openai_error(
-                        exc, self._error_label, mid_stream=True, response_headers=headers
-                    ) from exc
+                    try:
+                        event, data = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    if data.startswith("[DONE]"):
+                        break
+                    chunk = json.loads(data)
+                    if not isinstance(chunk, Mapping):
+                        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+                except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
+                    raise classify_transport_error(exc, self._error_label, mid_stream=True) from exc
+                if chunk.get("error") and event in (None, "error"):
+                    raise _stream_error_event(chunk["error"], self._error_label, request_id)
+                if event is not None:
+                    continue  # a named event of some extension; not a completion chunk
                 for piece in self._absorb(chunk, state):
                     yield piece
         finally:
-            await stream.close()
+            await response.aclose()
 
         if not state.saw_choice and not state.has_content:
             raise ModelError(
@@ -530,42 +613,45 @@ class OpenAIChatModel:
             stop_reason=_stop_reason(state.finish_reason, bool(calls)),
         )
 
-    def _absorb(self, chunk: Any, state: _StreamState) -> list[StreamChunk]:
+    def _absorb(self, chunk: Mapping[str, Any], state: _StreamState) -> list[StreamChunk]:
         """Fold one `chat.completion.chunk` into `state`, returning the pieces to surface."""
         out: list[StreamChunk] = []
-        usage = getattr(chunk, "usage", None)
+        usage = chunk.get("usage")
         if usage is not None:
             # Usually a final chunk with `choices: []`; some hosts attach it to the last choice.
             state.usage = _usage(usage)
-        for choice in getattr(chunk, "choices", None) or ():
-            if getattr(choice, "index", 0) not in (0, None):
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
                 continue  # we never ask for n > 1
             state.saw_choice = True
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
+            delta = choice.get("delta")
+            if isinstance(delta, Mapping):
                 reasoning = self._reasoning_from(delta)
                 if reasoning is not None:
                     state.reasoning_field = state.reasoning_field or reasoning[0]
                     state.reasoning.append(reasoning[1])
                     out.append(ReasoningChunk(reasoning[1]))
-                content = getattr(delta, "content", None)
+                content = delta.get("content")
                 if isinstance(content, str) and content:
                     state.text.append(content)
                     out.append(TextChunk(content))
-                for fragment in getattr(delta, "tool_calls", None) or ():
-                    out.append(self._absorb_call(fragment, state))
-            finish = getattr(choice, "finish_reason", None)
+                fragments = delta.get("tool_calls")
+                for fragment in fragments if isinstance(fragments, list) else ():
+                    if isinstance(fragment, Mapping):
+                        out.append(self._absorb_call(fragment, state))
+            finish = choice.get("finish_reason")
             if finish:
                 state.finish_reason = str(finish)
         return out
 
     @staticmethod
-    def _absorb_call(fragment: Any, state: _StreamState) -> ToolCallChunk:
-        call_id = getattr(fragment, "id", None) or None
-        function = getattr(fragment, "function", None)
-        name = getattr(function, "name", None) or None
-        arguments = getattr(function, "arguments", None) or ""
-        slot = state.slot_for(getattr(fragment, "index", None), call_id)
+    def _absorb_call(fragment: Mapping[str, Any], state: _StreamState) -> ToolCallChunk:
+        call_id = _str_or_none(fragment.get("id"))
+        function = fragment.get("function")
+        name = _str_or_none(_get(function, "name"))
+        arguments = _str_or_none(_get(function, "arguments")) or ""
+        slot = state.slot_for(fragment.get("index"), call_id)
         pending = state.calls.setdefault(slot, _PendingCall())
         # Some hosts repeat the id and name on every fragment; the first one wins.
         if call_id and not pending.id:
@@ -577,17 +663,26 @@ class OpenAIChatModel:
         return ToolCallChunk(index=slot, id=call_id, name=name, arguments=arguments)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        import openai
+        import httpx2
 
+        response = await self._send(self._params(request), stream=False)
         try:
-            response: Any = await self.client.chat.completions.create(**self._params(request))
-        except openai.OpenAIError as exc:
-            raise classify_openai_error(exc, self._error_label) from exc
+            payload = response.json()
+        except ValueError as exc:
+            raise ModelError(
+                ErrorKind.SERVER,
+                _shorten(f"the response was not valid JSON: {exc}"),
+                provider=self._error_label,
+                status_code=response.status_code,
+                request_id=_request_id(response.headers),
+            ) from exc
+        except httpx2.HTTPError as exc:
+            raise classify_transport_error(exc, self._error_label) from exc
 
-        choices: Sequence[Any] = getattr(response, "choices", None) or ()
-        if not choices:
+        choices = _get(payload, "choices")
+        if not isinstance(choices, list) or not choices:
             # OpenRouter answers some upstream failures with a 200 whose body is an error.
-            error = _extras(response).get("error")
+            error = _get(payload, "error")
             if isinstance(error, Mapping):
                 code = _body_field(error, "code")
                 return_kind = _kind_for_code(code) or ErrorKind.SERVER
@@ -601,19 +696,20 @@ class OpenAIChatModel:
                 ErrorKind.SERVER, "the response contained no choices", provider=self._provider
             )
         choice = choices[0]
-        wire = getattr(choice, "message", None)
-        reasoning = self._reasoning_from(wire) if wire is not None else None
+        wire = _get(choice, "message")
+        reasoning = self._reasoning_from(wire)
+        raw_calls = _get(wire, "tool_calls")
         calls = tuple(
             ToolCall(
-                id=getattr(call, "id", None) or "",
-                name=getattr(getattr(call, "function", None), "name", None) or "",
+                id=_str_or_none(_get(call, "id")) or "",
+                name=_str_or_none(_get(_get(call, "function"), "name")) or "",
                 arguments=_normalise_arguments(
-                    getattr(getattr(call, "function", None), "arguments", None) or ""
+                    _str_or_none(_get(_get(call, "function"), "arguments")) or ""
                 ),
             )
-            for call in (getattr(wire, "tool_calls", None) or ())
+            for call in (raw_calls if isinstance(raw_calls, list) else ())
         )
-        content = getattr(wire, "content", None)
+        content = _get(wire, "content")
         message = AssistantMessage(
             content=content if isinstance(content, str) else "",
             tool_calls=calls,
@@ -622,6 +718,10 @@ class OpenAIChatModel:
         )
         return ModelResponse(
             message=message,
-            usage=_usage(getattr(response, "usage", None)),
-            stop_reason=_stop_reason(getattr(choice, "finish_reason", None), bool(calls)),
+            usage=_usage(_get(payload, "usage")),
+            stop_reason=_stop_reason(_get(choice, "finish_reason"), bool(calls)),
         )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
