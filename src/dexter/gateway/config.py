@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dexter.config import ConfigError
 from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_list
 from dexter.gateway.backoff import ReconnectPolicy
+from dexter.gateway.files import write_json
 
 log = logging.getLogger("dexter.gateway")
 
@@ -150,13 +150,7 @@ def load_config(path: Path) -> GatewayConfig:
 
 
 def save_config(path: Path, config: GatewayConfig) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = config.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_json(path, config.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
 
 
 class ConfigSource:

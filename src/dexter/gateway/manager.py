@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dexter.gateway.backoff import ReconnectPolicy
+from dexter.gateway.files import write_json
 from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
 
 log = logging.getLogger("dexter.gateway")
@@ -107,10 +108,7 @@ class ChannelManager:
             "accounts": [s.to_dict() for s in self.snapshot()],
         }
         try:
-            self.status_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.status_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-            os.replace(tmp, self.status_path)
+            write_json(self.status_path, payload)
         except OSError as exc:  # status is informational; never stop a channel for it
             log.debug("could not write gateway status: %s", exc)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from typing import Any
 
 from dexter.config import ConfigError
 from dexter.gateway.access import normalize_id
+from dexter.gateway.files import write_json
 
 MAX_PENDING = 500
 
@@ -89,10 +89,7 @@ class PairingStore:
                 self._cache = None
                 data = self._read()
                 yield data
-                tmp = self.path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, self.path)
+                write_json(self.path, data)
                 self._cache = None
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
