@@ -205,3 +205,13 @@ def test_doctor_check_only_warns_when_the_endpoint_has_no_model_list(
     wire_server.push(json_reply({"error": "not found"}, status=404))
     assert main(["doctor", "--check", "--model", "openai:qwen3-local"]) == 0
     assert "answered HTTP 404" in " ".join(capsys.readouterr().out.split())
+
+
+def test_doctor_json_names_the_model_of_each_phase(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    main(["doctor", "--json", "--model", "openai:qwen3-local"])
+    phases = json.loads(capsys.readouterr().out)["model"]["phases"]
+    assert phases["main"]["spec"] == phases["router"]["spec"] == "openai:qwen3-local"
+    assert phases["router"]["source"] == "main"
