@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dexter.config import Settings
-from dexter.memory.embeddings import Embedder, LocalEmbedder, load_embedder
-from dexter.memory.index import MemoryIndex
 from dexter.settings_model import MemorySettings
+
+if TYPE_CHECKING:
+    from dexter.memory.embeddings import Embedder
+    from dexter.memory.index import MemoryIndex
+
+# The index and embedders (numpy, onnxruntime) are imported only when memory is on: a run with
+# DEXTER_MEMORY=off should not pay for them at start-up.
 
 
 def memory_enabled(settings: Settings) -> bool:
@@ -18,6 +25,8 @@ def memory_enabled(settings: Settings) -> bool:
 def session_embedder(settings: Settings) -> Embedder | None:
     """The local model is created unloaded (it loads on first use, so start-up stays fast);
     other providers are built as configured."""
+    from dexter.memory.embeddings import LocalEmbedder, load_embedder
+
     choice = (
         settings.env.get("DEXTER_EMBEDDINGS")
         or settings.section(MemorySettings).embedding_provider
@@ -32,4 +41,6 @@ def session_embedder(settings: Settings) -> Embedder | None:
 def open_memory(settings: Settings) -> MemoryIndex | None:
     if not memory_enabled(settings):
         return None
+    from dexter.memory.index import MemoryIndex
+
     return MemoryIndex(settings.home, session_embedder(settings))
