@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from dexter.errors import EXIT_USAGE, DexterError
+from dexter.errors import ConfigError as ConfigError  # its home before; many modules import it here
 
 if TYPE_CHECKING:
     from dexter.settings_model import ParsedSettings, Section
@@ -31,12 +31,6 @@ ModelSource = Literal["flag", "env", "dotenv", "settings", "default"]
 # The original rewrote these retired ids in settings.json on load; we upgrade them in memory only,
 # so reading settings never writes the file behind the user's back.
 _RETIRED_MODEL_IDS = {"gpt-5.5": "gpt-5.6-sol", "gpt-5.4": "gpt-5.6-sol", "gpt-5.2": "gpt-5.6-sol"}
-
-
-class ConfigError(DexterError):
-    """A usage or configuration problem: the CLI prints the message without a traceback, exit 2."""
-
-    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)

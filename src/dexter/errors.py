@@ -5,11 +5,12 @@ exit code the CLI uses when it reaches the top (`dexter.cli.main` maps it to one
 Anything that is not a `DexterError` is a bug: the CLI prints "unexpected error" and points at the
 log file instead of a traceback.
 
-The concrete classes live next to the code that raises them (`config.ConfigError`,
-`data.errors.DataError`, `models.errors.ModelError`, `tools.base.ToolFailure`,
-`store.migrations.StoreError`) and are re-exported here, so `except DexterError` and the old import
-paths both keep working. This module imports only the standard library: it is loaded on every
-CLI start.
+`ConfigError` (a usage or configuration problem, exit 2) is defined here, because both the
+settings loader and the typed settings sections raise it. The other concrete classes live next to
+the code that raises them (`data.errors.DataError`, `models.errors.ModelError`,
+`tools.base.ToolFailure`, `store.migrations.StoreError`) and are re-exported here, so
+`except DexterError` and the old import paths both keep working. This module imports only the
+standard library: it is loaded on every CLI start.
 """
 
 from __future__ import annotations
@@ -34,15 +35,19 @@ class DexterError(Exception):
         return f"{self.message} {self.hint}" if self.hint else self.message
 
 
+class ConfigError(DexterError):
+    """A usage or configuration problem: the CLI prints the message without a traceback, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
 if TYPE_CHECKING:
-    from dexter.config import ConfigError
     from dexter.data.errors import DataError
     from dexter.models.errors import ModelError
     from dexter.store.migrations import StoreError
     from dexter.tools.base import ToolFailure
 
 _HOMES = {
-    "ConfigError": "dexter.config",
     "DataError": "dexter.data.errors",
     "ModelError": "dexter.models.errors",
     "StoreError": "dexter.store.migrations",

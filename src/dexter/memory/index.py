@@ -34,17 +34,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
+from dexter.memory.search import DEFAULT_MIN_SCORE, Hit, hybrid_search
+from dexter.memory.vectors import VectorTable
 
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dexter.memory.embeddings import Embedder
-    from dexter.memory.search import Hit
 
 __all__ = ["EMBED_BATCH", "INDEX_FILE_NAME", "MemoryIndex", "SyncStats", "VectorTable"]
 
@@ -62,26 +62,6 @@ class SyncStats:
     chunks_removed: int
     seconds: float
     chunks_embedded: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class VectorTable:
-    """Every embedded chunk of the current model, in memory for brute-force cosine.
-
-    Row i of `matrix` (float32, L2-normalised) is chunk `ids[i]`; `path_codes[i]` indexes
-    `path_names`; `dates[i]` is the daily-note date as a proleptic ordinal (-1 for MEMORY.md).
-    """
-
-    ids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
-    path_codes: npt.NDArray[np.int32]
-    path_names: tuple[str, ...]
-    dates: npt.NDArray[np.int64]
-    row_of: dict[int, int]
-
-    def vector(self, chunk_id: int) -> npt.NDArray[np.float32] | None:
-        row = self.row_of.get(chunk_id)
-        return None if row is None else self.matrix[row]
 
 
 @dataclass(slots=True)
@@ -106,6 +86,8 @@ class MemoryIndex:
         self.embedder = embedder
         self.db_path = self.files.dir / INDEX_FILE_NAME
         self.last_warning: str | None = None
+        # Document counts of query terms, valid for one `total_changes()` generation.
+        self.term_counts: dict[str, int] = {}
         self._conn: sqlite3.Connection | None = None
         self._lock = asyncio.Lock()
         self._vectors: VectorTable | None = None
@@ -433,8 +415,6 @@ class MemoryIndex:
         now: date | None = None,
     ) -> list[Hit]:
         """Sync (cheap when nothing changed), then `hybrid_search` (options documented there)."""
-        from dexter.memory.search import DEFAULT_MIN_SCORE, hybrid_search
-
         await self.sync()
         return await hybrid_search(
             self,

@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -46,9 +46,12 @@ import numpy.typing as npt
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from dexter.memory.index import MemoryIndex, VectorTable
+    import sqlite3
 
-__all__ = ["DEFAULT_MIN_SCORE", "Hit", "fts_query", "hybrid_search"]
+    from dexter.memory.embeddings import Embedder
+    from dexter.memory.vectors import VectorTable
+
+__all__ = ["DEFAULT_MIN_SCORE", "Hit", "SearchableIndex", "fts_query", "hybrid_search"]
 
 DEFAULT_MIN_SCORE = 0.15
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -57,6 +60,19 @@ _STOPWORDS = frozenset(
     i i'm if in into is it its me my of on or our should so than that the their them then there
     these they this to was we were what when where which who why will with would you your""".split()
 )
+
+
+class SearchableIndex(Protocol):
+    """What search needs of an index (`MemoryIndex` is one): search sits below the index."""
+
+    embedder: Embedder | None
+    last_warning: str | None
+    term_counts: dict[str, int]
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
+
+    def vector_table(self) -> VectorTable | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +118,14 @@ COMMON_TERM_SHARE = 0.05
 LARGE_INDEX_CHUNKS = 5_000
 
 
-def _selective_terms(index: MemoryIndex, terms: list[str]) -> list[str]:
+def _selective_terms(index: SearchableIndex, terms: list[str]) -> list[str]:
     if len(terms) < 2:
         return terms
     conn = index.conn
     total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
     if total < LARGE_INDEX_CHUNKS:
         return terms
-    cache: dict[str, int] = index.__dict__.setdefault("_term_counts", {})
+    cache = index.term_counts
     generation = conn.execute("SELECT total_changes()").fetchone()[0]
     if cache.get("__generation__") != generation:
         cache.clear()
@@ -145,7 +161,7 @@ def _filters(
 
 
 def _keyword_candidates(
-    index: MemoryIndex, query: str, pool: int, where: str, params: list[object]
+    index: SearchableIndex, query: str, pool: int, where: str, params: list[object]
 ) -> dict[int, float]:
     match = fts_query(query, _selective_terms(index, query_terms(query)))
     if match is None:
@@ -261,7 +277,7 @@ def _mmr(
     return [hits[i] for i in chosen]
 
 
-async def _query_vector(index: MemoryIndex, query: str) -> npt.NDArray[np.float32] | None:
+async def _query_vector(index: SearchableIndex, query: str) -> npt.NDArray[np.float32] | None:
     embedder = index.embedder
     if embedder is None:
         return None
@@ -281,7 +297,7 @@ async def _query_vector(index: MemoryIndex, query: str) -> npt.NDArray[np.float3
 
 
 async def hybrid_search(
-    index: MemoryIndex,
+    index: SearchableIndex,
     query: str,
     *,
     limit: int = 5,
