@@ -200,15 +200,65 @@ def markdown_to_whatsapp(markdown: str) -> str:
 
 
 def markdown_to_slack(markdown: str) -> str:
-    """Slack mrkdwn: *bold*, _italic_, ~strike~, <url|label>."""
-    lines = []
-    for line in markdown.splitlines():
-        heading = re.match(r"\s*#{1,6}\s+(.*)", line)
+    """Slack mrkdwn: *bold*, _italic_, ~strike~, `code`, <url|label>, `•` bullets; headings become
+    bold lines and tables a code block (mrkdwn has neither). `&`, `<`, `>` are escaped everywhere,
+    as Slack requires; code keeps its text untouched otherwise."""
+    out: list[str] = []
+    lines = markdown.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            body: list[str] = []
+            index += 1
+            while index < len(lines) and not lines[index].strip().startswith("```"):
+                body.append(_slack_escape(lines[index]))
+                index += 1
+            index += 1
+            out.append("```\n" + "\n".join(body) + "\n```")
+            continue
+        if stripped.startswith("|") and stripped.endswith("|"):
+            table: list[str] = []
+            while index < len(lines) and lines[index].strip().startswith("|"):
+                row = lines[index].strip()
+                if not re.fullmatch(r"\|[\s:|-]+\|", row):
+                    table.append(row)
+                index += 1
+            out.append("```\n" + _slack_escape(_align_table(table)) + "\n```")
+            continue
+        heading = re.match(r"#{1,6}\s+(.*)", stripped)
+        bullet = re.match(r"(\s*)[-*+]\s+(.*)", line)
         if heading:
-            line = f"**{heading.group(1).strip().strip('*')}**"
-        line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        line = re.sub(r"\*\*([^*\n]+?)\*\*", r"*\1*", line)
-        line = re.sub(r"~~([^~\n]+?)~~", r"~\1~", line)
-        line = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", line)
-        lines.append(line)
-    return "\n".join(lines)
+            out.append(f"*{_slack_inline(heading.group(1).strip().strip('*'))}*")
+        elif bullet:
+            out.append(f"{bullet.group(1)}• {_slack_inline(bullet.group(2))}")
+        else:
+            out.append(_slack_inline(line))
+        index += 1
+    return "\n".join(out)
+
+
+def _slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _slack_inline(text: str) -> str:
+    out: list[str] = []
+    position = 0
+    for match in _INLINE.finditer(text):
+        out.append(_slack_escape(text[position : match.start()]))
+        if match.group("code"):
+            out.append(_slack_escape(match.group("code")))
+        elif match.group("link"):
+            label = _slack_escape(match.group("label")).replace("|", "/")
+            out.append(f"<{match.group('url')}|{label}>")
+        elif match.group("bold"):
+            out.append(f"*{_slack_inline(match.group('b') or match.group('b2'))}*")
+        elif match.group("strike"):
+            out.append(f"~{_slack_inline(match.group('s'))}~")
+        else:
+            out.append(f"_{_slack_inline(match.group('i') or match.group('i2'))}_")
+        position = match.end()
+    out.append(_slack_escape(text[position:]))
+    return "".join(out)
