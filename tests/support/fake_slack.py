@@ -146,7 +146,8 @@ class FakeSlack:
         app_level = method == "apps.connections.open"
         expected = APP_TOKEN if app_level else BOT_TOKEN
         if token != expected:
-            error = "not_allowed_token_type" if token.startswith("xox") else "invalid_auth"
+            wrong_kind = token.startswith("xoxb-" if app_level else "xapp-")
+            error = "not_allowed_token_type" if wrong_kind else "invalid_auth"
             return web.json_response({"ok": False, "error": error})
         if self.errors.get(method):
             return web.json_response({"ok": False, "error": self.errors[method].pop(0)})
