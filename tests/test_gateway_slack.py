@@ -261,15 +261,49 @@ async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) 
         SlackChannel("default", bot_token=BOT_TOKEN, app_token=BOT_TOKEN)
 
 
+async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
+    async with serve_slack() as fake:
+        channel = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
+        )
+        channel.working_lease = 0.2
+        hooks = Hooks()
+        task = asyncio.create_task(channel.start(hooks))
+        try:
+            await until(fake, lambda: fake.sockets)
+            first = fake.message("one", user=ANN, channel=ANN_DM)
+            await fake.push_event(first)
+            await until(fake, lambda: hooks.received)
+            await channel.send_typing(ANN_DM)
+            await channel.send_typing(ANN_DM)  # a refresh adds nothing
+            assert fake.count("reactions.add") == 1
+            # A newer message moves the indicator to it.
+            second = fake.message("two", user=ANN, channel=ANN_DM)
+            await fake.push_event(second)
+            await until(fake, lambda: len(hooks.received) == 2)
+            await channel.send_typing(ANN_DM)
+            added = [p["timestamp"] for m, p in fake.calls if m == "reactions.add"]
+            assert added == [first["ts"], second["ts"]]
+            # The run ends without an answer and refreshes stop: the reaction still goes.
+            await until(fake, lambda: fake.count("reactions.remove") == 2)
+            removed = [p["timestamp"] for m, p in fake.calls if m == "reactions.remove"]
+            assert removed == [first["ts"], second["ts"]]
+        finally:
+            await channel.stop()
+            await task
+        assert not fake.sockets
+
+
 class Hooks:
     def __init__(self) -> None:
         self.identity = ""
+        self.received: list[InboundMessage] = []
 
     def connected(self, identity: str = "") -> None:
         self.identity = identity
 
     async def message(self, message: InboundMessage) -> None:
-        return None
+        self.received.append(message)
 
 
 @dataclass(frozen=True)
