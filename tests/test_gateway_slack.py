@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +35,7 @@ from dexter.gateway.slack import (
     slack_to_text,
 )
 from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack
-from dexter.gateway.types import InboundMessage
+from dexter.gateway.types import ChannelStatus, InboundMessage
 from tests.support.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -42,6 +44,7 @@ from tests.support.fake_slack import (
     serve_slack,
     until,
 )
+from tests.test_gateway_delivery import Alert
 from tests.test_gateway_telegram_e2e import MAIN, ChatModel, last_user, runtime_with
 from tests.test_gateway_telegram_e2e import home as home  # the same isolated $DEXTER_HOME
 
@@ -74,170 +77,181 @@ def write_config(home: Path, fake: FakeSlack, **account: Any) -> None:
     config_path(home).write_text(json.dumps(config))
 
 
-async def started(home: Path, fake: FakeSlack, model: ChatModel, rt: Any) -> GatewayService:
-    service = build_service(rt, ConfigSource(config_path(home), interval=0), schedules=False)
-    channel = service.channels[0]
-    assert isinstance(channel, SlackChannel)
-    channel.health_interval = 0.05
+@dataclass
+class Running:
+    fake: FakeSlack
+    model: ChatModel
+    service: GatewayService
+    # Every event the channel finished handling (dropped as a retry or handed on).
+    handled: list[str]
 
-    async def no_wait(delay: float) -> None:
-        return None
+    async def answered(self) -> None:
+        """Wait until the channel has handled every event pushed and every run has answered."""
+        await until(self.fake, lambda: len(self.handled) >= self.fake.pushed)
+        await self.service.dispatcher.join()
 
-    service.manager._sleep = no_wait
-    await service.start()
-    await until(fake, lambda: fake.connections >= 1 and fake.sockets)
-    for _ in range(200):  # the manager marks it connected just after the socket opened
-        if service.manager.snapshot()[0].connected:
+
+@asynccontextmanager
+async def slack_gateway(home: Path) -> AsyncIterator[Running]:
+    model = ChatModel()
+    async with serve_slack() as fake:
+        write_config(home, fake)
+        async with runtime_with(model) as rt:
+            service = build_service(
+                rt, ConfigSource(config_path(home), interval=0), schedules=False
+            )
+            channel = service.channels[0]
+            assert isinstance(channel, SlackChannel)
+            channel.health_interval = 0.05
+            running = Running(fake, model, service, [])
+            inbound = channel._inbound
+
+            async def counted(hooks: Any, body: dict[str, Any], event: dict[str, Any]) -> None:
+                await inbound(hooks, body, event)
+                running.handled.append(str(body.get("event_id")))
+                await fake._notify()
+
+            channel._inbound = counted  # type: ignore[method-assign]
+
+            async def no_wait(delay: float) -> None:
+                return None
+
+            service.manager._sleep = no_wait
+            await service.start()
+            try:
+                await until(fake, lambda: fake.sockets)
+                await connected(service)
+                yield running
+            finally:
+                await service.stop()
+
+
+async def connected(service: GatewayService) -> ChannelStatus:
+    """The account's status once the manager has marked it connected (just after the socket)."""
+    for _ in range(500):
+        status = service.manager.snapshot()[0]
+        if status.connected:
             break
         await asyncio.sleep(0.01)
-    return service
-
-
-async def answered(fake: FakeSlack, service: GatewayService, envelope: str) -> None:
-    """The channel acked the envelope and every run it started has been answered."""
-    await until(fake, lambda: envelope in fake.acks)
-    await asyncio.sleep(0.05)  # the listener runs right after the ack
-    await service.dispatcher.join()
+    return status
 
 
 async def test_slack_end_to_end(home: Path) -> None:
-    model = ChatModel()
-    async with serve_slack() as fake:
-        write_config(home, fake)
-        async with runtime_with(model) as rt:
-            service = await started(home, fake, model, rt)
-            try:
-                status = service.manager.snapshot()[0]
-                assert status.connected and status.identity == "@dexter (Acme)"
+    async with slack_gateway(home) as running:
+        fake, model, service = running.fake, running.model, running.service
+        status = service.manager.snapshot()[0]
+        assert status.connected and status.identity == "@dexter (Acme)"
 
-                # A DM from an allowed member is answered, with the working reaction around it.
-                asked = fake.message("What is Apple's **margin**?", user=ANN, channel=ANN_DM)
-                await fake.push_event(asked, event_id="Ev0001")
-                await until(fake, lambda: fake.texts(ANN_DM))
-                # The answer's Markdown bold arrives as Slack mrkdwn bold.
-                assert fake.texts(ANN_DM) == ["Answer to: What is Apple's *margin*?"]
-                await until(fake, lambda: fake.count("reactions.remove") >= 1)
-                order = [
-                    m
-                    for m, p in fake.calls
-                    if p.get("timestamp") == asked["ts"] or p.get("channel") == ANN_DM
-                ]
-                assert order == ["reactions.add", "chat.postMessage", "reactions.remove"]
-                assert fake.posts(ANN_DM)[0].get("thread_ts") is None
+        # A DM from an allowed member is answered, with the working reaction around it.
+        asked = fake.message("What is Apple's **margin**?", user=ANN, channel=ANN_DM)
+        await fake.push_event(asked, event_id="Ev0001")
+        await until(fake, lambda: fake.texts(ANN_DM))
+        # The answer's Markdown bold arrives as Slack mrkdwn bold.
+        assert fake.texts(ANN_DM) == ["Answer to: What is Apple's *margin*?"]
+        await until(fake, lambda: fake.count("reactions.remove") >= 1)
+        order = [
+            m
+            for m, p in fake.calls
+            if p.get("timestamp") == asked["ts"] or p.get("channel") == ANN_DM
+        ]
+        assert order == ["reactions.add", "chat.postMessage", "reactions.remove"]
+        assert fake.posts(ANN_DM)[0].get("thread_ts") is None
 
-                # Slack redelivers the event (same event_id, new envelope): answered once.
-                retry = await fake.push_event(asked, event_id="Ev0001", retry_attempt=1)
-                await answered(fake, service, retry)
-                assert len(fake.texts(ANN_DM)) == 1
+        # Slack redelivers the event (same event_id, new envelope): answered once.
+        await fake.push_event(asked, event_id="Ev0001", retry_attempt=1)
+        await running.answered()
+        assert len(fake.texts(ANN_DM)) == 1
 
-                # A stranger gets a pairing code once, then is answered after approval.
-                await fake.push_event(fake.message("hello", user=BOB, channel=BOB_DM))
-                await until(fake, lambda: fake.texts(BOB_DM))
-                again = await fake.push_event(fake.message("hello?", user=BOB, channel=BOB_DM))
-                await answered(fake, service, again)
-                assert len(fake.texts(BOB_DM)) == 1
-                pending = pairing_store(home).pending()
-                assert [p.sender_id for p in pending] == [BOB]
-                assert pending[0].code in fake.texts(BOB_DM)[0]
-                pairing_store(home).approve(pending[0].code)
-                await fake.push_event(fake.message("now?", user=BOB, channel=BOB_DM))
-                await until(fake, lambda: len(fake.texts(BOB_DM)) == 2)
-                assert fake.texts(BOB_DM)[1] == "Answer to: now?"
+        # A stranger gets a pairing code once, then is answered after approval.
+        await fake.push_event(fake.message("hello", user=BOB, channel=BOB_DM))
+        await until(fake, lambda: fake.texts(BOB_DM))
+        await fake.push_event(fake.message("hello?", user=BOB, channel=BOB_DM))
+        await running.answered()
+        assert len(fake.texts(BOB_DM)) == 1
+        pending = pairing_store(home).pending()
+        assert [p.sender_id for p in pending] == [BOB]
+        assert pending[0].code in fake.texts(BOB_DM)[0]
+        pairing_store(home).approve(pending[0].code)
+        await fake.push_event(fake.message("now?", user=BOB, channel=BOB_DM))
+        await until(fake, lambda: len(fake.texts(BOB_DM)) == 2)
+        assert fake.texts(BOB_DM)[1] == "Answer to: now?"
 
-                # In a channel, chatter is context until Dexter is @mentioned.
-                chatter = await fake.push_event(
-                    fake.message("AAPL is up 3% today", user=BOB, channel=CHANNEL)
-                )
-                await answered(fake, service, chatter)
-                assert fake.posts(CHANNEL) == []
-                mention = fake.message(f"<@{BOT_USER_ID}> why is it up?", user=ANN, channel=CHANNEL)
-                await fake.push_event(mention)
-                # The same message also arrives as an app_mention event: one answer.
-                app_mention = {k: v for k, v in mention.items() if k != "channel_type"}
-                await fake.push_event({**app_mention, "type": "app_mention"})
-                await until(fake, lambda: fake.posts(CHANNEL))
-                await service.dispatcher.join()
-                assert len(fake.posts(CHANNEL)) == 1
-                reply = fake.posts(CHANNEL)[0]
-                assert reply["thread_ts"] == mention["ts"]  # it starts a thread under the question
-                question = last_user(model.requests[-1])
-                assert "AAPL is up 3% today" in question
-                assert question.rstrip().endswith("@dexter why is it up?")
+        # In a channel, chatter is context until Dexter is @mentioned.
+        await fake.push_event(fake.message("AAPL is up 3% today", user=BOB, channel=CHANNEL))
+        await running.answered()
+        assert fake.posts(CHANNEL) == []
+        mention = fake.message(f"<@{BOT_USER_ID}> why is it up?", user=ANN, channel=CHANNEL)
+        await fake.push_event(mention)
+        # The same message also arrives as an app_mention event: one answer.
+        app_mention = {k: v for k, v in mention.items() if k != "channel_type"}
+        await fake.push_event({**app_mention, "type": "app_mention"})
+        await until(fake, lambda: fake.posts(CHANNEL))
+        await service.dispatcher.join()
+        assert len(fake.posts(CHANNEL)) == 1
+        reply = fake.posts(CHANNEL)[0]
+        assert reply["thread_ts"] == mention["ts"]  # it starts a thread under the question
+        question = last_user(model.requests[-1])
+        assert "AAPL is up 3% today" in question
+        assert question.rstrip().endswith("@dexter why is it up?")
 
-                # A follow-up in that thread needs no mention, and continues the same session.
-                follow = fake.message(
-                    "and MSFT?", user=ANN, channel=CHANNEL, thread_ts=mention["ts"]
-                )
-                await fake.push_event(follow)
-                await until(fake, lambda: len(fake.posts(CHANNEL)) == 2)
-                assert fake.posts(CHANNEL)[1]["thread_ts"] == mention["ts"]
-                assert fake.posts(CHANNEL)[1]["text"].endswith("and MSFT?")
-                assert "why is it up?" in str(model.requests[-1].messages)
+        # A follow-up in that thread needs no mention, and continues the same session.
+        follow = fake.message("and MSFT?", user=ANN, channel=CHANNEL, thread_ts=mention["ts"])
+        await fake.push_event(follow)
+        await until(fake, lambda: len(fake.posts(CHANNEL)) == 2)
+        assert fake.posts(CHANNEL)[1]["thread_ts"] == mention["ts"]
+        assert fake.posts(CHANNEL)[1]["text"].endswith("and MSFT?")
+        assert "why is it up?" in str(model.requests[-1].messages)
 
-                # A new mention at the top level is a new thread and a new conversation.
-                fresh = fake.message(f"<@{BOT_USER_ID}> hello", user=ANN, channel=CHANNEL)
-                await fake.push_event(fresh)
-                await until(fake, lambda: len(fake.posts(CHANNEL)) == 3)
-                assert fake.posts(CHANNEL)[2]["thread_ts"] == fresh["ts"]
-                assert "and MSFT?" not in str(model.requests[-1].messages)
+        # A new mention at the top level is a new thread and a new conversation.
+        fresh = fake.message(f"<@{BOT_USER_ID}> hello", user=ANN, channel=CHANNEL)
+        await fake.push_event(fresh)
+        await until(fake, lambda: len(fake.posts(CHANNEL)) == 3)
+        assert fake.posts(CHANNEL)[2]["thread_ts"] == fresh["ts"]
+        assert "and MSFT?" not in str(model.requests[-1].messages)
 
-                # A file without text gets the short note instead of silence.
-                image = fake.message(
-                    "",
-                    user=ANN,
-                    channel=ANN_DM,
-                    subtype="file_share",
-                    files=[{"id": "F1", "mimetype": "image/png", "name": "chart.png"}],
-                )
-                await fake.push_event(image)
-                await until(fake, lambda: len(fake.texts(ANN_DM)) == 2)
-                assert fake.texts(ANN_DM)[1] == MEDIA_REPLY
+        # A file without text gets the short note instead of silence.
+        image = fake.message(
+            "",
+            user=ANN,
+            channel=ANN_DM,
+            subtype="file_share",
+            files=[{"id": "F1", "mimetype": "image/png", "name": "chart.png"}],
+        )
+        await fake.push_event(image)
+        await until(fake, lambda: len(fake.texts(ANN_DM)) == 2)
+        assert fake.texts(ANN_DM)[1] == MEDIA_REPLY
 
-                # A long answer arrives in several messages, each within Slack's limit.
-                await fake.push_event(fake.message("LONG please", user=ANN, channel=ANN_DM))
-                await until(fake, lambda: "Part 4." in fake.texts(ANN_DM)[-1])
-                pieces = fake.texts(ANN_DM)[2:]
-                assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
-                joined = "\n\n".join(pieces)
-                assert [joined.index(f"Part {i}.") for i in range(5)] == sorted(
-                    joined.index(f"Part {i}.") for i in range(5)
-                )
-                assert pieces[0].startswith("Part 0.")
+        # A long answer arrives in several messages, each within Slack's limit.
+        await fake.push_event(fake.message("LONG please", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: "Part 4." in fake.texts(ANN_DM)[-1])
+        pieces = fake.texts(ANN_DM)[2:]
+        assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
+        joined = "\n\n".join(pieces)
+        assert [joined.index(f"Part {i}.") for i in range(5)] == sorted(
+            joined.index(f"Part {i}.") for i in range(5)
+        )
+        assert pieces[0].startswith("Part 0.")
 
-                # Every working reaction that was added has been removed.
-                await until(
-                    fake, lambda: fake.count("reactions.add") == fake.count("reactions.remove")
-                )
-            finally:
-                await service.stop()
-            assert not fake.sockets  # the socket was closed on stop
-            saved = json.loads((home / "gateway" / "status.json").read_text())
-            row = saved["accounts"][0]
-            assert (row["channel"], row["running"], row["connected"]) == ("slack", False, False)
-            assert row["last_message_at"]
+        # Every working reaction that was added has been removed.
+        await until(fake, lambda: fake.count("reactions.add") == fake.count("reactions.remove"))
+    assert fake.client_closes == 1  # Dexter closed its socket on stop
+    saved = json.loads((home / "gateway" / "status.json").read_text())
+    row = saved["accounts"][0]
+    assert (row["channel"], row["running"], row["connected"]) == ("slack", False, False)
+    assert row["last_message_at"]
 
 
 async def test_socket_drop_reconnects_and_status_counts_it(home: Path) -> None:
-    model = ChatModel()
-    async with serve_slack() as fake:
-        write_config(home, fake)
-        async with runtime_with(model) as rt:
-            service = await started(home, fake, model, rt)
-            try:
-                await fake.drop()
-                await until(fake, lambda: fake.connections == 2 and fake.sockets)
-                for _ in range(200):
-                    status = service.manager.snapshot()[0]
-                    if status.connected:
-                        break
-                    await asyncio.sleep(0.01)
-                assert status.connected and status.reconnect_attempts == 1
-                assert "dropped" in (status.last_error or "")
-                await fake.push_event(fake.message("still there?", user=ANN, channel=ANN_DM))
-                await until(fake, lambda: fake.texts(ANN_DM))
-                assert fake.texts(ANN_DM) == ["Answer to: still there?"]
-            finally:
-                await service.stop()
+    async with slack_gateway(home) as running:
+        fake, service = running.fake, running.service
+        await fake.drop()
+        await until(fake, lambda: fake.connections == 2 and fake.sockets)
+        status = await connected(service)
+        assert status.connected and status.reconnect_attempts == 1
+        assert "dropped" in (status.last_error or "")
+        await fake.push_event(fake.message("still there?", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: fake.texts(ANN_DM))
+        assert fake.texts(ANN_DM) == ["Answer to: still there?"]
 
 
 async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) -> None:
@@ -291,7 +305,7 @@ async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
         finally:
             await channel.stop()
             await task
-        assert not fake.sockets
+        assert fake.client_closes == 1
 
 
 class Hooks:
@@ -304,15 +318,6 @@ class Hooks:
 
     async def message(self, message: InboundMessage) -> None:
         self.received.append(message)
-
-
-@dataclass(frozen=True)
-class Alert:
-    job_id: str
-    job_name: str
-    text: str
-    created_at: datetime
-    target: str
 
 
 async def test_proactive_sends_need_an_explicit_recipient(tmp_path: Path) -> None:

@@ -34,6 +34,10 @@ class FakeSlack:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     acks: list[str] = field(default_factory=list)
     connections: int = 0
+    pushed: int = 0
+    # Sockets the client closed itself (a clean stop), not closed by `drop()` or shutdown.
+    client_closes: int = 0
+    _closing: bool = False
     sockets: list[web.WebSocketResponse] = field(default_factory=list)
     errors: dict[str, list[str]] = field(default_factory=dict)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
@@ -100,6 +104,7 @@ class FakeSlack:
             },
         }
         socket = self.sockets[-1]
+        self.pushed += 1
         await socket.send_str(json.dumps(envelope))
         return envelope_id
 
@@ -129,8 +134,12 @@ class FakeSlack:
         return event
 
     async def drop(self) -> None:
-        for socket in list(self.sockets):
-            await socket.close()
+        self._closing = True
+        try:
+            for socket in list(self.sockets):
+                await socket.close()
+        finally:
+            self._closing = False
 
     # ------------------------------------------------------------------ HTTP
 
@@ -199,6 +208,8 @@ class FakeSlack:
                     await self._notify()
         if socket in self.sockets:
             self.sockets.remove(socket)
+        if not self._closing:
+            self.client_closes += 1
         await self._notify()
         return socket
 
@@ -218,8 +229,7 @@ async def serve_slack() -> AsyncIterator[FakeSlack]:
     try:
         yield fake
     finally:
-        for socket in list(fake.sockets):
-            await socket.close()
+        await fake.drop()
         await runner.cleanup()
 
 
