@@ -249,10 +249,11 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
 
 def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
     print(
-        "Create a Slack app (api.slack.com/apps), turn on Socket Mode, add the bot scopes "
-        "app_mentions:read, chat:write, im:history, channels:history, groups:history, "
-        "reactions:write, subscribe to the events app_mention, message.im, message.channels, "
-        "message.groups, and install it to your workspace (README: Slack).",
+        "Create a Slack app at api.slack.com/apps and turn on Socket Mode.\n"
+        "Bot token scopes: app_mentions:read, chat:write, im:history, channels:history,\n"
+        "  groups:history, reactions:write.\n"
+        "Bot events: app_mention, message.im, message.channels, message.groups.\n"
+        "Install it to your workspace (the README's Slack section has every step).",
         file=out,
     )
     account.bot_token = _ask_until(
