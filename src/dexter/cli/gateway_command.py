@@ -1,4 +1,4 @@
-"""`dexter gateway setup|run|status|pair|logout`: talk to Dexter from Telegram or WhatsApp."""
+"""`dexter gateway setup|run|status|pair|logout`: talk to Dexter from Telegram, WhatsApp, Slack."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from typing import Any, TextIO
 EXIT_OK = 0
 EXIT_FAILED = 1
 
-CHANNEL_CHOICES = ("telegram", "whatsapp_cloud")
+CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "slack")
 
 
 def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     """Register `dexter gateway` (stdlib only); dispatch with `args.gateway_run(args)`."""
     parser: argparse.ArgumentParser = commands.add_parser(
         "gateway",
-        help="answer messages from Telegram and WhatsApp (setup, run, status, pairing)",
+        help="answer messages from Telegram, WhatsApp and Slack (setup, run, status, pairing)",
         description="The messaging gateway: people message your bot, Dexter answers. Configure "
         "it with `dexter gateway setup`, then keep `dexter gateway run` running.",
     )
@@ -207,8 +207,11 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
     config = load_config(path)
     channel = args.channel
     while channel not in CHANNEL_CHOICES:
-        print("Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)", file=out)
-        channel = {"1": "telegram", "2": "whatsapp_cloud"}.get(ask("> ").strip(), "")
+        print(
+            "Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)  3) Slack app",
+            file=out,
+        )
+        channel = {"1": "telegram", "2": "whatsapp_cloud", "3": "slack"}.get(ask("> ").strip(), "")
     account = AccountConfig()
     if channel == "telegram":
         print(
@@ -216,6 +219,8 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
             file=out,
         )
         account.token = _ask_until(ask, "Bot token: ", lambda v: ":" in v, out)
+    elif channel == "slack":
+        _setup_slack(account, ask, out)
     else:
         print("From your Meta app's WhatsApp > API Setup page:", file=out)
         account.phone_number_id = _ask_until(ask, "Phone number ID: ", str.isdigit, out)
@@ -226,20 +231,40 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
         account.listen = listen or "127.0.0.1:8787"
     print(
         "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
-        "WhatsApp: +E.164 numbers), `*` for anyone, or leave empty to approve people one by one "
-        "with pairing codes.",
+        "WhatsApp: +E.164 numbers; Slack: member ids like U012AB3CD), `*` for anyone, or leave "
+        "empty to approve people one by one with pairing codes.",
         file=out,
     )
     allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
     account.allow_from = allowed
     account.dm_policy = "allowlist" if allowed else "pairing"
-    groups = ask("Answer in groups when @mentioned? [y/N]: ").strip().lower()
+    groups = ask("Answer in groups (Slack: channels) when @mentioned? [y/N]: ").strip().lower()
     account.group_policy = "open" if groups.startswith("y") else "disabled"
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
     save_config(path, config)
     print(f"Saved {channel}/{args.account} to {path} (mode 0600).", file=out)
     print("Start the gateway with: dexter gateway run", file=out)
     return EXIT_OK
+
+
+def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
+    print(
+        "Create a Slack app at api.slack.com/apps and turn on Socket Mode.\n"
+        "Bot token scopes: app_mentions:read, chat:write, im:history, channels:history,\n"
+        "  groups:history, reactions:write.\n"
+        "Bot events: app_mention, message.im, message.channels, message.groups.\n"
+        "Install it to your workspace (the README's Slack section has every step).",
+        file=out,
+    )
+    account.bot_token = _ask_until(
+        ask, "Bot token (OAuth & Permissions, xoxb-…): ", lambda v: v.startswith("xoxb-"), out
+    )
+    account.app_token = _ask_until(
+        ask,
+        "App-level token with connections:write (Basic Information, xapp-…): ",
+        lambda v: v.startswith("xapp-"),
+        out,
+    )
 
 
 def _ask_until(

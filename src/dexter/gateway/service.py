@@ -52,7 +52,11 @@ def build_channel(home: Path, name: str, account_id: str, account: AccountConfig
         from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
 
         return WhatsAppCloudChannel.from_config(account_id, account)
-    if name in ("slack", "whatsapp_web"):
+    if name == "slack":
+        from dexter.gateway.slack import SlackChannel
+
+        return SlackChannel.from_config(account_id, account)
+    if name in ("whatsapp_web",):
         raise ConfigError(
             f"The {name} channel is not available in this version of Dexter yet; use telegram "
             f"or whatsapp_cloud, or disable {name} in gateway.json."

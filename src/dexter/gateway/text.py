@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 TELEGRAM_LIMIT = 4096
 MEDIA_REPLY = (
@@ -80,7 +82,7 @@ def _fit(block: str, limit: int) -> list[str]:
     return parts
 
 
-# ---------------------------------------------------------------------- Telegram (HTML mode)
+# ---------------------------------------------------------------------- one walk, two renderings
 
 _INLINE = re.compile(
     r"(?P<code>`[^`\n]+`)"
@@ -91,30 +93,41 @@ _INLINE = re.compile(
 )
 
 
-def _inline_html(text: str) -> str:
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """How one platform writes each Markdown element; the walks below are shared."""
+
+    escape: Callable[[str], str]
+    code: Callable[[str], str]  # inline code, its text escaped
+    link: Callable[[str, str], str]  # (url, rendered label)
+    bold: Callable[[str], str]
+    strike: Callable[[str], str]
+    italic: Callable[[str], str]
+    block: Callable[[str, str], str]  # (language, escaped body) of a fenced block or table
+
+
+def _inline(text: str, style: _Style) -> str:
     out: list[str] = []
     position = 0
     for match in _INLINE.finditer(text):
-        out.append(html.escape(text[position : match.start()], quote=False))
+        out.append(style.escape(text[position : match.start()]))
         if match.group("code"):
-            out.append(f"<code>{html.escape(match.group('code')[1:-1], quote=False)}</code>")
+            out.append(style.code(style.escape(match.group("code")[1:-1])))
         elif match.group("link"):
-            url = html.escape(match.group("url"), quote=True)
-            out.append(f'<a href="{url}">{_inline_html(match.group("label"))}</a>')
+            out.append(style.link(match.group("url"), _inline(match.group("label"), style)))
         elif match.group("bold"):
-            out.append(f"<b>{_inline_html(match.group('b') or match.group('b2'))}</b>")
+            out.append(style.bold(_inline(match.group("b") or match.group("b2"), style)))
         elif match.group("strike"):
-            out.append(f"<s>{_inline_html(match.group('s'))}</s>")
+            out.append(style.strike(_inline(match.group("s"), style)))
         else:
-            out.append(f"<i>{_inline_html(match.group('i') or match.group('i2'))}</i>")
+            out.append(style.italic(_inline(match.group("i") or match.group("i2"), style)))
         position = match.end()
-    out.append(html.escape(text[position:], quote=False))
+    out.append(style.escape(text[position:]))
     return "".join(out)
 
 
-def markdown_to_telegram_html(markdown: str) -> str:
-    """Telegram's HTML subset: b, i, s, code, pre, a. Headings become bold lines, bullets `•`,
-    and tables stay monospaced so their columns line up."""
+def _render(markdown: str, style: _Style) -> str:
+    """Headings become bold lines, bullets `•`, tables a monospaced block whose columns line up."""
     out: list[str] = []
     lines = markdown.splitlines()
     index = 0
@@ -129,9 +142,7 @@ def markdown_to_telegram_html(markdown: str) -> str:
                 body.append(lines[index])
                 index += 1
             index += 1
-            code = html.escape("\n".join(body), quote=False)
-            attr = f' class="language-{html.escape(language)}"' if language else ""
-            out.append(f"<pre><code{attr}>{code}</code></pre>" if attr else f"<pre>{code}</pre>")
+            out.append(style.block(language, style.escape("\n".join(body))))
             continue
         if stripped.startswith("|") and stripped.endswith("|"):
             table: list[str] = []
@@ -140,20 +151,58 @@ def markdown_to_telegram_html(markdown: str) -> str:
                 if not re.fullmatch(r"\|[\s:|-]+\|", row):
                     table.append(row)
                 index += 1
-            out.append(f"<pre>{html.escape(_align_table(table), quote=False)}</pre>")
+            out.append(style.block("", style.escape(_align_table(table))))
             continue
         heading = re.match(r"#{1,6}\s+(.*)", stripped)
         bullet = re.match(r"(\s*)[-*+]\s+(.*)", line)
         if heading:
-            out.append(f"<b>{_inline_html(heading.group(1).strip().strip('*'))}</b>")
+            out.append(style.bold(_inline(heading.group(1).strip().strip("*"), style)))
         elif bullet:
-            out.append(f"{bullet.group(1)}• {_inline_html(bullet.group(2))}")
+            out.append(f"{bullet.group(1)}• {_inline(bullet.group(2), style)}")
         elif re.fullmatch(r"[-*_]{3,}", stripped):
             out.append("──────")
         else:
-            out.append(_inline_html(line))
+            out.append(_inline(line, style))
         index += 1
     return "\n".join(out)
+
+
+def _html_block(language: str, body: str) -> str:
+    if not language:
+        return f"<pre>{body}</pre>"
+    return f'<pre><code class="language-{html.escape(language)}">{body}</code></pre>'
+
+
+# Telegram's HTML subset: b, i, s, code, pre, a.
+_TELEGRAM = _Style(
+    escape=lambda text: html.escape(text, quote=False),
+    code=lambda text: f"<code>{text}</code>",
+    link=lambda url, label: f'<a href="{html.escape(url, quote=True)}">{label}</a>',
+    bold=lambda text: f"<b>{text}</b>",
+    strike=lambda text: f"<s>{text}</s>",
+    italic=lambda text: f"<i>{text}</i>",
+    block=_html_block,
+)
+
+# Slack mrkdwn: `&`, `<`, `>` are escaped everywhere, as Slack requires; no headings or tables.
+_SLACK = _Style(
+    escape=lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
+    code=lambda text: f"`{text}`",
+    link=lambda url, label: f"<{url}|{label.replace('|', '/')}>",
+    bold=lambda text: f"*{text}*",
+    strike=lambda text: f"~{text}~",
+    italic=lambda text: f"_{text}_",
+    block=lambda language, body: f"```\n{body}\n```",
+)
+
+
+def markdown_to_telegram_html(markdown: str) -> str:
+    return _render(markdown, _TELEGRAM)
+
+
+def markdown_to_slack(markdown: str) -> str:
+    """Slack mrkdwn: *bold*, _italic_, ~strike~, `code`, <url|label>, `•` bullets."""
+    return _render(markdown, _SLACK)
 
 
 def _align_table(rows: list[str]) -> str:
@@ -179,7 +228,7 @@ def telegram_pieces(markdown: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
-# ---------------------------------------------------------------------- WhatsApp and Slack
+# ---------------------------------------------------------------------- WhatsApp
 
 
 def markdown_to_whatsapp(markdown: str) -> str:
@@ -195,20 +244,5 @@ def markdown_to_whatsapp(markdown: str) -> str:
         line = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"\1 (\2)", line)
         # Adjacent bold runs read better merged: *a* *b* -> *a b*.
         line = re.sub(r"\*([^*\n]+)\* \*([^*\n]+)\*", r"*\1 \2*", line)
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def markdown_to_slack(markdown: str) -> str:
-    """Slack mrkdwn: *bold*, _italic_, ~strike~, <url|label>."""
-    lines = []
-    for line in markdown.splitlines():
-        heading = re.match(r"\s*#{1,6}\s+(.*)", line)
-        if heading:
-            line = f"**{heading.group(1).strip().strip('*')}**"
-        line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        line = re.sub(r"\*\*([^*\n]+?)\*\*", r"*\1*", line)
-        line = re.sub(r"~~([^~\n]+?)~~", r"~\1~", line)
-        line = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", line)
         lines.append(line)
     return "\n".join(lines)

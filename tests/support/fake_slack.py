@@ -1,0 +1,242 @@
+"""A fake Slack on 127.0.0.1: the Web API over real HTTP and Socket Mode over a real WebSocket.
+
+Web API: `auth.test`, `apps.connections.open` (answers a ws:// URL to this server),
+`chat.postMessage`, `reactions.add` / `reactions.remove`, each checking the bearer token kind as
+Slack does (bot `xoxb-`, app-level `xapp-` for the socket). Socket Mode: sends `hello` on
+connect, pushes `events_api` envelopes shaped like Slack's (envelope_id, payload with event_id,
+retry_attempt …) and records the acks. `drop()` closes the socket from the server side, as a
+network blip would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+BOT_TOKEN = "xoxb-1111-2222-testbot"
+APP_TOKEN = "xapp-1-A1-3333-testapp"
+BOT_USER_ID = "UDEXTER01"
+BOT_ID = "BDEXTER01"
+TEAM_ID = "T0TEAM001"
+
+
+@dataclass
+class FakeSlack:
+    url: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    acks: list[str] = field(default_factory=list)
+    connections: int = 0
+    pushed: int = 0
+    # Sockets the client closed itself (a clean stop), not closed by `drop()` or shutdown.
+    client_closes: int = 0
+    _closing: bool = False
+    sockets: list[web.WebSocketResponse] = field(default_factory=list)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    _ts: Any = field(default_factory=lambda: itertools.count(1))
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def _notify(self) -> None:
+        async with self.changed:
+            self.changed.notify_all()
+
+    # ------------------------------------------------------------------ what happened
+
+    def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
+        return [
+            p for m, p in self.calls if m == "chat.postMessage" and channel in (None, p["channel"])
+        ]
+
+    def texts(self, channel: str) -> list[str]:
+        return [p["text"] for p in self.posts(channel)]
+
+    def count(self, method: str) -> int:
+        return sum(1 for m, _ in self.calls if m == method)
+
+    def fail_next(self, method: str, error: str) -> None:
+        self.errors.setdefault(method, []).append(error)
+
+    # ------------------------------------------------------------------ events
+
+    def next_ts(self) -> str:
+        return f"{int(time.time())}.{next(self._ts):06d}"
+
+    async def push_event(
+        self,
+        event: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        retry_attempt: int = 0,
+    ) -> str:
+        """Send one `events_api` envelope on the open socket; returns the envelope id."""
+        envelope_id = f"env-{next(self._ids)}"
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": retry_attempt,
+            "retry_reason": "timeout" if retry_attempt else "",
+            "payload": {
+                "token": "verification-token-unused",
+                "team_id": TEAM_ID,
+                "api_app_id": "A0APP0001",
+                "event": {"event_ts": event.get("ts", ""), **event},
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{next(self._ids):08d}",
+                "event_time": int(time.time()),
+                "authorizations": [
+                    {
+                        "team_id": TEAM_ID,
+                        "user_id": BOT_USER_ID,
+                        "is_bot": True,
+                        "is_enterprise_install": False,
+                    }
+                ],
+                "is_ext_shared_channel": False,
+            },
+        }
+        socket = self.sockets[-1]
+        self.pushed += 1
+        await socket.send_str(json.dumps(envelope))
+        return envelope_id
+
+    def message(
+        self,
+        text: str,
+        *,
+        user: str = "UANN00001",
+        channel: str = "D0DM00001",
+        thread_ts: str | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """A `message` event as Slack sends it (channel_type from the channel id)."""
+        event: dict[str, Any] = {
+            "type": "message",
+            "user": user,
+            "text": text,
+            "ts": self.next_ts(),
+            "channel": channel,
+            "channel_type": "im" if channel.startswith("D") else "channel",
+            "team": TEAM_ID,
+            "client_msg_id": f"c{next(self._ids)}",
+        }
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        event.update(extra)
+        return event
+
+    async def drop(self) -> None:
+        self._closing = True
+        try:
+            for socket in list(self.sockets):
+                await socket.close()
+        finally:
+            self._closing = False
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        if request.content_type == "application/json":
+            params = dict(await request.json() or {})
+        else:
+            params = dict(await request.post())
+        self.calls.append((method, params))
+        await self._notify()
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        app_level = method == "apps.connections.open"
+        expected = APP_TOKEN if app_level else BOT_TOKEN
+        if token != expected:
+            wrong_kind = token.startswith("xoxb-" if app_level else "xapp-")
+            error = "not_allowed_token_type" if wrong_kind else "invalid_auth"
+            return web.json_response({"ok": False, "error": error})
+        if self.errors.get(method):
+            return web.json_response({"ok": False, "error": self.errors[method].pop(0)})
+        if method == "auth.test":
+            return web.json_response(
+                {
+                    "ok": True,
+                    "url": "https://acme.slack.com/",
+                    "team": "Acme",
+                    "user": "dexter",
+                    "team_id": TEAM_ID,
+                    "user_id": BOT_USER_ID,
+                    "bot_id": BOT_ID,
+                    "is_enterprise_install": False,
+                }
+            )
+        if app_level:
+            host = request.host
+            return web.json_response({"ok": True, "url": f"ws://{host}/link/?ticket=t1"})
+        if method == "chat.postMessage":
+            return web.json_response(
+                {"ok": True, "channel": params.get("channel"), "ts": self.next_ts()}
+            )
+        if method in ("reactions.add", "reactions.remove"):
+            return web.json_response({"ok": True})
+        return web.json_response({"ok": False, "error": "unknown_method"})
+
+    async def _link(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse(autoping=True)
+        await socket.prepare(request)
+        self.connections += 1
+        self.sockets.append(socket)
+        await self._notify()
+        await socket.send_str(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "num_connections": 1,
+                    "connection_info": {"app_id": "A0APP0001"},
+                    "debug_info": {"host": "applink-test", "approximate_connection_time": 18060},
+                }
+            )
+        )
+        async for frame in socket:
+            if frame.type == WSMsgType.TEXT:
+                data = json.loads(frame.data)
+                if "envelope_id" in data:
+                    self.acks.append(str(data["envelope_id"]))
+                    await self._notify()
+        if socket in self.sockets:
+            self.sockets.remove(socket)
+        if not self._closing:
+            self.client_closes += 1
+        await self._notify()
+        return socket
+
+
+@asynccontextmanager
+async def serve_slack() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    app = web.Application()
+    app.router.add_post("/api/{method}", fake._api)
+    app.router.add_get("/link/", fake._link)
+    runner = web.AppRunner(app, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    fake.url = f"http://127.0.0.1:{port}/api/"
+    try:
+        yield fake
+    finally:
+        await fake.drop()
+        await runner.cleanup()
+
+
+async def until(fake: FakeSlack, predicate: Callable[[], object]) -> None:
+    """Wait until what the channel does (seen by the fake) makes `predicate` true."""
+    try:
+        async with asyncio.timeout(10.0), fake.changed:
+            await fake.changed.wait_for(predicate)
+    except TimeoutError:
+        raise AssertionError("timed out waiting for the fake Slack") from None

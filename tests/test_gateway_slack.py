@@ -1,0 +1,461 @@
+"""The real Slack channel (slack-bolt over Socket Mode) against a fake Slack on 127.0.0.1: Web API
+over HTTP, events over a real WebSocket, runtime-built agents with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.cli.main import main
+from dexter.config import ConfigError
+from dexter.gateway.config import (
+    AccountConfig,
+    ConfigSource,
+    GatewayConfig,
+    config_path,
+    load_config,
+)
+from dexter.gateway.delivery import DeliveryError, deliverers
+from dexter.gateway.pairing import PairingStore
+from dexter.gateway.service import GatewayService, build_channel, build_service, pairing_store
+from dexter.gateway.slack import (
+    SLACK_LIMIT,
+    SlackChannel,
+    SlackError,
+    parse_event,
+    slack_pieces,
+    slack_to_text,
+)
+from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack
+from dexter.gateway.types import ChannelStatus, InboundMessage
+from tests.support.fake_slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    BOT_USER_ID,
+    FakeSlack,
+    serve_slack,
+    until,
+)
+from tests.test_gateway_delivery import Alert
+from tests.test_gateway_telegram_e2e import MAIN, ChatModel, last_user, runtime_with
+from tests.test_gateway_telegram_e2e import home as home  # the same isolated $DEXTER_HOME
+
+ANN, BOB = "UANN00001", "UBOB00002"
+ANN_DM, BOB_DM = "D0DM00001", "D0DM00002"
+CHANNEL = "C0CHAN001"
+
+
+def write_config(home: Path, fake: FakeSlack, **account: Any) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    config = {
+        "model": MAIN,
+        "reconnect": {"initial": 0.25},
+        "channels": {
+            "slack": {
+                "dm_policy": "pairing",
+                "allow_from": [ANN],
+                "group_policy": "open",
+                "accounts": {
+                    "default": {
+                        "bot_token": BOT_TOKEN,
+                        "app_token": APP_TOKEN,
+                        "api_base": fake.url,
+                        **account,
+                    }
+                },
+            }
+        },
+    }
+    config_path(home).write_text(json.dumps(config))
+
+
+@dataclass
+class Running:
+    fake: FakeSlack
+    model: ChatModel
+    service: GatewayService
+    # Every event the channel finished handling (dropped as a retry or handed on).
+    handled: list[str]
+
+    async def answered(self) -> None:
+        """Wait until the channel has handled every event pushed and every run has answered."""
+        await until(self.fake, lambda: len(self.handled) >= self.fake.pushed)
+        await self.service.dispatcher.join()
+
+
+@asynccontextmanager
+async def slack_gateway(home: Path) -> AsyncIterator[Running]:
+    model = ChatModel()
+    async with serve_slack() as fake:
+        write_config(home, fake)
+        async with runtime_with(model) as rt:
+            service = build_service(
+                rt, ConfigSource(config_path(home), interval=0), schedules=False
+            )
+            channel = service.channels[0]
+            assert isinstance(channel, SlackChannel)
+            channel.health_interval = 0.05
+            running = Running(fake, model, service, [])
+            inbound = channel._inbound
+
+            async def counted(hooks: Any, body: dict[str, Any], event: dict[str, Any]) -> None:
+                await inbound(hooks, body, event)
+                running.handled.append(str(body.get("event_id")))
+                await fake._notify()
+
+            channel._inbound = counted  # type: ignore[method-assign]
+
+            async def no_wait(delay: float) -> None:
+                return None
+
+            service.manager._sleep = no_wait
+            await service.start()
+            try:
+                await until(fake, lambda: fake.sockets)
+                await connected(service)
+                yield running
+            finally:
+                await service.stop()
+
+
+async def connected(service: GatewayService) -> ChannelStatus:
+    """The account's status once the manager has marked it connected (just after the socket)."""
+    for _ in range(500):
+        status = service.manager.snapshot()[0]
+        if status.connected:
+            break
+        await asyncio.sleep(0.01)
+    return status
+
+
+async def test_slack_end_to_end(home: Path) -> None:
+    async with slack_gateway(home) as running:
+        fake, model, service = running.fake, running.model, running.service
+        status = service.manager.snapshot()[0]
+        assert status.connected and status.identity == "@dexter (Acme)"
+
+        # A DM from an allowed member is answered, with the working reaction around it.
+        asked = fake.message("What is Apple's **margin**?", user=ANN, channel=ANN_DM)
+        await fake.push_event(asked, event_id="Ev0001")
+        await until(fake, lambda: fake.texts(ANN_DM))
+        # The answer's Markdown bold arrives as Slack mrkdwn bold.
+        assert fake.texts(ANN_DM) == ["Answer to: What is Apple's *margin*?"]
+        await until(fake, lambda: fake.count("reactions.remove") >= 1)
+        order = [
+            m
+            for m, p in fake.calls
+            if p.get("timestamp") == asked["ts"] or p.get("channel") == ANN_DM
+        ]
+        assert order == ["reactions.add", "chat.postMessage", "reactions.remove"]
+        assert fake.posts(ANN_DM)[0].get("thread_ts") is None
+
+        # Slack redelivers the event (same event_id, new envelope): answered once.
+        await fake.push_event(asked, event_id="Ev0001", retry_attempt=1)
+        await running.answered()
+        assert len(fake.texts(ANN_DM)) == 1
+
+        # A stranger gets a pairing code once, then is answered after approval.
+        await fake.push_event(fake.message("hello", user=BOB, channel=BOB_DM))
+        await until(fake, lambda: fake.texts(BOB_DM))
+        await fake.push_event(fake.message("hello?", user=BOB, channel=BOB_DM))
+        await running.answered()
+        assert len(fake.texts(BOB_DM)) == 1
+        pending = pairing_store(home).pending()
+        assert [p.sender_id for p in pending] == [BOB]
+        assert pending[0].code in fake.texts(BOB_DM)[0]
+        pairing_store(home).approve(pending[0].code)
+        await fake.push_event(fake.message("now?", user=BOB, channel=BOB_DM))
+        await until(fake, lambda: len(fake.texts(BOB_DM)) == 2)
+        assert fake.texts(BOB_DM)[1] == "Answer to: now?"
+
+        # In a channel, chatter is context until Dexter is @mentioned.
+        await fake.push_event(fake.message("AAPL is up 3% today", user=BOB, channel=CHANNEL))
+        await running.answered()
+        assert fake.posts(CHANNEL) == []
+        mention = fake.message(f"<@{BOT_USER_ID}> why is it up?", user=ANN, channel=CHANNEL)
+        await fake.push_event(mention)
+        # The same message also arrives as an app_mention event: one answer.
+        app_mention = {k: v for k, v in mention.items() if k != "channel_type"}
+        await fake.push_event({**app_mention, "type": "app_mention"})
+        await until(fake, lambda: fake.posts(CHANNEL))
+        await service.dispatcher.join()
+        assert len(fake.posts(CHANNEL)) == 1
+        reply = fake.posts(CHANNEL)[0]
+        assert reply["thread_ts"] == mention["ts"]  # it starts a thread under the question
+        question = last_user(model.requests[-1])
+        assert "AAPL is up 3% today" in question
+        assert question.rstrip().endswith("@dexter why is it up?")
+
+        # A follow-up in that thread needs no mention, and continues the same session.
+        follow = fake.message("and MSFT?", user=ANN, channel=CHANNEL, thread_ts=mention["ts"])
+        await fake.push_event(follow)
+        await until(fake, lambda: len(fake.posts(CHANNEL)) == 2)
+        assert fake.posts(CHANNEL)[1]["thread_ts"] == mention["ts"]
+        assert fake.posts(CHANNEL)[1]["text"].endswith("and MSFT?")
+        assert "why is it up?" in str(model.requests[-1].messages)
+
+        # A new mention at the top level is a new thread and a new conversation.
+        fresh = fake.message(f"<@{BOT_USER_ID}> hello", user=ANN, channel=CHANNEL)
+        await fake.push_event(fresh)
+        await until(fake, lambda: len(fake.posts(CHANNEL)) == 3)
+        assert fake.posts(CHANNEL)[2]["thread_ts"] == fresh["ts"]
+        assert "and MSFT?" not in str(model.requests[-1].messages)
+
+        # A file without text gets the short note instead of silence.
+        image = fake.message(
+            "",
+            user=ANN,
+            channel=ANN_DM,
+            subtype="file_share",
+            files=[{"id": "F1", "mimetype": "image/png", "name": "chart.png"}],
+        )
+        await fake.push_event(image)
+        await until(fake, lambda: len(fake.texts(ANN_DM)) == 2)
+        assert fake.texts(ANN_DM)[1] == MEDIA_REPLY
+
+        # A long answer arrives in several messages, each within Slack's limit.
+        await fake.push_event(fake.message("LONG please", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: "Part 4." in fake.texts(ANN_DM)[-1])
+        pieces = fake.texts(ANN_DM)[2:]
+        assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
+        joined = "\n\n".join(pieces)
+        assert [joined.index(f"Part {i}.") for i in range(5)] == sorted(
+            joined.index(f"Part {i}.") for i in range(5)
+        )
+        assert pieces[0].startswith("Part 0.")
+
+        # Every working reaction that was added has been removed.
+        await until(fake, lambda: fake.count("reactions.add") == fake.count("reactions.remove"))
+    assert fake.client_closes == 1  # Dexter closed its socket on stop
+    saved = json.loads((home / "gateway" / "status.json").read_text())
+    row = saved["accounts"][0]
+    assert (row["channel"], row["running"], row["connected"]) == ("slack", False, False)
+    assert row["last_message_at"]
+
+
+async def test_socket_drop_reconnects_and_status_counts_it(home: Path) -> None:
+    async with slack_gateway(home) as running:
+        fake, service = running.fake, running.service
+        await fake.drop()
+        await until(fake, lambda: fake.connections == 2 and fake.sockets)
+        status = await connected(service)
+        assert status.connected and status.reconnect_attempts == 1
+        assert "dropped" in (status.last_error or "")
+        await fake.push_event(fake.message("still there?", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: fake.texts(ANN_DM))
+        assert fake.texts(ANN_DM) == ["Answer to: still there?"]
+
+
+async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) -> None:
+    async with serve_slack() as fake:
+        hooks = Hooks()
+        wrong_bot = SlackChannel(
+            "default", bot_token="xoxb-wrong", app_token=APP_TOKEN, api_base=fake.url
+        )
+        with pytest.raises(SlackError, match="rejected the bot token") as bot_error:
+            await wrong_bot.start(hooks)
+        assert "xoxb-wrong" not in str(bot_error.value)
+        await wrong_bot.stop()
+        wrong_app = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token="xapp-wrong", api_base=fake.url
+        )
+        with pytest.raises(SlackError, match="app-level token") as app_error:
+            await wrong_app.start(hooks)
+        assert "xapp-wrong" not in str(app_error.value) and not hooks.identity
+        await wrong_app.stop()
+    with pytest.raises(ConfigError, match="xapp-"):
+        SlackChannel("default", bot_token=BOT_TOKEN, app_token=BOT_TOKEN)
+
+
+async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
+    async with serve_slack() as fake:
+        channel = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
+        )
+        channel.working_lease = 0.2
+        hooks = Hooks()
+        task = asyncio.create_task(channel.start(hooks))
+        try:
+            await until(fake, lambda: fake.sockets)
+            first = fake.message("one", user=ANN, channel=ANN_DM)
+            await fake.push_event(first)
+            await until(fake, lambda: hooks.received)
+            await channel.send_typing(ANN_DM)
+            await channel.send_typing(ANN_DM)  # a refresh adds nothing
+            assert fake.count("reactions.add") == 1
+            # A newer message moves the indicator to it.
+            second = fake.message("two", user=ANN, channel=ANN_DM)
+            await fake.push_event(second)
+            await until(fake, lambda: len(hooks.received) == 2)
+            await channel.send_typing(ANN_DM)
+            added = [p["timestamp"] for m, p in fake.calls if m == "reactions.add"]
+            assert added == [first["ts"], second["ts"]]
+            # The run ends without an answer and refreshes stop: the reaction still goes.
+            await until(fake, lambda: fake.count("reactions.remove") == 2)
+            removed = [p["timestamp"] for m, p in fake.calls if m == "reactions.remove"]
+            assert removed == [first["ts"], second["ts"]]
+        finally:
+            await channel.stop()
+            await task
+        assert fake.client_closes == 1
+
+
+class Hooks:
+    def __init__(self) -> None:
+        self.identity = ""
+        self.received: list[InboundMessage] = []
+
+    def connected(self, identity: str = "") -> None:
+        self.identity = identity
+
+    async def message(self, message: InboundMessage) -> None:
+        self.received.append(message)
+
+
+async def test_proactive_sends_need_an_explicit_recipient(tmp_path: Path) -> None:
+    async with serve_slack() as fake:
+        config = GatewayConfig.model_validate(
+            {
+                "channels": {
+                    "slack": {
+                        "dm_policy": "open",
+                        "allow_from": ["*", ANN],
+                        "group_policy": "open",
+                        "group_allow_from": ["C0ALERTS1"],
+                        "accounts": {"default": {}},
+                    }
+                }
+            }
+        )
+        channel = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
+        )
+        pairing = PairingStore(tmp_path / "pairing.json")
+        slack = deliverers([channel], lambda: config, pairing)["slack"]
+
+        def alert(target: str) -> Alert:
+            return Alert(
+                "j1", "NVDA watch", "NVIDIA filed its **10-Q**.", datetime.now(UTC), target
+            )
+
+        try:
+            await slack.deliver(alert(f"slack:{ANN}"))
+            await slack.deliver(alert("slack:C0ALERTS1"))
+            assert [p["channel"] for p in fake.posts()] == [ANN, "C0ALERTS1"]
+            assert fake.posts()[0]["text"] == "NVIDIA filed its *10-Q*."
+            # `*` and an open policy admit replies, never alerts to someone not listed.
+            with pytest.raises(DeliveryError, match=f"{BOB} is not listed in allow_from"):
+                await slack.deliver(alert(f"slack:{BOB}"))
+            with pytest.raises(DeliveryError, match="not listed in group_allow_from"):
+                await slack.deliver(alert("slack:C0RANDOM1"))
+            config.channels["slack"].allow_from = ["*"]
+            with pytest.raises(DeliveryError, match="'\\*' does not count"):
+                await slack.deliver(alert(f"slack:{ANN}"))
+            assert len(fake.posts()) == 2
+        finally:
+            await channel.stop()
+
+
+def test_missing_extra_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "slack_bolt" else real(name, *a),
+    )
+    account = AccountConfig(bot_token=BOT_TOKEN, app_token=APP_TOKEN)
+    with pytest.raises(ConfigError, match=r"uv sync --extra slack"):
+        build_channel(tmp_path, "slack", "default", account)
+
+
+def test_setup_and_logout_slack(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = iter(["3", "xapp-oops", BOT_TOKEN, APP_TOKEN, f"{ANN}, {BOB}", "y"])
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
+    assert main(["gateway", "setup"]) == 0
+    out = capsys.readouterr().out
+    assert "Socket Mode" in out and "try again" in out and "reactions:write" in out
+    account = load_config(config_path(home)).channels["slack"].accounts["default"]
+    assert (account.bot_token, account.app_token) == (BOT_TOKEN, APP_TOKEN)
+    assert account.allow_from == [ANN, BOB] and account.dm_policy == "allowlist"
+    assert account.group_policy == "open"
+    assert config_path(home).stat().st_mode & 0o777 == 0o600
+    assert main(["gateway", "status"]) == 0
+    assert "slack/default: not connected" in capsys.readouterr().out
+
+    assert main(["gateway", "logout", "slack"]) == 0
+    assert "Forgot the slack credentials" in capsys.readouterr().out
+    after = load_config(config_path(home)).channels["slack"].accounts["default"]
+    assert after.bot_token is None and after.app_token is None and not after.enabled
+
+
+# ---------------------------------------------------------------------- pure parts
+
+
+def event(**fields: Any) -> dict[str, Any]:
+    base = {"type": "message", "user": ANN, "text": "hi", "ts": "1700000000.000100"}
+    return {**base, "channel": ANN_DM, "channel_type": "im", **fields}
+
+
+def parsed(raw: dict[str, Any], **kw: Any) -> InboundMessage | None:
+    return parse_event(raw, account_id="default", bot_user_id=BOT_USER_ID, bot_name="dexter", **kw)
+
+
+def test_events_become_inbound_messages() -> None:
+    dm = parsed(event())
+    assert dm is not None
+    assert (dm.chat_type, dm.chat_id, dm.sender_id, dm.thread_id) == ("direct", ANN_DM, ANN, None)
+    group = parsed(event(channel=CHANNEL, channel_type="channel", text="hello all"))
+    assert group is not None and group.chat_type == "group" and not group.mentioned
+    assert group.thread_id == "1700000000.000100"  # an answer would start a thread here
+    threaded = parsed(event(channel=CHANNEL, channel_type="channel", thread_ts="1699.1"))
+    assert threaded is not None and threaded.thread_id == "1699.1" and not threaded.mentioned
+    ours = parsed(
+        event(channel=CHANNEL, channel_type="channel", thread_ts="1699.1"),
+        in_our_thread=lambda channel, thread: (channel, thread) == (CHANNEL, "1699.1"),
+    )
+    assert ours is not None and ours.mentioned
+    mention = parsed({**event(channel=CHANNEL, text=f"<@{BOT_USER_ID}> go"), "type": "app_mention"})
+    assert mention is not None and mention.mentioned and mention.text == "@dexter go"
+    voice = parsed(
+        event(
+            subtype="file_share",
+            text="",
+            files=[{"mimetype": "audio/webm", "subtype": "slack_audio"}],
+        )
+    )
+    assert voice is not None and voice.kind == "voice"
+    for ignored in (
+        event(subtype="message_changed"),
+        event(subtype="channel_join"),
+        event(bot_id="B0OTHER01", subtype="bot_message"),
+        event(user=BOT_USER_ID),
+        {"type": "reaction_added", "user": ANN},
+    ):
+        assert parsed(ignored) is None
+
+
+def test_slack_text_and_mrkdwn() -> None:
+    wire = "<@U1|ann> see <#C1|general> <https://sec.gov/x|the 10-K> &lt;3 &amp; <!here>"
+    assert slack_to_text(wire) == "@ann see #general the 10-K (https://sec.gov/x) <3 & @here"
+    markdown = (
+        "## Margins\n- **NVDA** grew *fast*\n\n| A | B |\n|---|---|\n| 1 | 2 |\n\n~~x~~ `a<b`"
+    )
+    assert markdown_to_slack(markdown) == (
+        "*Margins*\n• *NVDA* grew _fast_\n\n```\nA  B\n1  2\n```\n\n~x~ `a&lt;b`"
+    )
+    long = "\n\n".join(f"Paragraph {i} " + "x & y " * 300 for i in range(6))
+    pieces = slack_pieces(long)
+    assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
+    assert pieces[0].startswith("Paragraph 0") and "&amp;" in pieces[0]
