@@ -52,6 +52,10 @@ def build_channel(home: Path, name: str, account_id: str, account: AccountConfig
         from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
 
         return WhatsAppCloudChannel.from_config(account_id, account)
+    if name == "whatsapp_web":
+        from dexter.gateway.whatsapp_web import WhatsAppWebChannel
+
+        return WhatsAppWebChannel.from_config(gateway_dir(home), account_id, account)
     if name in ("slack", "whatsapp_web"):
         raise ConfigError(
             f"The {name} channel is not available in this version of Dexter yet; use telegram "
