@@ -413,3 +413,54 @@ def test_missing_extra_and_missing_library_are_one_line(
     with pytest.raises(ConfigError, match="download") as caught:
         load_neonize()
     assert "neonize-linux-" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_cli_setup_links_by_qr_and_logout_unlinks_and_deletes(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dexter.cli.main import main
+    from dexter.gateway.config import load_config
+
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    world = FakeWhatsApp(OWNER, linked=False)
+    world.scan_on_qr = True
+    monkeypatch.setattr("dexter.gateway.whatsapp_web.load_neonize", world.api)
+    answers = iter(["y", "1", "1"])
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
+    assert main(["gateway", "setup", "whatsapp-web"]) == 0
+    out = capsys.readouterr().out
+    assert "can be banned" in out and "Cloud API" in out
+    assert "Scan this with your phone" in out and f"Linked to +{OWNER}" in out
+    account = load_config(config_path(home)).channels["whatsapp_web"].accounts["default"]
+    assert (account.dm_policy, account.allow_from) == ("allowlist", [f"+{OWNER}"])
+    session = default_session_path(gateway_dir(home), "default")
+    assert stat.S_IMODE(session.stat().st_mode) == 0o600
+
+    assert main(["gateway", "logout", "whatsapp-web"]) == 0
+    out = capsys.readouterr().out
+    assert "Unlinked default from WhatsApp" in out and "Deleted the WhatsApp Web session" in out
+    assert world.client.logged_out and not session.exists()
+    assert not load_config(config_path(home)).channels["whatsapp_web"].accounts["default"].enabled
+
+
+def test_cli_run_without_the_extra_is_one_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from dexter.cli.main import main
+
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("DEXTER_MEMORY", "off")
+    write_config(home, allow_from=[f"+{OWNER}"])
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr("platform.system", lambda: "Linux")
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "neonize" else find_spec(name, *rest),
+    )
+    assert main(["gateway", "run"]) == 2
+    err = capsys.readouterr().err
+    assert "uv sync --extra whatsapp" in err and "Traceback" not in err

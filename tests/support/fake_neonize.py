@@ -233,6 +233,8 @@ class FakeClient:
             await self.emit(ConnectedEv())
         elif self._qr is not None:
             await self._qr(self, b"2@fakeQRref,publickey,identity,advsecret")
+            if self.world.scan_on_qr:
+                await self.scan()
         await self._stopped.wait()
 
     async def emit(self, event: Any) -> None:
@@ -296,6 +298,8 @@ class FakeWhatsApp:
         self.connect_error = ""
         self.send_error = ""
         self.paired_phone = ""
+        # The person scans the first QR code shown (for runs of the CLI wizard).
+        self.scan_on_qr = False
 
     @property
     def client(self) -> FakeClient:

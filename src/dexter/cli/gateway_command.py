@@ -10,7 +10,7 @@ from typing import Any, TextIO
 EXIT_OK = 0
 EXIT_FAILED = 1
 
-CHANNEL_CHOICES = ("telegram", "whatsapp_cloud")
+CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "whatsapp_web")
 
 
 def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
@@ -23,7 +23,9 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     )
     actions = parser.add_subparsers(dest="gateway_command", metavar="ACTION", required=True)
     setup = actions.add_parser("setup", help="configure a channel step by step")
-    setup.add_argument("channel", nargs="?", choices=CHANNEL_CHOICES, help="channel to set up")
+    setup.add_argument(
+        "channel", nargs="?", type=_channel, choices=CHANNEL_CHOICES, help="channel to set up"
+    )
     setup.add_argument("--account", default="default", help="account name (default: default)")
     actions.add_parser("run", help="connect every configured channel and answer (Ctrl+C stops)")
     status = actions.add_parser("status", help="connected, last error, last message per account")
@@ -35,10 +37,15 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
         sub = pair_actions.add_parser(name, help=text)
         sub.add_argument("code", help="the six-digit code the sender received")
     logout = actions.add_parser("logout", help="forget a channel's credentials")
-    logout.add_argument("channel", choices=CHANNEL_CHOICES)
+    logout.add_argument("channel", type=_channel, choices=CHANNEL_CHOICES)
     logout.add_argument("--account", default=None, help="only this account (default: all)")
     parser.set_defaults(gateway_run=run_gateway_command)
     return parser
+
+
+def _channel(value: str) -> str:
+    """`whatsapp-web` and `whatsapp_web` name the same channel."""
+    return value.strip().lower().replace("-", "_")
 
 
 def run_gateway_command(
@@ -175,6 +182,10 @@ def _logout(home: Any, args: argparse.Namespace, out: TextIO) -> int:
         if account is None:
             print(f"No {args.channel} account named {name!r}.", file=out)
             return EXIT_FAILED
+        if args.channel == "whatsapp_web":
+            from dexter.cli.gateway_whatsapp_web import forget_sessions
+
+            forget_sessions(home, channel, [name], out)
         for key in (
             "token",
             "access_token",
@@ -207,8 +218,18 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
     config = load_config(path)
     channel = args.channel
     while channel not in CHANNEL_CHOICES:
-        print("Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)", file=out)
-        channel = {"1": "telegram", "2": "whatsapp_cloud"}.get(ask("> ").strip(), "")
+        print(
+            "Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)  "
+            "3) WhatsApp Web (your own number, linked device)",
+            file=out,
+        )
+        channel = {"1": "telegram", "2": "whatsapp_cloud", "3": "whatsapp_web"}.get(
+            ask("> ").strip(), ""
+        )
+    if channel == "whatsapp_web":
+        from dexter.cli.gateway_whatsapp_web import setup_whatsapp_web
+
+        return setup_whatsapp_web(home, args.account, config, path, out, ask)
     account = AccountConfig()
     if channel == "telegram":
         print(
