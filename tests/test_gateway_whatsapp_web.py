@@ -24,9 +24,9 @@ from dexter.gateway.whatsapp_web import (
     NOT_LINKED,
     WhatsAppWebChannel,
     default_session_path,
-    link_device,
     load_neonize,
 )
+from dexter.gateway.whatsapp_web_link import link_device
 from tests.support.fake_neonize import (
     JID,
     AudioMessage,

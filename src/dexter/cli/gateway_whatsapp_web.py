@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -48,9 +49,10 @@ def setup_whatsapp_web(
 ) -> int:
     from dexter.gateway.config import AccountConfig, ChannelConfig, save_config
     from dexter.gateway.types import ChannelError
-    from dexter.gateway.whatsapp_web import LINK_TIMEOUT, link_device, load_neonize
+    from dexter.gateway.whatsapp_web import load_neonize
+    from dexter.gateway.whatsapp_web_link import LINK_TIMEOUT, link_device
 
-    print(WARNING, file=out)
+    print(textwrap.fill(WARNING, 78), file=out)
     if not ask("Continue? [y/N]: ").strip().lower().startswith("y"):
         print("Nothing changed.", file=out)
         return EXIT_OK
@@ -112,7 +114,7 @@ def forget_sessions(home: Path, channel: ChannelConfig, names: list[str], out: T
     session data either way."""
     from dexter.config import ConfigError
     from dexter.gateway.whatsapp_web import delete_session, load_neonize, session_linked
-    from dexter.gateway.whatsapp_web import unlink_device as unlink
+    from dexter.gateway.whatsapp_web_link import unlink_device as unlink
 
     for name in names:
         account = channel.accounts.get(name)

@@ -21,11 +21,11 @@ import logging
 import os
 import platform
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig
@@ -41,7 +41,6 @@ SESSION_FILE = "session.db"
 # The dispatcher refreshes "typing…" every 4 s; once a refresh is this late the run is over.
 TYPING_LAPSE = 6.0
 GROUP_TITLE_TTL = 600.0
-LINK_TIMEOUT = 180.0
 NOT_LINKED = (
     "WhatsApp Web is not linked to a phone yet; run `dexter gateway setup whatsapp_web` "
     "and scan the QR code"
@@ -50,8 +49,6 @@ LOGGED_OUT = (
     "WhatsApp logged this linked device out (removed on the phone, or expired); run "
     "`dexter gateway setup whatsapp_web` to link it again"
 )
-# neonize's PairStatus.PStatus
-PAIR_SUCCESS = 2
 _WRAPPERS = (
     "ephemeralMessage",
     "viewOnceMessage",
@@ -211,7 +208,7 @@ def delete_session(path: Path) -> bool:
 # ---------------------------------------------------------------------- protobuf reading
 
 
-def _field(message: Any, name: str) -> Any | None:
+def field_of(message: Any, name: str) -> Any | None:
     """A set sub-message, or None (protobuf returns empty defaults for unset fields)."""
     if message is None:
         return None
@@ -230,7 +227,7 @@ def _content(message: Any) -> tuple[str, ContentKind, Any] | None:
     """(text, kind, contextInfo) of an E2E message; None for things nobody typed."""
     for _ in range(3):  # wrappers can nest (an ephemeral view-once message)
         inner = next(
-            (w.message for name in _WRAPPERS if (w := _field(message, name)) is not None), None
+            (w.message for name in _WRAPPERS if (w := field_of(message, name)) is not None), None
         )
         if inner is None:
             break
@@ -239,18 +236,18 @@ def _content(message: Any) -> tuple[str, ContentKind, Any] | None:
         return None
     if message.conversation:
         return str(message.conversation), "text", None
-    extended = _field(message, "extendedTextMessage")
+    extended = field_of(message, "extendedTextMessage")
     if extended is not None:
-        return str(extended.text), "text", _field(extended, "contextInfo")
+        return str(extended.text), "text", field_of(extended, "contextInfo")
     for name, kind in _MEDIA:
-        media = _field(message, name)
+        media = field_of(message, name)
         if media is None:
             continue
         if name == "audioMessage" and getattr(media, "PTT", False):
             kind = "voice"
         caption = str(getattr(media, "caption", "") or "")
-        return caption, kind, _field(media, "contextInfo")
-    if any(_field(message, name) is not None for name in _SILENT):
+        return caption, kind, field_of(media, "contextInfo")
+    if any(field_of(message, name) is not None for name in _SILENT):
         return None
     return "", "other", None
 
@@ -400,8 +397,8 @@ class WhatsAppWebChannel:
 
     async def _identify(self, client: Any) -> None:
         me = await client.get_me()
-        jid = _field(me, "JID")
-        lid = _field(me, "LID")
+        jid = field_of(me, "JID")
+        lid = field_of(me, "LID")
         self._self_phone = str(jid.User) if jid is not None else ""
         self._self_lid = str(lid.User) if lid is not None else ""
         self.self_id = f"+{self._self_phone}" if self._self_phone else ""
@@ -455,18 +452,18 @@ class WhatsAppWebChannel:
             return None  # status updates and channels
         if info.ID in self._sent:
             return None  # our own reply, echoed back
-        content = _content(_field(event, "Message"))
+        content = _content(field_of(event, "Message"))
         if content is None:
             return None
         text, kind, context = content
         group = bool(source.IsGroup) or chat.Server == "g.us"
         from_me = bool(source.IsFromMe)
         if group:
-            sender = self._phone(source.Sender, _field(source, "SenderAlt"))
+            sender = self._phone(source.Sender, field_of(source, "SenderAlt"))
         else:
             # A DM's conversation is with the chat's owner, whoever wrote this message: the
             # owner's own message to a friend is theirs to the friend, not a question to Dexter.
-            alt = _field(source, "RecipientAlt" if from_me else "SenderAlt")
+            alt = field_of(source, "RecipientAlt" if from_me else "SenderAlt")
             sender = self._phone(chat, alt)
         mentioned_ids: list[str] = []
         replied_to: str | None = None
@@ -601,149 +598,3 @@ class WhatsAppWebChannel:
         await self._client.mark_read(
             message.message_id, chat=chat, sender=sender, receipt=self.api.receipt_read
         )
-
-
-# ---------------------------------------------------------------------- linking and unlinking
-
-
-@dataclass(frozen=True, slots=True)
-class LinkedAccount:
-    phone: str  # "+15551234567"
-    name: str = ""
-
-
-def render_qr(code: str, out: TextIO) -> None:
-    """The QR code in the terminal (segno comes with the whatsapp extra), else the raw string."""
-    try:
-        import segno
-    except ImportError:
-        print(f"QR data (render it with any QR tool): {code}", file=out)
-        return
-    segno.make_qr(code).terminal(out=out, compact=True)
-
-
-async def link_device(
-    session_path: Path,
-    out: TextIO,
-    *,
-    api: NeonizeApi,
-    phone: str | None = None,
-    wait: float = LINK_TIMEOUT,
-) -> LinkedAccount:
-    """Link Dexter as a device of your WhatsApp account: QR code, or a pairing code for `phone`
-    (digits with country code). Returns the linked number; the session stays in `session_path`."""
-    await asyncio.to_thread(secure_session, session_path, create=True)
-    client = api.new_client(str(session_path))
-    done = asyncio.Event()
-    failure: list[str] = []
-    shown: list[str] = []
-
-    async def on_qr(c: Any, data: bytes) -> None:
-        code = data.decode() if isinstance(data, bytes) else str(data)
-        if phone:
-            if shown:
-                return
-            pair_code = await c.PairPhone(phone, True)
-            shown.append(pair_code)
-            print(
-                f"On your phone: WhatsApp → Settings → Linked devices → Link a device → "
-                f"Link with phone number instead, and enter: {pair_code}",
-                file=out,
-                flush=True,
-            )
-            return
-        print(
-            "Scan this with your phone: WhatsApp → Settings → Linked devices → Link a device"
-            + (" (a new code; the last one expired)" if shown else ""),
-            file=out,
-            flush=True,
-        )
-        shown.append(code)
-        render_qr(code, out)
-        out.flush()
-
-    async def on_pair(_c: Any, event: Any) -> None:
-        if int(getattr(event, "Status", 0)) != PAIR_SUCCESS:
-            failure.append(str(getattr(event, "Error", "") or "pairing failed"))
-            done.set()
-
-    async def on_connected(_c: Any, _event: Any) -> None:
-        done.set()
-
-    async def on_logged_out(_c: Any, _event: Any) -> None:
-        failure.append("WhatsApp logged the new device out")
-        done.set()
-
-    client.qr(on_qr)
-    client.event(api.pair_status_ev)(on_pair)
-    client.event(api.connected_ev)(on_connected)
-    client.event(api.logged_out_ev)(on_logged_out)
-    task: asyncio.Future[Any] | None = None
-    try:
-        task = await client.connect()
-        try:
-            await asyncio.wait_for(_first(done, task), wait)
-        except TimeoutError:
-            raise ChannelError(
-                f"no phone was linked within {int(wait)} s; run the setup again"
-            ) from None
-        if failure:
-            raise ChannelError(f"linking failed: {failure[0]}")
-        if not done.is_set():
-            raise ChannelError("the WhatsApp connection ended before a phone was linked")
-        me = await client.get_me()
-        jid = _field(me, "JID")
-        number = str(jid.User) if jid is not None else ""
-        return LinkedAccount(f"+{number}" if number else "", str(getattr(me, "PushName", "")))
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.stop(), 3.0)
-        if task is not None and not task.done():
-            task.cancel()
-        await asyncio.to_thread(secure_session, session_path, create=False)
-
-
-async def unlink_device(session_path: Path, *, api: NeonizeApi, wait: float = 20.0) -> bool:
-    """Tell WhatsApp to remove this linked device. False when it could not be reached."""
-    if not session_linked(session_path):
-        return False
-    client = api.new_client(str(session_path))
-    connected = asyncio.Event()
-
-    async def on_connected(_c: Any, _event: Any) -> None:
-        connected.set()
-
-    async def on_qr(_c: Any, _data: bytes) -> None:
-        connected.clear()
-        await client.stop()  # nothing is linked: nothing to unlink
-
-    client.qr(on_qr)
-    client.event(api.connected_ev)(on_connected)
-    task: asyncio.Future[Any] | None = None
-    try:
-        task = await client.connect()
-        await asyncio.wait_for(_first(connected, task), wait)
-        if not connected.is_set():
-            return False
-        await client.logout()
-        return True
-    except Exception as exc:
-        log.debug("unlinking failed: %s", exc)
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.stop(), 3.0)
-        if task is not None and not task.done():
-            task.cancel()
-
-
-async def _first(event: asyncio.Event, task: Awaitable[Any] | None) -> None:
-    """Until `event` is set or the connection task ends."""
-    waiter = asyncio.ensure_future(event.wait())
-    tasks: list[asyncio.Future[Any]] = [waiter]
-    if task is not None:
-        tasks.append(asyncio.ensure_future(task))
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
