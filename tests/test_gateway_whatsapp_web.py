@@ -464,3 +464,25 @@ def test_cli_run_without_the_extra_is_one_line(
     assert main(["gateway", "run"]) == 2
     err = capsys.readouterr().err
     assert "uv sync --extra whatsapp" in err and "Traceback" not in err
+
+
+def test_cli_setup_by_pair_code_for_other_people_and_groups(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dexter.cli.main import main
+    from dexter.gateway.config import load_config
+
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    world = FakeWhatsApp(OWNER, linked=False)
+    world.scan_on_qr = True
+    monkeypatch.setattr("dexter.gateway.whatsapp_web.load_neonize", world.api)
+    answers = iter(["y", "2", "555", "+1 555 000 1111", "2", "+15552223333", "y"])
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
+    assert main(["gateway", "setup", "whatsapp_web", "--account", "work"]) == 0
+    out = capsys.readouterr().out
+    assert "country code" in out and "enter: ABCD-1234" in out
+    assert world.paired_phone == OWNER
+    account = load_config(config_path(home)).channels["whatsapp_web"].accounts["work"]
+    assert account.allow_from == ["+15552223333"]
+    assert (account.dm_policy, account.group_policy) == ("allowlist", "open")
+    assert default_session_path(gateway_dir(home), "work").exists()

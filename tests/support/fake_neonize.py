@@ -339,21 +339,10 @@ _ids = itertools.count(1)
 
 
 def text_message(
-    text: str,
-    *,
-    chat: JID,
-    sender: JID | None = None,
-    from_me: bool = False,
-    group: bool = False,
-    sender_alt: JID | None = None,
-    push_name: str = "Bob",
-    mentioned: list[str] | None = None,
-    reply_to: str = "",
-    timestamp_ms: int | None = None,
-    message_id: str | None = None,
+    text: str, *, mentioned: list[str] | None = None, reply_to: str = "", **where: Any
 ) -> MessageEv:
     """A text message as neonize delivers it: plain `conversation`, or `extendedTextMessage`
-    when it carries mentions or quotes a message."""
+    when it carries mentions or quotes a message. `where` as for `event_for`."""
     if mentioned or reply_to:
         context = ContextInfo(
             stanzaID="3EB0QUOTED" if reply_to else "",
@@ -363,17 +352,7 @@ def text_message(
         body = E2EMessage(extendedTextMessage=ExtendedTextMessage(text=text, contextInfo=context))
     else:
         body = E2EMessage(conversation=text)
-    return event_for(
-        body,
-        chat=chat,
-        sender=sender,
-        from_me=from_me,
-        group=group,
-        sender_alt=sender_alt,
-        push_name=push_name,
-        timestamp_ms=timestamp_ms,
-        message_id=message_id,
-    )
+    return event_for(body, **where)
 
 
 def event_for(

@@ -245,22 +245,36 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
         account.verify_token = _ask_until(ask, "A verify token of your choice: ", bool, out)
         listen = ask("Listen on [127.0.0.1:8787]: ").strip()
         account.listen = listen or "127.0.0.1:8787"
-    print(
+    ask_access(
+        account,
+        ask,
+        out,
         "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
         "WhatsApp: +E.164 numbers), `*` for anyone, or leave empty to approve people one by one "
         "with pairing codes.",
-        file=out,
     )
-    allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
-    account.allow_from = allowed
-    account.dm_policy = "allowlist" if allowed else "pairing"
-    groups = ask("Answer in groups when @mentioned? [y/N]: ").strip().lower()
-    account.group_policy = "open" if groups.startswith("y") else "disabled"
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
     save_config(path, config)
     print(f"Saved {channel}/{args.account} to {path} (mode 0600).", file=out)
     print("Start the gateway with: dexter gateway run", file=out)
     return EXIT_OK
+
+
+def ask_access(
+    account: Any,
+    ask: Callable[[str], str],
+    out: TextIO,
+    intro: str,
+    groups_prompt: str = "Answer in groups when @mentioned? [y/N]: ",
+) -> None:
+    """Who may message the account (an allowlist, or pairing when empty) and whether groups are
+    answered."""
+    print(intro, file=out)
+    allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
+    account.allow_from = allowed
+    account.dm_policy = "allowlist" if allowed else "pairing"
+    groups = ask(groups_prompt).strip().lower()
+    account.group_policy = "open" if groups.startswith("y") else "disabled"
 
 
 def _ask_until(

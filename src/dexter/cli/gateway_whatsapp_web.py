@@ -47,6 +47,7 @@ def setup_whatsapp_web(
     out: TextIO,
     ask: Callable[[str], str],
 ) -> int:
+    from dexter.cli.gateway_command import ask_access
     from dexter.gateway.config import AccountConfig, ChannelConfig, save_config
     from dexter.gateway.types import ChannelError
     from dexter.gateway.whatsapp_web import load_neonize
@@ -88,16 +89,14 @@ def setup_whatsapp_web(
         account.group_policy = "disabled"
         print("Self-chat: open your own chat (“Message yourself”) and write to Dexter.", file=out)
     else:
-        print(
+        ask_access(
+            account,
+            ask,
+            out,
             "Who may message Dexter? +E.164 numbers separated by commas, `*` for anyone, or "
             "leave empty to approve people one by one with pairing codes.",
-            file=out,
+            "Answer in groups when @mentioned or replied to? [y/N]: ",
         )
-        allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
-        account.allow_from = allowed
-        account.dm_policy = "allowlist" if allowed else "pairing"
-        groups = ask("Answer in groups when @mentioned or replied to? [y/N]: ")
-        account.group_policy = "open" if groups.strip().lower().startswith("y") else "disabled"
     channel.accounts[account_id] = account
     save_config(config_file, config)
     print(f"Saved whatsapp_web/{account_id} to {config_file} (mode 0600).", file=out)
