@@ -10,7 +10,7 @@ from typing import Any, TextIO
 EXIT_OK = 0
 EXIT_FAILED = 1
 
-CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "slack")
+CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "slack", "whatsapp_web")
 
 
 def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
@@ -23,7 +23,9 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     )
     actions = parser.add_subparsers(dest="gateway_command", metavar="ACTION", required=True)
     setup = actions.add_parser("setup", help="configure a channel step by step")
-    setup.add_argument("channel", nargs="?", choices=CHANNEL_CHOICES, help="channel to set up")
+    setup.add_argument(
+        "channel", nargs="?", type=_channel, choices=CHANNEL_CHOICES, help="channel to set up"
+    )
     setup.add_argument("--account", default="default", help="account name (default: default)")
     actions.add_parser("run", help="connect every configured channel and answer (Ctrl+C stops)")
     status = actions.add_parser("status", help="connected, last error, last message per account")
@@ -35,10 +37,15 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
         sub = pair_actions.add_parser(name, help=text)
         sub.add_argument("code", help="the six-digit code the sender received")
     logout = actions.add_parser("logout", help="forget a channel's credentials")
-    logout.add_argument("channel", choices=CHANNEL_CHOICES)
+    logout.add_argument("channel", type=_channel, choices=CHANNEL_CHOICES)
     logout.add_argument("--account", default=None, help="only this account (default: all)")
     parser.set_defaults(gateway_run=run_gateway_command)
     return parser
+
+
+def _channel(value: str) -> str:
+    """`whatsapp-web` and `whatsapp_web` name the same channel."""
+    return value.strip().lower().replace("-", "_")
 
 
 def run_gateway_command(
@@ -175,6 +182,10 @@ def _logout(home: Any, args: argparse.Namespace, out: TextIO) -> int:
         if account is None:
             print(f"No {args.channel} account named {name!r}.", file=out)
             return EXIT_FAILED
+        if args.channel == "whatsapp_web":
+            from dexter.cli.gateway_whatsapp_web import forget_sessions
+
+            forget_sessions(home, channel, [name], out)
         for key in (
             "token",
             "access_token",
@@ -208,10 +219,17 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
     channel = args.channel
     while channel not in CHANNEL_CHOICES:
         print(
-            "Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)  3) Slack app",
+            "Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)  "
+            "3) Slack app  4) WhatsApp Web (your own number, linked device)",
             file=out,
         )
-        channel = {"1": "telegram", "2": "whatsapp_cloud", "3": "slack"}.get(ask("> ").strip(), "")
+        channel = {"1": "telegram", "2": "whatsapp_cloud", "3": "slack", "4": "whatsapp_web"}.get(
+            ask("> ").strip(), ""
+        )
+    if channel == "whatsapp_web":
+        from dexter.cli.gateway_whatsapp_web import setup_whatsapp_web
+
+        return setup_whatsapp_web(home, args.account, config, path, out, ask)
     account = AccountConfig()
     if channel == "telegram":
         print(
@@ -229,17 +247,15 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
         account.verify_token = _ask_until(ask, "A verify token of your choice: ", bool, out)
         listen = ask("Listen on [127.0.0.1:8787]: ").strip()
         account.listen = listen or "127.0.0.1:8787"
-    print(
+    ask_access(
+        account,
+        ask,
+        out,
         "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
         "WhatsApp: +E.164 numbers; Slack: member ids like U012AB3CD), `*` for anyone, or leave "
         "empty to approve people one by one with pairing codes.",
-        file=out,
+        "Answer in groups (Slack: channels) when @mentioned? [y/N]: ",
     )
-    allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
-    account.allow_from = allowed
-    account.dm_policy = "allowlist" if allowed else "pairing"
-    groups = ask("Answer in groups (Slack: channels) when @mentioned? [y/N]: ").strip().lower()
-    account.group_policy = "open" if groups.startswith("y") else "disabled"
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
     save_config(path, config)
     print(f"Saved {channel}/{args.account} to {path} (mode 0600).", file=out)
@@ -265,6 +281,23 @@ def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
         lambda v: v.startswith("xapp-"),
         out,
     )
+
+
+def ask_access(
+    account: Any,
+    ask: Callable[[str], str],
+    out: TextIO,
+    intro: str,
+    groups_prompt: str = "Answer in groups when @mentioned? [y/N]: ",
+) -> None:
+    """Who may message the account (an allowlist, or pairing when empty) and whether groups are
+    answered."""
+    print(intro, file=out)
+    allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
+    account.allow_from = allowed
+    account.dm_policy = "allowlist" if allowed else "pairing"
+    groups = ask(groups_prompt).strip().lower()
+    account.group_policy = "open" if groups.startswith("y") else "disabled"
 
 
 def _ask_until(

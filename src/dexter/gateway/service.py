@@ -56,11 +56,10 @@ def build_channel(home: Path, name: str, account_id: str, account: AccountConfig
         from dexter.gateway.slack import SlackChannel
 
         return SlackChannel.from_config(account_id, account)
-    if name in ("whatsapp_web",):
-        raise ConfigError(
-            f"The {name} channel is not available in this version of Dexter yet; use telegram "
-            f"or whatsapp_cloud, or disable {name} in gateway.json."
-        )
+    if name == "whatsapp_web":
+        from dexter.gateway.whatsapp_web import WhatsAppWebChannel
+
+        return WhatsAppWebChannel.from_config(gateway_dir(home), account_id, account)
     raise ConfigError(f"unknown gateway channel {name!r}")
 
 
