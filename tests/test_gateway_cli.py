@@ -68,3 +68,21 @@ def test_status_json_and_broken_config(home: Path, capsys: pytest.CaptureFixture
     config_path(home).write_text("{}")
     assert main(["gateway", "status", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["alive"] is False
+
+
+def test_setup_with_input_closed_midway_saves_nothing(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = iter(["1"])
+
+    def ask(_prompt: str = "") -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", ask)
+    assert main(["gateway", "setup"]) == 1
+    out = capsys.readouterr().out
+    assert "Setup cancelled" in out and "nothing was saved" in out
+    assert not config_path(home).exists()

@@ -68,7 +68,19 @@ def run_gateway_command(
         return _pair(home, args, out)
     if command == "logout":
         return _logout(home, args, out)
-    return _setup(home, args, out, ask or input)
+    # Tokens are not echoed on a terminal; answers from a caller (tests, scripts) are used as is.
+    secret = ask or (_hidden_input if sys.stdin.isatty() else input)
+    try:
+        return _setup(home, args, out, ask or input, secret)
+    except (EOFError, KeyboardInterrupt):
+        print("\nSetup cancelled (no more input); nothing was saved.", file=out)
+        return EXIT_FAILED
+
+
+def _hidden_input(prompt: str) -> str:
+    import getpass
+
+    return getpass.getpass(prompt)
 
 
 def _run(settings: Any, out: TextIO) -> int:
@@ -205,7 +217,13 @@ def _logout(home: Any, args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str], str]) -> int:
+def _setup(
+    home: Any,
+    args: argparse.Namespace,
+    out: TextIO,
+    ask: Callable[[str], str],
+    secret: Callable[[str], str],
+) -> int:
     from dexter.gateway.config import (
         AccountConfig,
         ChannelConfig,
@@ -219,8 +237,11 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
     channel = args.channel
     while channel not in CHANNEL_CHOICES:
         print(
-            "Which channel? 1) Telegram bot  2) WhatsApp Cloud API (business number)  "
-            "3) Slack app  4) WhatsApp Web (your own number, linked device)",
+            "Which channel?\n"
+            "  1) Telegram bot\n"
+            "  2) WhatsApp Cloud API (business number)\n"
+            "  3) Slack app\n"
+            "  4) WhatsApp Web (your own number, linked device)",
             file=out,
         )
         channel = {"1": "telegram", "2": "whatsapp_cloud", "3": "slack", "4": "whatsapp_web"}.get(
@@ -236,14 +257,14 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
             "Create a bot with @BotFather in Telegram (/newbot) and paste its token here.",
             file=out,
         )
-        account.token = _ask_until(ask, "Bot token: ", lambda v: ":" in v, out)
+        account.token = _ask_until(secret, "Bot token: ", lambda v: ":" in v, out)
     elif channel == "slack":
-        _setup_slack(account, ask, out)
+        _setup_slack(account, secret, out)
     else:
         print("From your Meta app's WhatsApp > API Setup page:", file=out)
         account.phone_number_id = _ask_until(ask, "Phone number ID: ", str.isdigit, out)
-        account.access_token = _ask_until(ask, "Access token: ", bool, out)
-        account.app_secret = _ask_until(ask, "App secret (App settings > Basic): ", bool, out)
+        account.access_token = _ask_until(secret, "Access token: ", bool, out)
+        account.app_secret = _ask_until(secret, "App secret (App settings > Basic): ", bool, out)
         account.verify_token = _ask_until(ask, "A verify token of your choice: ", bool, out)
         listen = ask("Listen on [127.0.0.1:8787]: ").strip()
         account.listen = listen or "127.0.0.1:8787"
@@ -292,7 +313,9 @@ def ask_access(
 ) -> None:
     """Who may message the account (an allowlist, or pairing when empty) and whether groups are
     answered."""
-    print(intro, file=out)
+    import textwrap
+
+    print(textwrap.fill(intro, width=78), file=out)
     allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]
     account.allow_from = allowed
     account.dm_policy = "allowlist" if allowed else "pairing"
