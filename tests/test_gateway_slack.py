@@ -254,6 +254,32 @@ async def test_socket_drop_reconnects_and_status_counts_it(home: Path) -> None:
         assert fake.texts(ANN_DM) == ["Answer to: still there?"]
 
 
+async def test_group_context_names_members_and_a_missing_scope_stops_the_lookups(
+    home: Path,
+) -> None:
+    async with slack_gateway(home) as running:
+        fake, model, service = running.fake, running.model, running.service
+        fake.names = {BOB: "Bob"}
+        await fake.push_event(fake.message("AAPL is up 3% today", user=BOB, channel=CHANNEL))
+        await fake.push_event(fake.message("and MSFT is flat", user=BOB, channel=CHANNEL))
+        await running.answered()
+        ask = fake.message(f"<@{BOT_USER_ID}> why?", user=ANN, channel=CHANNEL)
+        await fake.push_event(ask)
+        await until(fake, lambda: fake.posts(CHANNEL))
+        await service.dispatcher.join()
+        question = last_user(model.requests[-1])
+        # Named where Slack says who it is, by member id where it does not (Ann is unknown).
+        assert f"Bob ({BOB})" in question and "AAPL is up 3% today" in question
+        assert fake.count("users.info") == 2  # Bob once (cached), Ann once
+
+        # Without the users:read scope, one failed lookup and no more: ids stand in for names.
+        fake.missing_scopes.add("users:read")
+        for text in ("one", "two"):
+            await fake.push_event(fake.message(text, user="UCAROL003", channel=CHANNEL))
+        await running.answered()
+        assert fake.count("users.info") == 3
+
+
 async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) -> None:
     async with serve_slack() as fake:
         hooks = Hooks()

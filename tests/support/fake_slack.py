@@ -1,16 +1,17 @@
 """A fake Slack on 127.0.0.1: the Web API over real HTTP and Socket Mode over a real WebSocket.
 
 Web API: `auth.test`, `apps.connections.open` (answers a ws:// URL to this server),
-`chat.postMessage`, `reactions.add` / `reactions.remove`, each checking the bearer token kind as
-Slack does (bot `xoxb-`, app-level `xapp-` for the socket). Socket Mode: sends `hello` on
-connect, pushes `events_api` envelopes shaped like Slack's (envelope_id, payload with event_id,
-retry_attempt …) and records the acks. `drop()` closes the socket from the server side, as a
-network blip would.
+`chat.postMessage`, `reactions.add` / `reactions.remove`, `users.info` (GET, from `names`),
+each checking the bearer token kind as Slack does (bot `xoxb-`, app-level `xapp-` for the
+socket). Socket Mode: sends `hello` on connect, pushes `events_api` envelopes shaped like
+Slack's (envelope_id, payload with event_id, retry_attempt …) and records the acks. `drop()`
+closes the socket from the server side, as a network blip would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
@@ -40,6 +41,9 @@ class FakeSlack:
     _closing: bool = False
     sockets: list[web.WebSocketResponse] = field(default_factory=list)
     errors: dict[str, list[str]] = field(default_factory=dict)
+    # Members' display names for users.info; a member not here is `user_not_found`.
+    names: dict[str, str] = field(default_factory=dict)
+    missing_scopes: set[str] = field(default_factory=set)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -145,7 +149,9 @@ class FakeSlack:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        if request.content_type == "application/json":
+        if request.method == "GET":
+            params = dict(request.query)
+        elif request.content_type == "application/json":
             params = dict(await request.json() or {})
         else:
             params = dict(await request.post())
@@ -182,6 +188,19 @@ class FakeSlack:
             )
         if method in ("reactions.add", "reactions.remove"):
             return web.json_response({"ok": True})
+        if method == "users.info":
+            if "users:read" in self.missing_scopes:
+                return web.json_response(
+                    {"ok": False, "error": "missing_scope", "needed": "users:read"}
+                )
+            user = str(params.get("user", ""))
+            if user not in self.names:
+                return web.json_response({"ok": False, "error": "user_not_found"})
+            name = self.names[user]
+            profile = {"display_name": name, "real_name": f"{name} Example"}
+            return web.json_response(
+                {"ok": True, "user": {"id": user, "name": name.lower(), "profile": profile}}
+            )
         return web.json_response({"ok": False, "error": "unknown_method"})
 
     async def _link(self, request: web.Request) -> web.WebSocketResponse:
@@ -219,6 +238,7 @@ async def serve_slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
     app = web.Application()
     app.router.add_post("/api/{method}", fake._api)
+    app.router.add_get("/api/{method}", fake._api)
     app.router.add_get("/link/", fake._link)
     runner = web.AppRunner(app, shutdown_timeout=0.5)
     await runner.setup()
@@ -234,9 +254,13 @@ async def serve_slack() -> AsyncIterator[FakeSlack]:
 
 
 async def until(fake: FakeSlack, predicate: Callable[[], object]) -> None:
-    """Wait until what the channel does (seen by the fake) makes `predicate` true."""
+    """Wait until `predicate` is true: re-checked whenever the fake sees a call, and every 50 ms
+    for what the fake cannot see (a channel's hooks receiving a message)."""
     try:
-        async with asyncio.timeout(10.0), fake.changed:
-            await fake.changed.wait_for(predicate)
+        async with asyncio.timeout(10.0):
+            while not predicate():
+                async with fake.changed:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(fake.changed.wait(), 0.05)
     except TimeoutError:
         raise AssertionError("timed out waiting for the fake Slack") from None

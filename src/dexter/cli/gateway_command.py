@@ -288,7 +288,7 @@ def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
     print(
         "Create a Slack app at api.slack.com/apps and turn on Socket Mode.\n"
         "Bot token scopes: app_mentions:read, chat:write, im:history, channels:history,\n"
-        "  groups:history, reactions:write.\n"
+        "  groups:history, reactions:write (users:read too, to see names).\n"
         "Bot events: app_mention, message.im, message.channels, message.groups.\n"
         "Install it to your workspace (the README's Slack section has every step).",
         file=out,

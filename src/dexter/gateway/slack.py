@@ -29,7 +29,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dexter.gateway")
 # The SDK logs every reconnect with a traceback; keep that below the gateway's own lines.
+_log = logging.getLogger(__name__)
 sdk_log = logging.getLogger("dexter.gateway.slack_sdk")
 
 API_BASE = "https://slack.com/api/"
@@ -58,6 +59,7 @@ HEALTH_INTERVAL = 2.0
 CONNECT_TIMEOUT = 30.0
 CLOSE_TIMEOUT = 2.0
 REMEMBERED = 2000
+NAME_TIMEOUT = 3.0
 # Message subtypes that are a person saying something; the rest (edits, joins, bots) are not.
 _SPOKEN = (None, "file_share", "thread_broadcast")
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
@@ -244,6 +246,9 @@ class SlackChannel:
         self._events = Deduper()
         self._threads = _Recent()
         self._last_inbound = _Recent()
+        self._names = _Recent()
+        self._names_unavailable = False
+        self._name_lookups: dict[str, asyncio.Future[str]] = {}
         self._working: dict[tuple[str, str], _Working] = {}
         self._watchdog: asyncio.Task[None] | None = None
         self.bot_user_id = ""
@@ -298,14 +303,18 @@ class SlackChannel:
             )
         return self._web
 
-    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
-        """A Web API call; failures become one line that never contains a token."""
+    async def _call(self, method: str, *, read: bool = False, **params: Any) -> dict[str, Any]:
+        """A Web API call; failures become one line that never contains a token. Read methods
+        (`read=True`, e.g. users.info) take query parameters: Slack accepts JSON only for writes."""
         import aiohttp
         from slack_sdk.errors import SlackApiError
 
         client = await self._client()
         try:
-            response = await client.api_call(method, json=params)
+            if read:
+                response = await client.api_call(method, http_verb="GET", params=params)
+            else:
+                response = await client.api_call(method, json=params)
         except SlackApiError as exc:
             error = str(exc.response.get("error") or exc.response.status_code)
             if error in ("invalid_auth", "not_authed", "account_inactive", "token_revoked"):
@@ -413,8 +422,49 @@ class SlackChannel:
         )
         if message is None:
             return
+        if not message.sender_name:
+            name = await self._display_name(message.sender_id)
+            if name:
+                message = replace(message, sender_name=name)
         self._last_inbound.put((message.chat_id, message.thread_id or ""), message.message_id)
         await hooks.message(message)
+
+    async def _display_name(self, user_id: str) -> str:
+        """A member's display name, so group context reads "Ann: …" rather than a member id.
+        Cached, one lookup at a time per member (events are handled concurrently); "" when Slack
+        won't say (no users:read scope, a slow or failed call)."""
+        cached = self._names.get((user_id, ""))
+        if cached is not None or self._names_unavailable:
+            return cached or ""
+        lookup = self._name_lookups.get(user_id)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._look_up_name(user_id))
+            self._name_lookups[user_id] = lookup
+            lookup.add_done_callback(lambda _done: self._name_lookups.pop(user_id, None))
+        return await asyncio.shield(lookup)
+
+    async def _look_up_name(self, user_id: str) -> str:
+        name = ""
+        try:
+            data = await asyncio.wait_for(
+                self._call("users.info", read=True, user=user_id), NAME_TIMEOUT
+            )
+        except (SlackError, TimeoutError) as exc:
+            # Without the scope every lookup would fail the same way: stop asking.
+            self._names_unavailable = "users:read" in str(exc)
+            _log.debug("no display name for Slack member %s: %s", user_id, exc)
+        else:
+            user = data.get("user") or {}
+            profile = user.get("profile") or {}
+            name = str(
+                profile.get("display_name")
+                or profile.get("real_name")
+                or user.get("real_name")
+                or user.get("name")
+                or ""
+            )
+        self._names.put((user_id, ""), name)
+        return name
 
     # ------------------------------------------------------------------ outbound
 
