@@ -19,7 +19,6 @@ from dexter.agent.context.budget import estimate_messages, estimate_request, est
 from dexter.errors import DexterError
 from dexter.models.base import Model
 from dexter.models.errors import ModelError
-from dexter.models.retry import complete_with_retry
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -343,7 +342,7 @@ async def compact(
             raise CompactionFailed(f"summary request of {size} tokens exceeds {max_input_tokens}")
         calls += 1
         try:
-            response = await complete_with_retry(model, request)
+            response = await model.complete(request)
         except ModelError as error:
             raise CompactionFailed(f"summary call failed: {error}") from error
         usage = usage + response.usage
