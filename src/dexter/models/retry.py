@@ -41,7 +41,6 @@ __all__ = [
     "RetryPolicy",
     "RetryingModel",
     "backoff_delay",
-    "complete_with_retry",
     "policy_from_settings",
     "stream_with_retry",
     "with_retry",
@@ -150,21 +149,14 @@ async def _idle_bounded(
 async def stream_with_retry(
     model: Model,
     request: ModelRequest,
+    policy: RetryPolicy,
     *,
-    attempts: int = DEFAULT_ATTEMPTS,
-    base_delay: float = BASE_DELAY,
-    sleep: Sleep = asyncio.sleep,
-    policy: RetryPolicy | None = None,
     on_retry: OnRetry | None = None,
 ) -> AsyncIterator[StreamChunk]:
     """Yield the model's chunks; on a transient failure yield a RetryNotice and stream again.
 
     Consumers must treat a RetryNotice as "discard what this attempt streamed so far".
     """
-    if policy is None and isinstance(model, RetryingModel):
-        policy = model.policy
-    if policy is None:
-        policy = RetryPolicy(attempts=attempts, base_delay=base_delay, sleep=sleep)
     if isinstance(model, RetryingModel):
         # Already wrapped: one policy, not two nested ones multiplying the attempts.
         model = model.inner
@@ -195,29 +187,6 @@ def _retry_or_raise(error: ModelError, attempt: int, policy: RetryPolicy) -> Ret
     return RetryNotice(attempt=attempt, max_attempts=policy.attempts, delay=delay, error=error)
 
 
-async def complete_with_retry(
-    model: Model,
-    request: ModelRequest,
-    *,
-    attempts: int = DEFAULT_ATTEMPTS,
-    base_delay: float = BASE_DELAY,
-    sleep: Sleep = asyncio.sleep,
-    policy: RetryPolicy | None = None,
-) -> ModelResponse:
-    """The final response of a streamed call, with the same retry policy as the agent loop."""
-    final: ModelResponse | None = None
-    async for chunk in stream_with_retry(
-        model, request, attempts=attempts, base_delay=base_delay, sleep=sleep, policy=policy
-    ):
-        if isinstance(chunk, ModelResponse):
-            final = chunk
-    if final is None:
-        raise ModelError(
-            ErrorKind.STREAM, "stream ended without a response", provider=model.provider
-        )
-    return final
-
-
 class RetryingModel:
     """Any `Model`, retried under one `RetryPolicy`. `stream` yields `RetryNotice` between
     attempts; `complete` retries the inner `complete` (same wire request, no stream) and
@@ -239,7 +208,7 @@ class RetryingModel:
         return self.inner.provider
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        return stream_with_retry(self.inner, request, policy=self.policy, on_retry=self.on_retry)
+        return stream_with_retry(self.inner, request, self.policy, on_retry=self.on_retry)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         attempt = 1
