@@ -15,7 +15,7 @@ from dexter.runtime import CLI, AgentSpec, Runtime
 from dexter.session import MemoryHooks
 from dexter.tools.base import ToolContext
 from dexter.tools.finance.routed import RoutedTool
-from tests.support.wire_server import Reply, WireServer, json_reply
+from tests.support.wire_server import Reply, WireServer, json_reply, sse
 
 MODEL = "openai:qwen3-local"
 
@@ -25,16 +25,15 @@ def rate_limited() -> Reply:
     return json_reply(body, status=429, headers={"retry-after": "1"})
 
 
-def completion(message: dict[str, Any]) -> Reply:
-    return json_reply(
-        {
-            "id": "c1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "qwen3-local",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8},
-        }
+def completion(delta: dict[str, Any], finish: str = "stop") -> Reply:
+    """One streamed turn, as these phases stream their calls."""
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "qwen3-local"}
+    return sse(
+        [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {**base, "choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 8}},
+        ]
     )
 
 
@@ -63,13 +62,12 @@ async def test_the_router_retries_a_429_once_and_plans(
 ) -> None:
     rt, waits = runtime
     call = {
+        "index": 0,
         "id": "r1",
         "type": "function",
         "function": {"name": "income_statements", "arguments": json.dumps({"ticker": "AAPL"})},
     }
-    wire_server.push(
-        rate_limited(), completion({"role": "assistant", "content": "", "tool_calls": [call]})
-    )
+    wire_server.push(rate_limited(), completion({"tool_calls": [call]}, "tool_calls"))
     session = rt.agent(AgentSpec(model=MODEL, channel=CLI))
     router = session.tools.get("get_financials")
     assert isinstance(router, RoutedTool)
@@ -87,9 +85,7 @@ async def test_the_memory_flush_retries_a_429_once_and_writes(
 ) -> None:
     rt, waits = runtime
     fact = "Holds 200 NVDA shares at a $410 average cost."
-    wire_server.push(
-        rate_limited(), completion({"role": "assistant", "content": json.dumps([fact])})
-    )
+    wire_server.push(rate_limited(), completion({"content": json.dumps([fact])}))
     session = rt.agent(AgentSpec(model=MODEL, channel=CLI))
     [memory] = [hook for hook in session.agent.hooks if isinstance(hook, MemoryHooks)]
     said = [UserMessage("I hold 200 NVDA at $410."), AssistantMessage(content="Noted.")]
