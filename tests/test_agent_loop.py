@@ -30,6 +30,7 @@ from dexter.agent.executor import Approver
 from dexter.agent.loop import FINAL_ROUND_NOTE, Agent, AgentConfig
 from dexter.agent.queue import MessageQueue
 from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.retry import RetryPolicy, with_retry
 from dexter.models.scripted import Reply, ScriptedModel, calls, text
 from dexter.models.types import (
     AssistantMessage,
@@ -61,13 +62,12 @@ def make_agent(
         return None
 
     return Agent(
-        model,
+        with_retry(model, RetryPolicy(sleep=no_sleep)),
         registry,
         config=config,
         approver=approver,
         policy=policy,
         queue=queue,
-        sleep=no_sleep,
     )
 
 
@@ -297,7 +297,8 @@ async def test_cancel_during_retry_backoff_does_not_retry(tmp_path: Path) -> Non
         [ModelError(ErrorKind.RATE_LIMIT, "slow down", retry_after=30), text("never")]
     )
     registry = ToolRegistry([SleepTool()])
-    agent = Agent(model, registry, config=AgentConfig(home=tmp_path))  # real asyncio.sleep
+    # Real asyncio.sleep: the cancellation lands during the 30 s Retry-After wait.
+    agent = Agent(with_retry(model, RetryPolicy()), registry, config=AgentConfig(home=tmp_path))
     task = asyncio.create_task(collect(agent, "q"))
     await asyncio.sleep(0.1)
     task.cancel()
@@ -372,7 +373,8 @@ async def test_transient_errors_are_retried_by_streaming_again(tmp_path: Path) -
     async def record_sleep(seconds: float) -> None:
         delays.append(seconds)
 
-    agent = Agent(model, ToolRegistry(), config=AgentConfig(home=tmp_path), sleep=record_sleep)
+    retried = with_retry(model, RetryPolicy(sleep=record_sleep))
+    agent = Agent(retried, ToolRegistry(), config=AgentConfig(home=tmp_path))
     events = await collect(agent, "q")
     retries = [e for e in events if isinstance(e, Retrying)]
     assert [r.attempt for r in retries] == [1, 2]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dexter.agent.loop import AgentConfig
 from dexter.cli.interactive import DexterApp
 from dexter.cli.interactive.widgets import Note
 from dexter.cron import jobs as job_api
@@ -13,9 +12,8 @@ from dexter.cron.notices import alert_notice
 from dexter.cron.schedule import parse_every
 from dexter.cron.store import CronStore
 from dexter.models.scripted import ScriptedModel
-from dexter.session import SessionAgent, SessionRecorder
-from dexter.store import Ledger, open_store
-from dexter.tools.registry import ToolRegistry
+from dexter.store import open_store
+from tests.support.sessions import hand_session
 
 NOW = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
 
@@ -35,9 +33,7 @@ async def test_new_alerts_appear_once_as_a_single_line(tmp_path: Path) -> None:
     store = open_store(home)
     cron = CronStore(store)
     add_alerts(cron, "Old news.", "NVDA filed its 10-Q: revenue $57.0B.")
-    recorder = SessionRecorder(store, Ledger(store), session_id="")
-    agent = SessionAgent(ScriptedModel([]), ToolRegistry(), config=AgentConfig(home=home))
-    agent.attach(recorder)
+    agent = hand_session(home, ScriptedModel([]))
     agent.new_session()
     app = DexterApp(agent, model_label="scripted:test")
     async with app.run_test(size=(100, 30)) as pilot:

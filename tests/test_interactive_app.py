@@ -23,6 +23,7 @@ from dexter.cli.interactive.widgets import Note, ToolRow
 from dexter.config import ConfigError
 from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ErrorKind, ModelError
+from dexter.models.retry import RetryPolicy, with_retry
 from dexter.models.scripted import ScriptedModel, calls, text
 from dexter.models.types import (
     AssistantMessage,
@@ -75,7 +76,8 @@ def make_agent(model: Model, tmp_path: Path, *, tools: list[Any] | None = None) 
     async def no_sleep(_: float) -> None:
         return None
 
-    return Agent(model, registry, config=AgentConfig(home=tmp_path / ".dexter"), sleep=no_sleep)
+    retried = with_retry(model, RetryPolicy(sleep=no_sleep))
+    return Agent(retried, registry, config=AgentConfig(home=tmp_path / ".dexter"))
 
 
 async def wait_for(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 5.0) -> None:

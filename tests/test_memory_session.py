@@ -5,24 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from dexter.agent.events import Done, ToolEnd
-from dexter.agent.loop import AgentConfig
 from dexter.memory.index import MemoryIndex
 from dexter.memory.tools import memory_tools
 from dexter.models.scripted import ScriptedModel, calls, text
 from dexter.models.types import SystemMessage
-from dexter.session import SessionAgent, SessionRecorder
-from dexter.store import Ledger, open_store
-from dexter.tools.registry import ToolRegistry
+from dexter.session import Session
+from tests.support.sessions import hand_session
 
 
-def session(home: Path, model: ScriptedModel) -> SessionAgent:
-    store = open_store(home)
+def session(home: Path, model: ScriptedModel) -> Session:
     memory = MemoryIndex(home, None)  # keyword-only keeps this test fast; vectors are tested apart
-    agent = SessionAgent(model, ToolRegistry(memory_tools(memory)), config=AgentConfig(home=home))
-    agent.attach(SessionRecorder(store, Ledger(store), session_id=""))
-    agent.new_session()
-    agent.use_memory(memory, model)
-    return agent
+    built = hand_session(home, model, tools=memory_tools(memory), memory=memory)
+    built.new_session()
+    return built
 
 
 async def test_a_holding_told_in_one_session_is_recalled_in_the_next(tmp_path: Path) -> None:

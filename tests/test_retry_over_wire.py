@@ -13,6 +13,7 @@ from dexter.agent.loop import Agent, AgentConfig
 from dexter.models.anthropic_messages import AnthropicMessagesModel
 from dexter.models.base import Model
 from dexter.models.openai_chat import OpenAIChatModel
+from dexter.models.retry import RetryPolicy, with_retry
 from dexter.tools.registry import ToolRegistry
 from tests.support.wire_server import Reply, WireServer, json_reply, sse
 
@@ -88,7 +89,8 @@ async def run_agent(model: Model, tmp_path: Path, delays: list[float]) -> list[E
     async def record(seconds: float) -> None:
         delays.append(seconds)
 
-    agent = Agent(model, ToolRegistry(), config=AgentConfig(home=tmp_path), sleep=record)
+    retried = with_retry(model, RetryPolicy(sleep=record))
+    agent = Agent(retried, ToolRegistry(), config=AgentConfig(home=tmp_path))
     return [event async for event in agent.run("What is AAPL's P/E?")]
 
 

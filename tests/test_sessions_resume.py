@@ -9,32 +9,21 @@ from pathlib import Path
 import pytest
 
 from dexter.agent.events import Done, Event
-from dexter.agent.loop import AgentConfig
 from dexter.cli.main import main
 from dexter.models.errors import ErrorKind, ModelError
-from dexter.models.recording import RecordingModel
 from dexter.models.scripted import ScriptedModel, text
 from dexter.models.types import SystemMessage, Usage
-from dexter.session import SessionAgent, SessionRecorder
+from dexter.session import Session
 from dexter.store import Ledger, SessionStore, open_store
-from dexter.tools.registry import ToolRegistry
+from tests.support.sessions import hand_session
 from tests.support.wire_server import WireServer, sse
 
 
-def session_agent(home: Path, model: ScriptedModel) -> SessionAgent:
-    store = open_store(home)
-    recorder = SessionRecorder(store, Ledger(store), session_id="")
-    recorded = RecordingModel(model, recorder.record_model_call, phase="main")
-    agent = SessionAgent(recorded, ToolRegistry(), config=AgentConfig(home=home), sleep=_no_sleep)
-    agent.attach(recorder)
-    return agent
+def session_agent(home: Path, model: ScriptedModel) -> Session:
+    return hand_session(home, model)
 
 
-async def _no_sleep(_: float) -> None:
-    return None
-
-
-async def ask(agent: SessionAgent, query: str) -> Done:
+async def ask(agent: Session, query: str) -> Done:
     events: list[Event] = [e async for e in agent.run(query)]
     assert isinstance(events[-1], Done)
     return events[-1]
@@ -66,7 +55,7 @@ async def test_resume_restores_history_constraints_and_usage(tmp_path: Path) -> 
     second = session_agent(tmp_path, model)
     info = second.resume(None)
     assert info.id == session_id and info.turns == 2
-    assert list(second.constraints.items) == ["Report everything in EUR"]
+    assert list(second.agent.constraints.items) == ["Report everything in EUR"]
     await ask(second, "And NVIDIA?")
     request = model.requests[0]
     system = request.messages[0]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dexter.agent.events import Done, TextDelta
+from dexter.agent.loop import AgentModels
 from dexter.config import load_settings
 from dexter.models.scripted import ScriptedModel, text
 from dexter.runtime import ASK, AgentSpec, Runtime
@@ -34,8 +35,8 @@ def lock(home: Path) -> sqlite3.Connection:
 
 async def run_scripted(runtime: Runtime, answer: str) -> tuple[list[str], Done, str]:
     agent = runtime.agent(AgentSpec(channel=ASK))
-    agent.model = ScriptedModel([text(answer)])  # the scripted model stands in for the provider
-    agent.fast_model = agent.constraint_model = None
+    # The scripted model stands in for the provider, with no fast model.
+    agent.agent.use_models(AgentModels(ScriptedModel([text(answer)])))
     deltas: list[str] = []
     done: Done | None = None
     async for event in agent.run("What was Apple's FY2025 revenue?"):

@@ -78,8 +78,22 @@ def worker_script(seconds: float = 0.2) -> list[Any]:
     return [look, answer]
 
 
+class _Spawner(Agent):
+    """The agent a factory hands out; the tool runs a clone of it, which `ran` collects."""
+
+    def __init__(self, *args: Any, ran: list[Agent], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ran = ran
+
+    def clone(self, **changes: Any) -> Agent:
+        agent = super().clone(**changes)
+        self.ran.append(agent)
+        return agent
+
+
 class Factory:
-    """make_agent for tests: every sub-agent gets a fresh ScriptedModel from `script`."""
+    """make_agent for tests: every sub-agent gets a fresh ScriptedModel from `script`;
+    `agents` are the sub-agents that ran (clones of what the factory made)."""
 
     def __init__(
         self,
@@ -99,9 +113,7 @@ class Factory:
         model = ScriptedModel(self.script())
         self.models.append(model)
         config = AgentConfig(max_iterations=20, home=self.tmp_path / ".dexter")
-        agent = Agent(model, ToolRegistry(self.tools), config=config)
-        self.agents.append(agent)
-        return agent
+        return _Spawner(model, ToolRegistry(self.tools), config=config, ran=self.agents)
 
 
 def spawn(task: str, **extra: Any) -> tuple[str, dict[str, Any]]:

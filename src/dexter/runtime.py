@@ -35,10 +35,12 @@ if TYPE_CHECKING:
     from dexter.mcp.tools import McpToolset
     from dexter.memory.index import MemoryIndex
     from dexter.models.base import Model
+    from dexter.models.phases import PhaseModels
     from dexter.models.recording import Sink
+    from dexter.models.retry import RetryPolicy, Sleep
     from dexter.permissions.gate import PermissionPolicy
     from dexter.providers import ResolvedModel
-    from dexter.session import SessionAgent
+    from dexter.session import Session
     from dexter.store import Ledger, Store
     from dexter.store.writer import StoreWriter
     from dexter.tools.ask_user import Ask
@@ -277,28 +279,6 @@ def window_probe(resolved: ResolvedModel) -> Callable[[], Awaitable[int | None]]
     return probe
 
 
-@dataclass
-class _PhaseModels:
-    """One agent's models, wrapped per phase so the ledger knows what each call was for.
-    Mutable on purpose: `Runtime.with_model` swaps them and every phase follows."""
-
-    main: Model
-    fast: Model | None
-    fast_spec: str
-    fast_window: int | None
-    sink: Sink
-
-    def phase(self, name: str) -> Model:
-        from dexter.models.recording import RecordingModel
-
-        return RecordingModel(self.main, self.sink, phase=name)
-
-    def fast_phase(self, name: str) -> Model | None:
-        from dexter.models.recording import RecordingModel
-
-        return RecordingModel(self.fast, self.sink, phase=name) if self.fast is not None else None
-
-
 def _no_sink(_record: object) -> None:
     return None
 
@@ -312,6 +292,9 @@ class Runtime:
     one long-lived service), and builds every agent. Resources open lazily on first use."""
 
     settings: Settings = field(default_factory=load_settings)
+    # How retries wait (the one seam for time: tests pass an instant one); None: asyncio.sleep.
+    sleep: Sleep | None = None
+    _retry: RetryPolicy | None = field(default=None, init=False, repr=False)
     _store: Store | None = field(default=None, init=False, repr=False)
     _writer: StoreWriter | None = field(default=None, init=False, repr=False)
     _ledger: Ledger | None = field(default=None, init=False, repr=False)
@@ -495,11 +478,23 @@ class Runtime:
             model = self._clients[key] = build_model(key, self.settings)
         return model
 
-    def model(self, spec: str | None, *, phase: str = "main", sink: Sink | None = None) -> Model:
-        """A model for one phase, recorded through `sink` (e.g. an eval judge's ledger)."""
-        from dexter.models.recording import RecordingModel
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The one retry policy (settings' `retry` section) every phase model is wrapped in."""
+        if self._retry is None:
+            import asyncio
 
-        return RecordingModel(self.client(spec), sink or _no_sink, phase=phase)
+            from dexter.models.retry import policy_from_settings
+
+            self._retry = policy_from_settings(self.settings, self.sleep or asyncio.sleep)
+        return self._retry
+
+    def model(self, spec: str | None, *, phase: str = "main", sink: Sink | None = None) -> Model:
+        """A model for one phase, retried under the runtime's policy and recorded through
+        `sink` (e.g. an eval judge's ledger)."""
+        from dexter.models.phases import retried_and_recorded
+
+        return retried_and_recorded(self.client(spec), self.retry_policy, sink or _no_sink, phase)
 
     def phase_plans(self, spec: str | None) -> list[PhasePlan]:
         """Which model each phase will call, for `dexter doctor`."""
@@ -512,7 +507,9 @@ class Runtime:
         plans.append(PhasePlan("subagent", main, "main", "sub-agents use the main model"))
         return plans
 
-    def _phase_models(self, spec: str | None, sink: Sink) -> _PhaseModels:
+    def _phase_models(self, spec: str | None, sink: Sink) -> PhaseModels:
+        from dexter.models.phases import PhaseModels
+
         resolved = self.resolve(spec)
         main = self.client(spec)
         plan = fast_model_plan(self.settings, resolved)
@@ -524,7 +521,7 @@ class Runtime:
             # A configured router model on an unconfigured provider: summarise with the main
             # model, and let the data tools report the missing key when they are used.
             fast, fast_window = None, None
-        return _PhaseModels(main, fast, plan.spec, fast_window, sink)
+        return PhaseModels(main, fast, plan.spec, fast_window, sink, self.retry_policy)
 
     # ------------------------------------------------------------------ tools
 
@@ -560,7 +557,7 @@ class Runtime:
         spec: AgentSpec,
         *,
         ask_user: Ask | None = None,
-        _models: _PhaseModels | None = None,
+        _session: Callable[[], Session] | None = None,
     ) -> ToolRegistry:
         """Exactly the tools an agent built from `spec` binds (what `dexter tools list` prints).
 
@@ -574,16 +571,16 @@ class Runtime:
 
         channel = spec.channel
         settings = self.settings
-        models = _models
+        session = _session
 
         def router_model() -> Model:
-            from dexter.models.recording import RecordingModel
-
-            if models is not None:
-                fast = models.fast_phase("router")
-                if fast is not None:
-                    return fast
-                return RecordingModel(self.client(models.fast_spec), models.sink, phase="router")
+            # Asked at each call: the session's models follow a mid-session switch.
+            if session is not None:
+                models = session().models
+                # No fast client: building it here raises the missing-key error for the tool.
+                return models.fast_phase("router") or models.wrap(
+                    self.client(models.fast_spec), "router"
+                )
             plan = fast_model_plan(settings, self.resolve(spec.model))
             return self.model(plan.spec, phase="router")
 
@@ -625,22 +622,27 @@ class Runtime:
                 registry.register(tool)
         from dexter.agent.subagent import SubagentTool
 
-        registry.register(SubagentTool(self._subagent_factory(spec, registry, models)))
+        registry.register(SubagentTool(self._subagent_factory(spec, registry, session)))
         return _filtered(registry, spec)
 
     def _subagent_factory(
-        self, spec: AgentSpec, parent: ToolRegistry, models: _PhaseModels | None
+        self, spec: AgentSpec, parent: ToolRegistry, session: Callable[[], Session] | None
     ) -> Callable[[list[str] | None], Agent]:
-        """A fresh, isolated agent per sub-task, over a subset of the parent's tools, on the
-        parent's current model (so a model switch reaches sub-agents too)."""
+        """The agent a sub-task starts from: in a session, the parent agent itself on the
+        sub-agent phase of its current models (so a model switch reaches sub-agents too), which
+        `SubagentTool` clones with its own restrictions; outside one (`dexter tools run`), a
+        fresh agent over the channel's tools."""
         from dexter.agent.loop import Agent, AgentConfig
         from dexter.tools.registry import ToolRegistry
 
         settings = self.settings
 
         def make(names: list[str] | None) -> Agent:
+            if session is not None:
+                current = session()
+                return current.agent.clone(model=current.models.phase("subagent"))
             chosen = [t for t in parent if names is None or t.name in names]
-            model = models.phase("subagent") if models is not None else self.model(spec.model)
+            model = self.model(spec.model, phase="subagent")
             config = AgentConfig(
                 home=settings.home,
                 max_iterations=8,
@@ -664,14 +666,18 @@ class Runtime:
         *,
         approver: Approver | None = None,
         ask_user: Ask | None = None,
-    ) -> SessionAgent:
-        """A session agent for `spec`, recording into this runtime's store and ledger.
+        policy: PermissionPolicy | None = None,
+        prompt_sections: tuple[str, ...] = (),
+    ) -> Session:
+        """A session for `spec`: an agent recording into this runtime's store and ledger.
 
         `approver` is who answers permission prompts (None: anything needing approval is
-        refused, as it must be where nobody is watching).
+        refused, as it must be where nobody is watching). `policy` replaces the settings'
+        rules (a chat wraps them); `prompt_sections` are added to the system prompt.
         """
-        from dexter.agent.loop import AgentConfig
-        from dexter.session import SessionAgent, SessionRecorder
+        from dexter.agent.hooks import RunHooks
+        from dexter.agent.loop import Agent, AgentConfig
+        from dexter.session import MemoryHooks, Session, SessionHooks, SessionRecorder, WindowHooks
         from dexter.tools.skill import SkillTool, skills_prompt
 
         spec = spec or AgentSpec()
@@ -683,8 +689,16 @@ class Runtime:
         recorder = SessionRecorder(self.store, self.ledger, session_id="", writer=self.writer)
         models = self._phase_models(spec.model, recorder.record_model_call)
         resolved = self.resolve(spec.model)
+        built: Session | None = None
+
+        def current() -> Session:
+            # The tools and hooks are built before the session that holds them; they only
+            # call this once the session runs.
+            assert built is not None, "the session is still being built"
+            return built
+
         tools = self.tools(
-            spec, ask_user=ask_user if spec.channel.can_ask_user else None, _models=models
+            spec, ask_user=ask_user if spec.channel.can_ask_user else None, _session=current
         )
         config = AgentConfig(
             max_iterations=spec.max_iterations or self.settings.max_iterations,
@@ -695,50 +709,43 @@ class Runtime:
             fast_context_window=models.fast_window,
             today=self.as_of(spec),
         )
-        agent = SessionAgent(
+        sections = list(prompt_sections)
+        skill_tool = tools.get("skill")
+        if isinstance(skill_tool, SkillTool):
+            sections.insert(0, skills_prompt(list(skill_tool.skills.values())))
+        session_hooks = SessionHooks(recorder)
+        hooks: list[RunHooks] = [session_hooks, WindowHooks(lambda: current().window_probe)]
+        memory = self.memory if spec.channel.memory_reads else None
+        if memory is not None:
+            hooks.append(MemoryHooks(memory, lambda: current().models.fast_or_main("memory")))
+        agent = Agent(
             models.phase("main"),
             tools,
             config=config,
-            policy=self.policy(),
+            policy=policy or self.policy(),
             approver=approver,
             fast_model=models.fast_phase("compaction"),
+            constraint_model=models.fast_phase("constraints"),
+            prompt_sections=sections,
+            hooks=hooks,
         )
-        agent.phase_models = models
-        skill_tool = tools.get("skill")
-        if isinstance(skill_tool, SkillTool):
-            agent.prompt_sections.append(skills_prompt(list(skill_tool.skills.values())))
-        agent.constraint_model = models.fast_phase("constraints")
-        memory = self.memory if spec.channel.memory_reads else None
-        if memory is not None:
-            agent.use_memory(memory, models.fast_phase("memory") or models.phase("memory"))
-        agent.attach(recorder, window_probe=window_probe(resolved))
+        built = Session(agent, session_hooks, models, window_probe=window_probe(resolved))
         if spec.resume is not None:
-            agent.resume(None if spec.resume == "latest" else spec.resume)
+            built.resume(None if spec.resume == "latest" else spec.resume)
         else:
-            agent.new_session()
-        return agent
+            built.new_session()
+        return built
 
-    def with_model(self, agent: SessionAgent, spec: str) -> Model:
-        """Switch `agent` to `spec` mid-session: the main model, its context window, the fast
-        model (unless one is configured explicitly), compaction, constraints, memory flushes and
-        sub-agents all follow, and the ledger keeps recording under the same session."""
+    def with_model(self, session: Session, spec: str) -> Model:
+        """Switch `session` to `spec` mid-session: the main model, its context window, the fast
+        model (unless one is configured explicitly), compaction, constraints, memory flushes,
+        the routers and sub-agents all follow, and the ledger keeps recording under the same
+        session. Returns the new main model."""
         resolved = self.resolve(spec)
-        old = agent.phase_models
-        fresh = self._phase_models(spec, old.sink if old is not None else _no_sink)
-        if old is not None:
-            # Update in place: the tools and sub-agent factory hold this object.
-            old.main, old.fast = fresh.main, fresh.fast
-            old.fast_spec, old.fast_window = fresh.fast_spec, fresh.fast_window
-            fresh = old
-        agent.model = fresh.phase("main")
-        agent.fast_model = fresh.fast_phase("compaction")
-        agent.constraint_model = fresh.fast_phase("constraints")
-        agent.config.context_window = window_of(resolved)
-        agent.config.fast_context_window = fresh.fast_window
-        if agent.memory_model is not None:
-            agent.memory_model = fresh.fast_phase("memory") or fresh.phase("memory")
-        agent.set_window_probe(window_probe(resolved))
-        return agent.model
+        fresh = self._phase_models(spec, session.models.sink)
+        return session.use_models(
+            fresh, context_window=window_of(resolved), window_probe=window_probe(resolved)
+        )
 
 
 def _filtered(registry: ToolRegistry, spec: AgentSpec) -> ToolRegistry:

@@ -1,14 +1,15 @@
 """A research session: an Agent whose conversation, constraints and token use are kept in the
 SQLite store, so it can be resumed and accounted for.
 
-Sits above `agent/`: the loop knows nothing of storage. The session wraps the models it is given
-in `RecordingModel`s (phase main / router / compaction) so every call lands in the ledger, and
-labels each run so those records know which session and run they belong to.
+Sits above `agent/`: the loop knows nothing of storage. The runtime builds the Agent with the
+hooks defined here (`SessionHooks` records turns, tool calls and constraints and labels every
+model call with its session and run; `MemoryHooks` recalls remembered facts and flushes new ones
+before compaction) and hands back a `Session`, which holds the agent, its recorder and its
+per-phase models, for resume, listing, the session id and model switches.
 """
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -17,20 +18,27 @@ from typing import Any
 
 from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
-from dexter.agent.loop import Agent
+from dexter.agent.hooks import RunHooks
+from dexter.agent.loop import Agent, AgentConfig, AgentModels
+from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError
 from dexter.memory.context import memory_prompt
 from dexter.memory.flush import flush_memories
 from dexter.memory.index import MemoryIndex
 from dexter.models.base import Model
+from dexter.models.phases import PhaseModels
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
+from dexter.permissions.gate import PermissionPolicy
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
 from dexter.store.db import now_iso
 from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
+from dexter.tools.registry import ToolRegistry
 
 # How long the end of a run waits for its records before reporting its own token count.
 SETTLE_SECONDS = 2.0
+
+WindowProbe = Callable[[], Awaitable[int | None]]
 
 
 class SessionRecorder:
@@ -126,156 +134,40 @@ class SessionRecorder:
         return True if self.writer is None else await self.writer.drain(wait_seconds)
 
 
-class SessionAgent(Agent):
-    """An Agent bound to a stored session. Use `attach` to start or resume one."""
+class SessionHooks(RunHooks):
+    """Records each run of an agent into its session: the turn (also a cancelled one), every
+    tool call, the constraints merged with other runs', and the run's totals from the ledger.
+    Labels model calls with the session and run so the ledger knows what they belong to."""
 
-    recorder: SessionRecorder
-    _window_probe: Callable[[], Awaitable[int | None]] | None = None
-    _memory: MemoryIndex | None = None
-    _memory_model: Model | None = None
-    _memory_loaded = True
-    # The runtime's per-phase models for this agent (see `Runtime.with_model`).
-    phase_models: Any = None
-
-    def attach(
-        self,
-        recorder: SessionRecorder,
-        *,
-        window_probe: Callable[[], Awaitable[int | None]] | None = None,
-    ) -> None:
+    def __init__(self, recorder: SessionRecorder) -> None:
         self.recorder = recorder
-        self._window_probe = window_probe
+        # The constraints as last loaded or stored: what this session's runs removed is what
+        # is missing from it (other runs may add meanwhile).
+        self.constraints_base: list[str] | None = None
 
-    def set_window_probe(self, probe: Callable[[], Awaitable[int | None]] | None) -> None:
-        self._window_probe = probe
+    async def on_run_start(self, agent: Agent, query: str) -> None:
+        current_run.set(RunLabel(self.recorder.session_id, None))
 
-    @property
-    def memory_model(self) -> Model | None:
-        return self._memory_model
+    async def on_run_started(self, agent: Agent, started: RunStarted) -> None:
+        current_run.set(RunLabel(self.recorder.session_id, started.run_id))
 
-    @memory_model.setter
-    def memory_model(self, model: Model | None) -> None:
-        self._memory_model = model
-
-    @property
-    def session_id(self) -> str:
-        return self.recorder.session_id
-
-    def list_sessions(self, limit: int = 20) -> list[SessionInfo]:
-        return self.recorder.sessions.list(limit)
-
-    def resume(self, id_or_prefix: str | None) -> SessionInfo:
-        """Load a stored session's history and constraints into this agent (None: the latest)."""
-        sessions = self.recorder.sessions
-        info = sessions.get(id_or_prefix) if id_or_prefix else sessions.latest()
-        if info is None:
-            raise ConfigError("there is no saved session to resume yet.")
-        self.history = []
-        for question, answer in sessions.history(info.id):
-            self.history += [UserMessage(question), AssistantMessage(content=answer)]
-        self.constraints = Constraints(sessions.constraints(info.id))
-        self._constraints_base = list(self.constraints.items)
-        self.recorder.session_id = info.id
-        return info
-
-    def use_memory(self, memory: MemoryIndex, model: Model) -> None:
-        """Recall what is remembered about the user at the start of the session, and save
-        durable facts from their own messages before the context is summarised."""
-        self._memory = memory
-        self._memory_model = model
-        self._memory_loaded = False
-        self.before_compaction = self._flush_memories
-
-    async def _load_memory(self) -> None:
-        if self._memory is None or self._memory_loaded:
-            return
-        self._memory_loaded = True
-        try:
-            section = await memory_prompt(self._memory.files, self._memory)
-        except Exception:  # memory is a help, never a reason for a run to fail
-            return
-        if section:
-            self.prompt_sections.append(section)
-
-    async def _flush_memories(self, messages: Sequence[Message]) -> None:
-        if self._memory is None or self._memory_model is None:
-            return
-        user = [m.content for m in messages if isinstance(m, UserMessage)]
-        findings = "\n".join(m.content for m in messages if isinstance(m, AssistantMessage))
-        await flush_memories(
-            self._memory_model,
-            user_messages=user,
-            findings=findings[-8000:],
-            files=self._memory.files,
+    async def on_tool_end(self, agent: Agent, event: ToolEnd | ToolError) -> None:
+        label = current_run.get() or RunLabel()
+        self.recorder.record_tool_call(
+            self.recorder.session_id,
+            label.run_id,
+            tool=event.tool,
+            args=event.args,
+            call_id=event.call_id,
+            ok=isinstance(event, ToolEnd),
+            error=event.error if isinstance(event, ToolError) else None,
+            duration_ms=event.duration_ms,
+            result_chars=len(event.result) if isinstance(event, ToolEnd) else None,
         )
 
-    def new_session(self) -> str:
-        self.clear()
-        previous = self.recorder.session_id
-        self.recorder.session_id = self.recorder.create_session(self.model.name)
-        # A session nobody asked anything in would only clutter `dexter sessions list`.
-        self.recorder.forget_if_empty(previous)
-        return self.recorder.session_id
-
-    async def run(self, query: str) -> AsyncIterator[Event]:
-        await self._load_memory()
-        if self._window_probe is not None:
-            probe, self._window_probe = self._window_probe, None
-            window = await probe()
-            if window:
-                self.config.context_window = window
+    async def on_run_end(self, agent: Agent, query: str, done: Done) -> Done:
         recorder = self.recorder
-        session_id = recorder.session_id
-        current_run.set(RunLabel(session_id, None))
-        run_id: str | None = None
-        finished = False
-        try:
-            async for event in self._recorded(query, session_id):
-                if isinstance(event, RunStarted):
-                    run_id = event.run_id
-                elif isinstance(event, Done):
-                    finished = True
-                yield event
-        finally:
-            if not finished:
-                # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
-                # Best effort: a failed write must not replace the cancellation being raised.
-                with contextlib.suppress(Exception):
-                    recorder.add_turn(
-                        session_id=session_id,
-                        run_id=run_id or "",
-                        query=query,
-                        answer="",
-                        status="cancelled",
-                        iterations=0,
-                        duration_ms=0.0,
-                    )
-
-    async def _recorded(self, query: str, session_id: str) -> AsyncIterator[Event]:
-        recorder = self.recorder
-        run_id: str | None = None
-        async for event in super().run(query):
-            if isinstance(event, RunStarted):
-                run_id = event.run_id
-                current_run.set(RunLabel(session_id, run_id))
-            elif isinstance(event, ToolEnd | ToolError):
-                recorder.record_tool_call(
-                    session_id,
-                    run_id,
-                    tool=event.tool,
-                    args=event.args,
-                    call_id=event.call_id,
-                    ok=isinstance(event, ToolEnd),
-                    error=event.error if isinstance(event, ToolError) else None,
-                    duration_ms=event.duration_ms,
-                    result_chars=len(event.result) if isinstance(event, ToolEnd) else None,
-                )
-            elif isinstance(event, Done):
-                event = await self._finish(event, query, run_id)
-            yield event
-
-    async def _finish(self, done: Done, query: str, run_id: str | None) -> Done:
-        recorder = self.recorder
+        run_id = (current_run.get() or RunLabel()).run_id
         recorder.add_turn(
             session_id=recorder.session_id,
             run_id=run_id or "",
@@ -287,11 +179,9 @@ class SessionAgent(Agent):
             usage=done.usage,
         )
         # Merged with constraints other runs stored meanwhile; `base` says what this run removed.
-        merged = recorder.set_constraints(
-            list(self.constraints.items), getattr(self, "_constraints_base", None)
-        )
-        self.constraints = Constraints(merged)
-        self._constraints_base = merged
+        merged = recorder.set_constraints(list(agent.constraints.items), self.constraints_base)
+        agent.constraints = Constraints(merged)
+        self.constraints_base = merged
         if run_id is None:
             return done
         # The run's totals across every phase (routers inside tools included), from the ledger,
@@ -304,3 +194,176 @@ class SessionAgent(Agent):
         except sqlite3.Error:
             return done
         return replace(done, usage=totals.usage) if totals.calls else done
+
+    async def on_run_cancelled(self, agent: Agent, query: str, run_id: str | None) -> None:
+        # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
+        self.recorder.add_turn(
+            session_id=self.recorder.session_id,
+            run_id=run_id or "",
+            query=query,
+            answer="",
+            status="cancelled",
+            iterations=0,
+            duration_ms=0.0,
+        )
+
+
+class MemoryHooks(RunHooks):
+    """Recall what is remembered about the user at the start of the session, and save durable
+    facts from their own messages before the context is summarised. `model` is asked at each
+    flush, so a model switch reaches it."""
+
+    def __init__(self, memory: MemoryIndex, model: Callable[[], Model]) -> None:
+        self.memory = memory
+        self.model = model
+        self._loaded = False
+        self._section = ""
+
+    async def on_run_start(self, agent: Agent, query: str) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        try:
+            self._section = await memory_prompt(self.memory.files, self.memory) or ""
+        except Exception:  # memory is a help, never a reason for a run to fail
+            self._section = ""
+
+    def prompt_sections(self) -> Sequence[str]:
+        return (self._section,) if self._section else ()
+
+    async def before_compaction(self, agent: Agent, messages: Sequence[Message]) -> None:
+        user = [m.content for m in messages if isinstance(m, UserMessage)]
+        findings = "\n".join(m.content for m in messages if isinstance(m, AssistantMessage))
+        await flush_memories(
+            self.model(), user_messages=user, findings=findings[-8000:], files=self.memory.files
+        )
+
+
+class WindowHooks(RunHooks):
+    """Asks a server that can say its model's context window (Ollama, OpenRouter) once per
+    model choice, before that model's first run, and applies the answer."""
+
+    def __init__(self, probe: Callable[[], WindowProbe | None]) -> None:
+        self._probe = probe
+        self._asked: WindowProbe | None = None
+
+    async def on_run_start(self, agent: Agent, query: str) -> None:
+        probe = self._probe()
+        if probe is None or probe is self._asked:
+            return
+        self._asked = probe
+        window = await probe()
+        if window:
+            agent.use_models(replace(agent.models, context_window=window))
+
+
+class Session:
+    """An Agent bound to a stored session, with the per-phase models it was built from.
+
+    The runtime builds it (`Runtime.agent`) and switches its models (`Runtime.with_model`); the
+    agent's tools and hooks read `models` when they call, so every phase follows a switch.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        hooks: SessionHooks,
+        models: PhaseModels,
+        *,
+        window_probe: WindowProbe | None = None,
+    ) -> None:
+        self.agent = agent
+        self.hooks = hooks
+        self.models = models
+        self.window_probe = window_probe
+
+    def use_models(
+        self, models: PhaseModels, *, context_window: int, window_probe: WindowProbe | None
+    ) -> Model:
+        """Switch every phase to `models` at once; returns the new main model."""
+        self.models = models
+        self.window_probe = window_probe
+        self.agent.use_models(
+            AgentModels(
+                main=models.phase("main"),
+                fast=models.fast_phase("compaction"),
+                constraints=models.fast_phase("constraints"),
+                context_window=context_window,
+                fast_context_window=models.fast_window,
+            )
+        )
+        return self.agent.model
+
+    # ------------------------------------------------------------------ the agent
+
+    def run(self, query: str, *, queue: MessageQueue | None = None) -> AsyncIterator[Event]:
+        return self.agent.run(query, queue=queue)
+
+    @property
+    def model(self) -> Model:
+        return self.agent.model
+
+    @property
+    def fast_model(self) -> Model | None:
+        return self.agent.fast_model
+
+    @property
+    def constraint_model(self) -> Model | None:
+        return self.agent.constraint_model
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.agent.tools
+
+    @property
+    def config(self) -> AgentConfig:
+        return self.agent.config
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        return self.agent.policy
+
+    @property
+    def queue(self) -> MessageQueue:
+        return self.agent.queue
+
+    @property
+    def history(self) -> list[Message]:
+        return self.agent.history
+
+    # ------------------------------------------------------------------ the stored session
+
+    @property
+    def recorder(self) -> SessionRecorder:
+        return self.hooks.recorder
+
+    @property
+    def session_id(self) -> str:
+        return self.recorder.session_id
+
+    def list_sessions(self, limit: int = 20) -> list[SessionInfo]:
+        return self.recorder.sessions.list(limit)
+
+    def resume(self, id_or_prefix: str | None) -> SessionInfo:
+        """Load a stored session's history and constraints into the agent (None: the latest)."""
+        sessions = self.recorder.sessions
+        info = sessions.get(id_or_prefix) if id_or_prefix else sessions.latest()
+        if info is None:
+            raise ConfigError("there is no saved session to resume yet.")
+        history: list[Message] = []
+        for question, answer in sessions.history(info.id):
+            history += [UserMessage(question), AssistantMessage(content=answer)]
+        self.agent.history = history
+        self.agent.constraints = Constraints(sessions.constraints(info.id))
+        self.hooks.constraints_base = list(self.agent.constraints.items)
+        self.recorder.session_id = info.id
+        return info
+
+    def new_session(self) -> str:
+        self.agent.clear()
+        self.hooks.constraints_base = None
+        previous = self.recorder.session_id
+        self.recorder.session_id = self.recorder.create_session(self.agent.model.name)
+        # A session nobody asked anything in would only clutter `dexter sessions list`.
+        self.recorder.forget_if_empty(previous)
+        return self.recorder.session_id

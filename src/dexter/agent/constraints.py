@@ -14,9 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from dexter.models.base import Model
+from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
-from dexter.models.retry import complete_with_retry
 from dexter.models.types import ModelRequest, SystemMessage, Usage, UserMessage
 
 MAX_CONSTRAINTS = 20
@@ -167,7 +166,7 @@ async def extract_constraints(
         messages=[SystemMessage(_EXTRACT_SYSTEM), UserMessage(text)], max_output_tokens=300
     )
     try:
-        response = await complete_with_retry(model, request)
+        response = await complete_by_streaming(model, request)
     except ModelError:
         return list(found)
     if on_usage is not None:

@@ -7,9 +7,10 @@ context recovery each live in their own module and hand plain data back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -29,14 +30,16 @@ from dexter.agent.events import (
     TextDelta,
     Thinking,
     ToolCallRecord,
+    ToolEnd,
+    ToolError,
 )
 from dexter.agent.executor import DEFAULT_MAX_CONCURRENCY, Approver, ExecutionResult, ToolExecutor
+from dexter.agent.hooks import RunHooks
 from dexter.agent.prompts import build_system_prompt, load_rules, load_soul
 from dexter.agent.queue import MessageQueue
 from dexter.agent.scratchpad import Scratchpad
 from dexter.models.base import Model
 from dexter.models.errors import ErrorKind, ModelError
-from dexter.models.retry import DEFAULT_ATTEMPTS, RetryNotice, Sleep, stream_with_retry
 from dexter.models.types import (
     REASONING_STATE_KEYS,
     AssistantMessage,
@@ -44,6 +47,7 @@ from dexter.models.types import (
     ModelRequest,
     ModelResponse,
     ReasoningChunk,
+    RetryNotice,
     SystemMessage,
     TextChunk,
     ToolCall,
@@ -80,11 +84,24 @@ class AgentConfig:
     today: date | None = None
     home: Path = field(default_factory=lambda: Path(".dexter"))
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-    retry_attempts: int = DEFAULT_ATTEMPTS
-    retry_base_delay: float = 0.5
     # Used verbatim instead of the assembled prompt (sub-agents, evals).
     system_prompt: str | None = None
     # The main model's context window, and the fast model's (for bounding summaries).
+    context_window: int = 128_000
+    fast_context_window: int | None = None
+    # Whether questions may add standing instructions (sub-agents follow their task only).
+    learn_constraints: bool = True
+
+
+@dataclass(frozen=True)
+class AgentModels:
+    """The models an Agent calls and the windows they have; replaced as one by `use_models`."""
+
+    main: Model
+    # Summaries (and constraint extraction, without a constraint model); None: the main model.
+    fast: Model | None = None
+    # Picks standing instructions out of questions; None: the fast model.
+    constraints: Model | None = None
     context_window: int = 128_000
     fast_context_window: int | None = None
 
@@ -107,26 +124,75 @@ class Agent:
         approver: Approver | None = None,
         queue: MessageQueue | None = None,
         fast_model: Model | None = None,
-        sleep: Sleep = asyncio.sleep,
+        constraint_model: Model | None = None,
+        prompt_sections: Sequence[str] = (),
+        hooks: Sequence[RunHooks] = (),
     ) -> None:
+        # Models are called as given: retries are the model's own (see `models.retry`); the
+        # runtime wraps every phase model once.
         self.model = model
         # Summaries and constraint extraction use a cheaper model when one is given.
         self.fast_model = fast_model
-        self.constraints = Constraints()
         # Picks standing instructions out of questions; defaults to the fast model.
-        self.constraint_model: Model | None = None
-        # Sections the session adds (skills, remembered facts), after the tool policy.
-        self.prompt_sections: list[str] = []
-        # Called with the messages about to be summarised (the session flushes memories).
-        self.before_compaction: Callable[[Sequence[Message]], Awaitable[None]] | None = None
+        self.constraint_model = constraint_model
+        # Sections the caller adds (skills, a chat's context), after the tool policy.
+        self.prompt_sections: tuple[str, ...] = tuple(prompt_sections)
+        self.hooks: tuple[RunHooks, ...] = tuple(hooks)
         self.tools = tools
         self.config = config or AgentConfig()
         self.policy = policy or SimplePolicy()
         self.approver = approver
         self.queue = queue if queue is not None else MessageQueue()
+        # Conversation state, carried across runs.
+        self.constraints = Constraints()
         self.history: list[Message] = []
         self.session_approvals: set[str] = set()
-        self._sleep = sleep
+
+    @property
+    def models(self) -> AgentModels:
+        return AgentModels(
+            self.model,
+            self.fast_model,
+            self.constraint_model,
+            self.config.context_window,
+            self.config.fast_context_window,
+        )
+
+    def use_models(self, models: AgentModels) -> None:
+        """Switch every model and window at once (a mid-session `/model`, a probed window);
+        the conversation, constraints and approvals carry on."""
+        self.model = models.main
+        self.fast_model = models.fast
+        self.constraint_model = models.constraints
+        self.config = replace(
+            self.config,
+            context_window=models.context_window,
+            fast_context_window=models.fast_context_window,
+        )
+
+    def clone(
+        self,
+        *,
+        model: Model | None = None,
+        tools: ToolRegistry | None = None,
+        config: AgentConfig | None = None,
+        approver: Approver | None = None,
+        hooks: Sequence[RunHooks] = (),
+    ) -> Agent:
+        """A fresh agent on this one's models, policy and prompt sections, with no history or
+        constraints of its own, its own queue and approvals, no approver and no hooks unless
+        given (a sub-agent: nobody watches it, nothing of it is recorded as a session turn)."""
+        return Agent(
+            model or self.model,
+            tools if tools is not None else self.tools,
+            config=config or self.config,
+            policy=self.policy,
+            approver=approver,
+            fast_model=self.fast_model,
+            constraint_model=self.constraint_model,
+            prompt_sections=self.prompt_sections,
+            hooks=hooks,
+        )
 
     def system_prompt(self) -> str:
         if self.config.system_prompt is not None:
@@ -139,31 +205,65 @@ class Agent:
             soul=load_soul(home),
             rules=load_rules(home),
             constraints=self.constraints.to_prompt(),
-            extra=self.prompt_sections,
+            extra=[
+                *self.prompt_sections,
+                *(section for hook in self.hooks for section in hook.prompt_sections()),
+            ],
         )
 
     def clear(self) -> None:
         self.history.clear()
         self.constraints.clear()
 
-    async def run(self, query: str) -> AsyncIterator[Event]:
-        extractor = self.constraint_model or self.fast_model
-        added = [c for c in await extract_constraints(query, extractor) if self.constraints.add(c)]
-        run = _Run(self, query)
-        if added:
-            yield ContextEvent("constraints", "noted: " + "; ".join(added))
-        async for event in run.events():
-            yield event
-        if run.answered:
-            self.history += [UserMessage(query), AssistantMessage(content=run.answer)]
+    async def run(self, query: str, *, queue: MessageQueue | None = None) -> AsyncIterator[Event]:
+        """Answer `query`. Follow-ups typed meanwhile arrive through `queue` (default: the
+        agent's own; a chat passes the queue of the turn being answered)."""
+        for hook in self.hooks:
+            await hook.on_run_start(self, query)
+        run_id: str | None = None
+        finished = False
+        try:
+            if self.config.learn_constraints:
+                extractor = self.constraint_model or self.fast_model
+                found = await extract_constraints(query, extractor)
+                added = [c for c in found if self.constraints.add(c)]
+                if added:
+                    yield ContextEvent("constraints", "noted: " + "; ".join(added))
+            run = _Run(self, query, queue if queue is not None else self.queue)
+            async for event in run.events():
+                if isinstance(event, RunStarted):
+                    run_id = event.run_id
+                    for hook in self.hooks:
+                        await hook.on_run_started(self, event)
+                elif isinstance(event, ToolEnd | ToolError):
+                    for hook in self.hooks:
+                        await hook.on_tool_end(self, event)
+                elif isinstance(event, Done):
+                    finished = True
+                    if run.answered:
+                        self.history += [UserMessage(query), AssistantMessage(content=run.answer)]
+                    for hook in self.hooks:
+                        event = await hook.on_run_end(self, query, event)
+                yield event
+        finally:
+            if not finished:
+                for hook in self.hooks:
+                    # Best effort: a failed write must not replace the cancellation being raised.
+                    with contextlib.suppress(Exception):
+                        await hook.on_run_cancelled(self, query, run_id)
+
+    async def _before_compaction(self, messages: Sequence[Message]) -> None:
+        for hook in self.hooks:
+            await hook.before_compaction(self, messages)
 
 
 class _Run:
     """The state of one run; kept out of Agent so runs never share mutable state by accident."""
 
-    def __init__(self, agent: Agent, query: str) -> None:
+    def __init__(self, agent: Agent, query: str, queue: MessageQueue) -> None:
         self.agent = agent
         self.query = query
+        self.queue = queue
         self.config = agent.config
         self.started = time.perf_counter()
         self.scratchpad = Scratchpad.create(self.config.home / "scratchpad", query)
@@ -189,7 +289,7 @@ class _Run:
             constraints=lambda: agent.constraints.items,
             fast_model=agent.fast_model or agent.model,
             fast_window=self.config.fast_context_window,
-            before_compaction=agent.before_compaction,
+            before_compaction=agent._before_compaction if agent.hooks else None,
         )
         self.executor = ToolExecutor(
             registry=agent.tools,
@@ -281,7 +381,7 @@ class _Run:
                 yield self._done("", "denied")
                 return
 
-            drained = self.agent.queue.drain()
+            drained = self.queue.drain()
             if drained:
                 text = "\n\n".join(item.text for item in drained)
                 self.messages.append(UserMessage(text))
@@ -297,13 +397,7 @@ class _Run:
                 tool_choice="none" if final_round and self.specs else "auto",
             )
             try:
-                async for chunk in stream_with_retry(
-                    self.agent.model,
-                    request,
-                    attempts=self.config.retry_attempts,
-                    base_delay=self.config.retry_base_delay,
-                    sleep=self.agent._sleep,
-                ):
+                async for chunk in self.agent.model.stream(request):
                     if isinstance(chunk, TextChunk):
                         yield TextDelta(chunk.text)
                     elif isinstance(chunk, ReasoningChunk):

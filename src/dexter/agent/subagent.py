@@ -16,12 +16,12 @@ The sub-agent:
 Source ids the sub-agent cited ([S1] …) are re-registered in the parent's ledger and rewritten in
 its answer, so citations stay unique across the whole run.
 
-`make_agent(tool_names)` builds the Agent: the same model (or the fast one), a registry to pick
-from, a home directory, a permission policy. `tool_names` is the parent's requested subset with
-forbidden names removed, or None for "every allowed tool". The tool then replaces the Agent's
-registry with the filtered one, its config with a copy carrying the worker prompt (unless the
-factory set a `system_prompt` itself) and the iteration cap, and its history with an empty
-list; the factory must return a new Agent each call.
+`make_agent(tool_names)` returns the Agent to start from (the runtime's: the parent agent itself,
+on the sub-agent phase model), with a registry to pick from, a home directory and a permission
+policy. `tool_names` is the parent's requested subset with forbidden names removed, or None for
+"every allowed tool". The tool then runs a clone of it (`Agent.clone`): the filtered registry,
+a config carrying the worker prompt (unless the factory set a `system_prompt` itself) and the
+iteration cap, no history, hooks, approver or constraint learning of its own.
 """
 
 from __future__ import annotations
@@ -207,15 +207,14 @@ class SubagentTool(Tool[SubagentArgs]):
             )
         bound = {tool.name for tool in tools}
         ignored = blocked + [n for n in wanted if n not in bound]
-        agent.tools = ToolRegistry(tools)
-        agent.config = replace(
+        config = replace(
             agent.config,
             system_prompt=agent.config.system_prompt
             or worker_prompt(tools, today=agent.config.today),
             max_iterations=self.max_iterations,
+            learn_constraints=False,
         )
-        agent.history = []
-        return agent, ignored
+        return agent.clone(tools=ToolRegistry(tools), config=config), ignored
 
     async def run(self, args: SubagentArgs, ctx: ToolContext) -> ToolResult:
         label = " ".join(args.description.split())

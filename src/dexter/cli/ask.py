@@ -101,9 +101,7 @@ def run_ask(
         runtime.close_local()
         raise
     renderer: JsonRenderer | PlainRenderer = (
-        JsonRenderer(sys.stdout, session_id=lambda: agent.recorder.session_id or None)
-        if as_json
-        else plain
+        JsonRenderer(sys.stdout, session_id=lambda: agent.session_id or None) if as_json else plain
     )
 
     run_ids: list[str] = []

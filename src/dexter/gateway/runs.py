@@ -22,7 +22,7 @@ from dexter.store.db import Store, now_iso
 
 if TYPE_CHECKING:
     from dexter.runtime import Runtime
-    from dexter.session import SessionAgent
+    from dexter.session import Session
 
 log = logging.getLogger("dexter.gateway")
 
@@ -104,9 +104,9 @@ class RuntimeRunner:
         self.max_iterations = max_iterations
         self.max_agents = max_agents
         self.chats = ChatSessions(runtime.store)
-        self._agents: OrderedDict[str, SessionAgent] = OrderedDict()
+        self._agents: OrderedDict[str, Session] = OrderedDict()
 
-    def _agent(self, turn: ChatTurn) -> SessionAgent:
+    def _agent(self, turn: ChatTurn) -> Session:
         agent = self._agents.get(turn.session_key)
         if agent is not None:
             self._agents.move_to_end(turn.session_key)
@@ -117,18 +117,20 @@ class RuntimeRunner:
         spec = AgentSpec(
             model=self.model, channel=GATEWAY, max_iterations=self.max_iterations, resume=resume
         )
+        # Nothing that needs approval runs from a chat; a group's context joins the prompt.
+        policy = ChatPolicy(self.runtime.policy())
+        sections = (turn.group_context,) if turn.group_context else ()
         try:
-            agent = self.runtime.agent(spec)
+            agent = self.runtime.agent(spec, policy=policy, prompt_sections=sections)
         except ConfigError:
             if resume is None:
                 raise
             # The session was deleted (`dexter sessions`): start the chat afresh.
             agent = self.runtime.agent(
-                AgentSpec(model=self.model, channel=GATEWAY, max_iterations=self.max_iterations)
+                AgentSpec(model=self.model, channel=GATEWAY, max_iterations=self.max_iterations),
+                policy=policy,
+                prompt_sections=sections,
             )
-        agent.policy = ChatPolicy(agent.policy)
-        if turn.group_context:
-            agent.prompt_sections.append(turn.group_context)
         if agent.session_id != resume:
             self.chats.put(turn, agent.session_id)
         self._agents[turn.session_key] = agent
@@ -138,10 +140,9 @@ class RuntimeRunner:
 
     async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
         agent = await asyncio.to_thread(self._agent, turn)
-        agent.queue = queue
         notes: list[str] = []
         done: Done | None = None
-        async for event in agent.run(turn.text):
+        async for event in agent.run(turn.text, queue=queue):
             if isinstance(event, ToolDenied) and _CHAT_REFUSAL in event.reason:
                 note = f"(`{event.tool}` was not run: {event.reason}.)"
                 if note not in notes:

@@ -18,9 +18,8 @@ from typing import Any
 
 from dexter.memory.files import EVERGREEN_NAME, MemoryFiles
 from dexter.memory.tools import entry_problem, normalise_entry
-from dexter.models.base import Model
+from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
-from dexter.models.retry import complete_with_retry
 from dexter.models.types import ModelRequest, SystemMessage, UserMessage
 
 __all__ = ["MAX_FACTS", "NOTED_HEADING", "flush_memories", "parse_facts"]
@@ -113,7 +112,7 @@ async def flush_memories(
     if not any(message.strip() for message in user_messages):
         return []
     try:
-        response = await complete_with_retry(model, _request(user_messages, findings))
+        response = await complete_by_streaming(model, _request(user_messages, findings))
     except ModelError:
         return []
     name = files.daily_name(today)

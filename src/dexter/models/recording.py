@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dexter.models.base import Model
 from dexter.models.errors import ModelError
-from dexter.models.types import ModelRequest, ModelResponse, StreamChunk, Usage
+from dexter.models.types import ModelRequest, ModelResponse, RetryNotice, StreamChunk, Usage
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,11 @@ Sink = Callable[[ModelCallRecord], None]
 
 
 class RecordingModel:
-    """A Model that reports each call to `sink` after it ends, whatever the outcome."""
+    """A Model that reports each call to `sink` after it ends, whatever the outcome.
+
+    Over a retrying model (`models.retry`), pass `note_retry` as its `on_retry`: each attempt it
+    gave up on is then recorded as a failed call, so the ledger counts attempts, not outcomes.
+    """
 
     def __init__(self, inner: Model, sink: Sink, *, phase: str, tool: str | None = None) -> None:
         self.inner = inner
@@ -89,6 +93,10 @@ class RecordingModel:
         except asyncio.CancelledError:
             self._record(None, ok=False, error="cancelled")
             raise
+
+    def note_retry(self, notice: RetryNotice) -> None:
+        failed = notice.error
+        self._record(None, ok=False, error=f"{failed.kind}: {failed.message}"[:500])
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         try:

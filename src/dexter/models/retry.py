@@ -33,13 +33,14 @@ MAX_RETRY_AFTER = 60.0
 IDLE_TIMEOUT = 60.0
 
 Sleep = Callable[[float], Awaitable[None]]
+# Told of each attempt given up on before it is retried (the ledger records it as a failed call).
+OnRetry = Callable[[RetryNotice], None]
 
 __all__ = [
     "RetryNotice",
     "RetryPolicy",
     "RetryingModel",
     "backoff_delay",
-    "complete_with_retry",
     "policy_from_settings",
     "stream_with_retry",
     "with_retry",
@@ -148,20 +149,14 @@ async def _idle_bounded(
 async def stream_with_retry(
     model: Model,
     request: ModelRequest,
+    policy: RetryPolicy,
     *,
-    attempts: int = DEFAULT_ATTEMPTS,
-    base_delay: float = BASE_DELAY,
-    sleep: Sleep = asyncio.sleep,
-    policy: RetryPolicy | None = None,
+    on_retry: OnRetry | None = None,
 ) -> AsyncIterator[StreamChunk]:
     """Yield the model's chunks; on a transient failure yield a RetryNotice and stream again.
 
     Consumers must treat a RetryNotice as "discard what this attempt streamed so far".
     """
-    if policy is None and isinstance(model, RetryingModel):
-        policy = model.policy
-    if policy is None:
-        policy = RetryPolicy(attempts=attempts, base_delay=base_delay, sleep=sleep)
     if isinstance(model, RetryingModel):
         # Already wrapped: one policy, not two nested ones multiplying the attempts.
         model = model.inner
@@ -172,50 +167,37 @@ async def stream_with_retry(
                 yield chunk
             return
         except ModelError as error:
-            if not error.retryable:
-                raise
-            delay = backoff_delay(error, attempt, policy=policy)
-            if delay is None:
-                raise _too_long(error, policy) from error
-            if attempt >= policy.attempts:
-                raise
-            yield RetryNotice(
-                attempt=attempt, max_attempts=policy.attempts, delay=delay, error=error
-            )
-            await policy.sleep(delay)
+            notice = _retry_or_raise(error, attempt, policy)
+            if on_retry is not None:
+                on_retry(notice)
+            yield notice
+            await policy.sleep(notice.delay)
             attempt += 1
 
 
-async def complete_with_retry(
-    model: Model,
-    request: ModelRequest,
-    *,
-    attempts: int = DEFAULT_ATTEMPTS,
-    base_delay: float = BASE_DELAY,
-    sleep: Sleep = asyncio.sleep,
-    policy: RetryPolicy | None = None,
-) -> ModelResponse:
-    """The final response of a streamed call, with the same retry policy as the agent loop."""
-    final: ModelResponse | None = None
-    async for chunk in stream_with_retry(
-        model, request, attempts=attempts, base_delay=base_delay, sleep=sleep, policy=policy
-    ):
-        if isinstance(chunk, ModelResponse):
-            final = chunk
-    if final is None:
-        raise ModelError(
-            ErrorKind.STREAM, "stream ended without a response", provider=model.provider
-        )
-    return final
+def _retry_or_raise(error: ModelError, attempt: int, policy: RetryPolicy) -> RetryNotice:
+    """The notice for retrying after `error`, or `error` raised when it is not retried."""
+    if not error.retryable:
+        raise error
+    delay = backoff_delay(error, attempt, policy=policy)
+    if delay is None:
+        raise _too_long(error, policy) from error
+    if attempt >= policy.attempts:
+        raise error
+    return RetryNotice(attempt=attempt, max_attempts=policy.attempts, delay=delay, error=error)
 
 
 class RetryingModel:
     """Any `Model`, retried under one `RetryPolicy`. `stream` yields `RetryNotice` between
-    attempts; `complete` returns the successful attempt's response."""
+    attempts; `complete` retries the inner `complete` (same wire request, no stream) and
+    returns the successful attempt's response. `on_retry` hears of every retried failure."""
 
-    def __init__(self, inner: Model, policy: RetryPolicy) -> None:
+    def __init__(
+        self, inner: Model, policy: RetryPolicy, *, on_retry: OnRetry | None = None
+    ) -> None:
         self.inner = inner
         self.policy = policy
+        self.on_retry = on_retry
 
     @property
     def name(self) -> str:
@@ -226,21 +208,32 @@ class RetryingModel:
         return self.inner.provider
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        return stream_with_retry(self.inner, request, policy=self.policy)
+        return stream_with_retry(self.inner, request, self.policy, on_retry=self.on_retry)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        return await complete_with_retry(self.inner, request, policy=self.policy)
+        attempt = 1
+        while True:
+            try:
+                return await self.inner.complete(request)
+            except ModelError as error:
+                notice = _retry_or_raise(error, attempt, self.policy)
+            if self.on_retry is not None:
+                self.on_retry(notice)
+            await self.policy.sleep(notice.delay)
+            attempt += 1
 
     def __getattr__(self, name: str) -> object:
         # Wrappers underneath (recording, ledger labels) stay reachable: `rt` code sets them.
         return getattr(self.inner, name)
 
 
-def with_retry(model: Model, policy: RetryPolicy) -> RetryingModel:
+def with_retry(
+    model: Model, policy: RetryPolicy, *, on_retry: OnRetry | None = None
+) -> RetryingModel:
     """`model` under `policy`; wrapping an already-retrying model replaces its policy."""
     if isinstance(model, RetryingModel):
-        return RetryingModel(model.inner, policy)
-    return RetryingModel(model, policy)
+        return RetryingModel(model.inner, policy, on_retry=on_retry or model.on_retry)
+    return RetryingModel(model, policy, on_retry=on_retry)
 
 
 def no_wait(policy: RetryPolicy) -> RetryPolicy:

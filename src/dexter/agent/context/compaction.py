@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 from dexter.agent.context.budget import estimate_messages, estimate_request, estimate_tokens
 from dexter.errors import DexterError
-from dexter.models.base import Model
+from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
-from dexter.models.retry import complete_with_retry
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -343,7 +342,7 @@ async def compact(
             raise CompactionFailed(f"summary request of {size} tokens exceeds {max_input_tokens}")
         calls += 1
         try:
-            response = await complete_with_retry(model, request)
+            response = await complete_by_streaming(model, request)
         except ModelError as error:
             raise CompactionFailed(f"summary call failed: {error}") from error
         usage = usage + response.usage

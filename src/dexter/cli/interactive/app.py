@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.console import Console
@@ -41,7 +42,7 @@ from dexter.cli.render import cited_sources
 from dexter.config import ConfigError
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
-from dexter.session import SessionAgent
+from dexter.session import Session
 from dexter.tools.ask_user import Answer, Question
 
 _log = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ class DexterApp(App[None]):
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Agent | Session,
         *,
         switch_model: SwitchModel | None = None,
         model_label: str = "",
@@ -98,6 +99,8 @@ class DexterApp(App[None]):
     ) -> None:
         super().__init__()
         self.agent = agent
+        # The loop itself (a stored session holds one).
+        self.core: Agent = agent.agent if isinstance(agent, Session) else agent
         self.questions = questions
         self._question: tuple[Question, asyncio.Future[Answer]] | None = None
         self.switch_model = switch_model
@@ -122,22 +125,22 @@ class DexterApp(App[None]):
         yield HistoryInput(placeholder=PLACEHOLDER, id="prompt")
 
     async def on_mount(self) -> None:
-        self.agent.approver = _AppApprover(self)
+        self.core.approver = _AppApprover(self)
         if self.questions is not None:
             self.questions.handler = self._ask_user
         self.log_view.anchor()
         self.prompt.focus()
         self.set_interval(TICK_SECONDS, self._tick)
-        if isinstance(self.agent, SessionAgent) and self.agent.history:
+        if isinstance(self.agent, Session) and self.agent.history:
             await self._show_earlier(self.agent)  # started with --resume
-        if isinstance(self.agent, SessionAgent):
+        if isinstance(self.agent, Session):
             await self._show_alerts()
             self.set_interval(ALERT_CHECK_SECONDS, self._show_alerts)
         self._fit_log()
 
     async def _show_alerts(self) -> None:
         """A line for alerts scheduled jobs produced since anything last showed them."""
-        if not isinstance(self.agent, SessionAgent):
+        if not isinstance(self.agent, Session):
             return
         from dexter.cron.notices import take_notice
         from dexter.cron.store import CronStore
@@ -149,7 +152,7 @@ class DexterApp(App[None]):
         if notice:
             await self._add(Note(notice, classes="info"))
 
-    async def _show_earlier(self, agent: SessionAgent) -> None:
+    async def _show_earlier(self, agent: Session) -> None:
         """A resumed session's turns, as they were asked and answered."""
         turns = agent.recorder.sessions.turns(agent.session_id)
         if turns:
@@ -288,7 +291,7 @@ class DexterApp(App[None]):
 
     async def _export_command(self, arg: str) -> None:
         agent = self.agent
-        if not isinstance(agent, SessionAgent) or not agent.session_id:
+        if not isinstance(agent, Session) or not agent.session_id:
             await self._add(
                 Note("Sessions are not saved here: nothing to export.", classes="error")
             )
@@ -313,7 +316,7 @@ class DexterApp(App[None]):
 
     async def _resume_command(self, session_id: str) -> None:
         agent = self.agent
-        if not isinstance(agent, SessionAgent):
+        if not isinstance(agent, Session):
             await self._add(Note("Sessions are not saved here.", classes="error"))
             return
         if not session_id:
@@ -358,10 +361,10 @@ class DexterApp(App[None]):
                 Note("Wait for the answer or press ctrl+c before /clear.", classes="error")
             )
             return
-        if isinstance(self.agent, SessionAgent):
+        if isinstance(self.agent, Session):
             self.agent.new_session()
         else:
-            self.agent.clear()
+            self.core.clear()
         await self.log_view.remove_children()
         self.turn = None
         await self._add(Note("Conversation cleared.", classes="info"))
@@ -391,7 +394,8 @@ class DexterApp(App[None]):
             _log.debug("model switch failed", exc_info=True)
             await self._add(Note(f"Could not switch model: {exc}", classes="error"))
             return
-        self.agent.model = new_model
+        # A session's switch moved every phase already; a bare agent swaps its main model.
+        self.core.use_models(replace(self.core.models, main=new_model))
         self.model_label = spec
         self.query_one("#header", Static).update(self._header_text())
         await self._add(
@@ -547,7 +551,7 @@ class DexterApp(App[None]):
 
 
 def run_interactive(
-    agent: Agent,
+    agent: Agent | Session,
     *,
     switch_model: SwitchModel | None = None,
     model_label: str = "",

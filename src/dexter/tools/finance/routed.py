@@ -18,9 +18,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from dexter.models.base import Model
+from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
-from dexter.models.retry import complete_with_retry
 from dexter.models.types import ModelRequest, SystemMessage, ToolCall, UserMessage
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
@@ -130,7 +129,7 @@ class RoutedTool(Tool[RoutedArgs]):
             tools=[tool.spec() for tool in self._tools.values()],
         )
         try:
-            response = await complete_with_retry(self._router_model(), request)
+            response = await complete_by_streaming(self._router_model(), request)
         except ModelError as error:
             raise ToolFailure(f"the data router model failed: {error.user_message()}") from None
         calls = list(response.message.tool_calls)
