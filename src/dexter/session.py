@@ -13,7 +13,7 @@ import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
@@ -21,13 +21,16 @@ from dexter.agent.loop import Agent
 from dexter.config import ConfigError
 from dexter.memory.context import memory_prompt
 from dexter.memory.flush import flush_memories
-from dexter.memory.index import MemoryIndex
 from dexter.models.base import Model
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
 from dexter.store.db import now_iso
 from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
+
+if TYPE_CHECKING:
+    # numpy comes with the index: imported only where memory is on (`dexter.memory.setup`).
+    from dexter.memory.index import MemoryIndex
 
 # How long the end of a run waits for its records before reporting its own token count.
 SETTLE_SECONDS = 2.0
