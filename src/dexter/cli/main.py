@@ -253,6 +253,17 @@ def _add_data_parser(commands: Any) -> None:
     screen.add_argument("--limit", type=int, default=25, metavar="N")
 
 
+def entry() -> int:
+    """The process entry point: the `dexter` script and `python -m dexter`."""
+    from dexter.cli import process
+
+    process.pause()
+    try:
+        return main()
+    finally:
+        process.at_exit()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     problem = _undecodable(arguments)
@@ -365,6 +376,11 @@ def _describe_os_error(error: OSError) -> str:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command != "ask":
+        # `ask` resumes collection itself once its agent is built (see dexter.cli.process).
+        from dexter.cli import process
+
+        process.resume()
     if args.command == "ask":
         from dexter.cli.ask import read_question, run_ask
 
