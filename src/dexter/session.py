@@ -19,8 +19,6 @@ from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
 from dexter.agent.loop import Agent
 from dexter.config import ConfigError
-from dexter.memory.context import memory_prompt
-from dexter.memory.flush import flush_memories
 from dexter.models.base import Model
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
@@ -193,6 +191,8 @@ class SessionAgent(Agent):
         if self._memory is None or self._memory_loaded:
             return
         self._memory_loaded = True
+        from dexter.memory.context import memory_prompt  # memory's modules load only when it is on
+
         try:
             section = await memory_prompt(self._memory.files, self._memory)
         except Exception:  # memory is a help, never a reason for a run to fail
@@ -205,6 +205,8 @@ class SessionAgent(Agent):
             return
         user = [m.content for m in messages if isinstance(m, UserMessage)]
         findings = "\n".join(m.content for m in messages if isinstance(m, AssistantMessage))
+        from dexter.memory.flush import flush_memories
+
         await flush_memories(
             self._memory_model,
             user_messages=user,

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,9 @@ from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
 from dexter.cron.schedule import describe, local_zone_name
 from dexter.cron.store import CronStore
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+
+if TYPE_CHECKING:
+    from dexter.runtime import Runtime
 
 RunJob = Callable[[Job], Awaitable[str]]
 
@@ -228,3 +231,30 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
         items = count_items(args.content)
         counted = f" ({items} item{'s' if items != 1 else ''})" if items else ""
         return f"Updated heartbeat checklist{counted}. {self._schedule_note()}"
+
+
+def describe_result(result: Any) -> str:
+    if result is None:
+        return "another runner is running this job right now."
+    if result.status == "ok":
+        return f"alert #{result.alert_id} delivered to the outbox (see `dexter cron logs`)."
+    if result.status == "error":
+        return f"error: {result.error}"
+    return f"{result.status} ({result.reason})."
+
+
+def cron_tools(runtime: Runtime, *, default_target: str | None) -> list[Tool[Any]]:
+    """The `cron` and `heartbeat` tools bound to `runtime` (registered by Runtime.tools).
+
+    They live here rather than beside `make_runner` so that offering them does not import the
+    runner, which only a `run` action needs."""
+
+    async def run_job(job: Job) -> str:
+        from dexter.cron.service import make_runner
+
+        return describe_result(await make_runner(runtime).run_now(job))
+
+    context = CronToolContext(
+        cron=lambda: CronStore(runtime.store), run_job=run_job, default_target=default_target
+    )
+    return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]
