@@ -20,6 +20,7 @@ from tests.test_cli import USAGE_CHUNK, chunk
 
 # Imported only by the code that needs them; none of it runs in a calculate-only answer.
 NOT_ON_THE_ASK_PATH = [
+    "yaml",  # skills whose frontmatter is written plainly, as the bundled ones are
     "numpy",  # memory's index and similarity checks (memory is off here)
     "lxml",  # web_fetch's extraction
     "readability",
