@@ -30,6 +30,8 @@ NOT_ON_THE_ASK_PATH = [
     "dexter.memory.index",
     "dexter.memory.flush",
     "dexter.cron.runner",  # the cron tool's `run` action
+    "dexter.cron.store",  # the cron tools' job store and schedule rules, when one runs
+    "dexter.cron.schedule",
     "dexter.data.sec.facts",  # SEC parsers, imported by the provider method that uses each
     "dexter.data.sec.filing_docs",
     "dexter.data.sec.documents",
