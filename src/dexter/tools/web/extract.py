@@ -50,7 +50,7 @@ def html_to_markdown(html: str | bytes, url: str | None = None) -> Extracted:
     """The page's title and main content as markdown."""
     # lxml, readability and markdownify (with bs4 under it) cost ~60 ms to import: only a fetch
     # that needs them pays it, not every run that merely offers the tool.
-    from lxml import etree
+    from lxml import etree  # type: ignore[import-untyped]
     from readability import Document  # type: ignore[import-untyped]
 
     root = _parse(html)
