@@ -7,6 +7,7 @@ command imports what it needs when it runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -55,6 +56,21 @@ unwritable DEXTER_HOME included), 130 cancelled, 141 output pipe closed
 
 
 def _parser() -> argparse.ArgumentParser:
+    # argparse looks each of its strings up in the gettext catalogues while the tree is built,
+    # ~550 times, each time re-reading the locale variables and probing the disk for catalogue
+    # files (~7 ms of every start, `--help` included). The answers cannot change within a
+    # process, so each is looked up once while building; parsing and help use argparse as it is.
+    translate = getattr(argparse, "_", None)
+    if translate is None:  # a Python whose argparse no longer looks strings up this way
+        return _build_parser()
+    argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+    try:
+        return _build_parser()
+    finally:
+        argparse._ = translate  # type: ignore[attr-defined]
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dexter",
         description=DESCRIPTION,
