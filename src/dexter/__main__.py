@@ -1,5 +1,5 @@
 import sys
 
-from dexter.cli.main import main
+from dexter.cli.main import entry
 
-sys.exit(main())
+sys.exit(entry())

@@ -11,12 +11,15 @@ inside tracebacks.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging.handlers
 
 LOGGER_NAME = "dexter"
 LOG_DIR_NAME = "logs"
@@ -118,6 +121,8 @@ class LazyFileHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             if self._inner is None:
+                import logging.handlers  # socket, pickle & co.: only once something is logged
+
                 path = self._path()
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._inner = logging.handlers.RotatingFileHandler(

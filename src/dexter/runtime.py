@@ -613,7 +613,7 @@ class Runtime:
 
             registry.register(AskUserTool(ask_user))
         if channel.schedules:
-            from dexter.cron.service import cron_tools
+            from dexter.cron.tools import cron_tools
 
             for tool in cron_tools(self, default_target=spec.delivery_target):
                 registry.register(tool)

@@ -14,7 +14,7 @@ import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexter.agent.constraints import Constraints
 from dexter.agent.events import Done, Event, RunStarted, ToolEnd, ToolError
@@ -22,9 +22,6 @@ from dexter.agent.hooks import RunHooks
 from dexter.agent.loop import Agent, AgentConfig, AgentModels
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError
-from dexter.memory.context import memory_prompt
-from dexter.memory.flush import flush_memories
-from dexter.memory.index import MemoryIndex
 from dexter.models.base import Model
 from dexter.models.phases import PhaseModels
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
@@ -34,6 +31,10 @@ from dexter.store import Ledger, SessionInfo, SessionStore, Store
 from dexter.store.db import now_iso
 from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
 from dexter.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    # numpy comes with the index: imported only where memory is on (`dexter.memory.setup`).
+    from dexter.memory.index import MemoryIndex
 
 # How long the end of a run waits for its records before reporting its own token count.
 SETTLE_SECONDS = 2.0
@@ -223,6 +224,8 @@ class MemoryHooks(RunHooks):
         if self._loaded:
             return
         self._loaded = True
+        from dexter.memory.context import memory_prompt  # memory's modules load only when it is on
+
         try:
             self._section = await memory_prompt(self.memory.files, self.memory) or ""
         except Exception:  # memory is a help, never a reason for a run to fail
@@ -234,6 +237,8 @@ class MemoryHooks(RunHooks):
     async def before_compaction(self, agent: Agent, messages: Sequence[Message]) -> None:
         user = [m.content for m in messages if isinstance(m, UserMessage)]
         findings = "\n".join(m.content for m in messages if isinstance(m, AssistantMessage))
+        from dexter.memory.flush import flush_memories
+
         await flush_memories(
             self.model(), user_messages=user, findings=findings[-8000:], files=self.memory.files
         )

@@ -100,6 +100,9 @@ def run_ask(
     except BaseException:
         runtime.close_local()
         raise
+    from dexter.cli import process
+
+    process.resume()  # start-up is over: collect garbage again (see dexter.cli.process)
     renderer: JsonRenderer | PlainRenderer = (
         JsonRenderer(sys.stdout, session_id=lambda: agent.session_id or None) if as_json else plain
     )

@@ -7,6 +7,7 @@ command imports what it needs when it runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -55,6 +56,21 @@ unwritable DEXTER_HOME included), 130 cancelled, 141 output pipe closed
 
 
 def _parser() -> argparse.ArgumentParser:
+    # argparse looks each of its strings up in the gettext catalogues while the tree is built,
+    # ~550 times, each time re-reading the locale variables and probing the disk for catalogue
+    # files (~7 ms of every start, `--help` included). The answers cannot change within a
+    # process, so each is looked up once while building; parsing and help use argparse as it is.
+    translate = getattr(argparse, "_", None)
+    if translate is None:  # a Python whose argparse no longer looks strings up this way
+        return _build_parser()
+    argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+    try:
+        return _build_parser()
+    finally:
+        argparse._ = translate  # type: ignore[attr-defined]
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dexter",
         description=DESCRIPTION,
@@ -253,6 +269,17 @@ def _add_data_parser(commands: Any) -> None:
     screen.add_argument("--limit", type=int, default=25, metavar="N")
 
 
+def entry() -> int:
+    """The process entry point: the `dexter` script and `python -m dexter`."""
+    from dexter.cli import process
+
+    process.pause()
+    try:
+        return main()
+    finally:
+        process.at_exit()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     problem = _undecodable(arguments)
@@ -365,6 +392,11 @@ def _describe_os_error(error: OSError) -> str:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command != "ask":
+        # `ask` resumes collection itself once its agent is built (see dexter.cli.process).
+        from dexter.cli import process
+
+        process.resume()
     if args.command == "ask":
         from dexter.cli.ask import read_question, run_ask
 

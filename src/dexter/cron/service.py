@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dexter.config import ConfigError, Settings
 from dexter.cron.delivery import Deliverer
@@ -20,7 +20,6 @@ from dexter.cron.store import CronStore
 if TYPE_CHECKING:
     from dexter.cron.clock import Clock
     from dexter.runtime import Runtime
-    from dexter.tools.base import Tool
 
 
 @dataclass(frozen=True)
@@ -94,27 +93,3 @@ def make_runner(
         grace=config.grace,
         log=log,
     )
-
-
-def describe_result(result: Any) -> str:
-    if result is None:
-        return "another runner is running this job right now."
-    if result.status == "ok":
-        return f"alert #{result.alert_id} delivered to the outbox (see `dexter cron logs`)."
-    if result.status == "error":
-        return f"error: {result.error}"
-    return f"{result.status} ({result.reason})."
-
-
-def cron_tools(runtime: Runtime, *, default_target: str | None) -> list[Tool[Any]]:
-    """The `cron` and `heartbeat` tools bound to `runtime` (registered by Runtime.tools)."""
-    from dexter.cron.model import Job
-    from dexter.cron.tools import CronTool, CronToolContext, HeartbeatTool
-
-    async def run_job(job: Job) -> str:
-        return describe_result(await make_runner(runtime).run_now(job))
-
-    context = CronToolContext(
-        cron=lambda: CronStore(runtime.store), run_job=run_job, default_target=default_target
-    )
-    return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]

@@ -12,19 +12,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from dexter.config import ConfigError
-from dexter.cron import jobs as job_api
-from dexter.cron.model import Job
 from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
-from dexter.cron.schedule import describe, local_zone_name
-from dexter.cron.store import CronStore
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
-RunJob = Callable[[Job], Awaitable[str]]
+# Every `dexter ask` offers these tools; the schedule parser, job rules and cron store load when
+# one of them runs.
+if TYPE_CHECKING:
+    from dexter.cron.model import Job
+    from dexter.cron.store import CronStore
+    from dexter.runtime import Runtime
+
+RunJob = Callable[["Job"], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ def _fmt(moment: datetime | None) -> str:
 
 
 def describe_job(job: Job) -> str:
+    from dexter.cron.schedule import describe
+
     state = job.state
     lines = [
         f"**{job.name}** ({job.id}) [{'enabled' if job.enabled else 'DISABLED'}]",
@@ -115,6 +120,9 @@ class CronTool(Tool[CronArgs]):
             raise ToolFailure(str(exc)) from None
 
     async def _run(self, args: CronArgs) -> str:
+        from dexter.cron import jobs as job_api
+        from dexter.cron.schedule import local_zone_name
+
         cron = self.context.cron()
         now = self.context.clock()
         zone_name = args.tz or self.context.user_zone or local_zone_name()
@@ -202,6 +210,8 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
         return args.get("action") != "view"
 
     def _schedule_note(self) -> str:
+        from dexter.cron.schedule import describe
+
         job = self.context.cron().heartbeat()
         if job is None or not job.enabled:
             return (
@@ -228,3 +238,33 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
         items = count_items(args.content)
         counted = f" ({items} item{'s' if items != 1 else ''})" if items else ""
         return f"Updated heartbeat checklist{counted}. {self._schedule_note()}"
+
+
+def describe_result(result: Any) -> str:
+    if result is None:
+        return "another runner is running this job right now."
+    if result.status == "ok":
+        return f"alert #{result.alert_id} delivered to the outbox (see `dexter cron logs`)."
+    if result.status == "error":
+        return f"error: {result.error}"
+    return f"{result.status} ({result.reason})."
+
+
+def cron_tools(runtime: Runtime, *, default_target: str | None) -> list[Tool[Any]]:
+    """The `cron` and `heartbeat` tools bound to `runtime` (registered by Runtime.tools).
+
+    They live here rather than beside `make_runner` so that offering them does not import the
+    runner, which only a `run` action needs."""
+
+    async def run_job(job: Job) -> str:
+        from dexter.cron.service import make_runner
+
+        return describe_result(await make_runner(runtime).run_now(job))
+
+    def cron_store() -> CronStore:
+        from dexter.cron.store import CronStore
+
+        return CronStore(runtime.store)
+
+    context = CronToolContext(cron=cron_store, run_job=run_job, default_target=default_target)
+    return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]

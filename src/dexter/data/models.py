@@ -14,7 +14,7 @@ Period = Literal["annual", "quarterly", "ttm"]
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Source(Record):

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.memory.files import EVERGREEN_NAME, MemoryFiles, MemoryNameError
@@ -204,6 +203,8 @@ async def find_duplicate(
             return Duplicate(name, number, line.strip(), "near-identical")
     embedder = index.embedder if index is not None else None
     if embedder is not None and same_figures:
+        import numpy as np  # only with an embedder, i.e. memory on
+
         keys = list(same_figures)
         texts = [content.strip()] + [_BULLET.sub("", same_figures[k]).strip() for k in keys]
         try:

@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml  # no stubs in the dev group
-
 from dexter.errors import DexterError
+from dexter.skills.frontmatter import InvalidFrontmatter, parse_frontmatter
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +104,9 @@ def parse_skill(text: str, path: Path, source: SkillSource) -> Skill:
     """Parse one SKILL.md's text. Raises SkillError with a readable reason."""
     header, body = split_frontmatter(text)
     try:
-        meta = yaml.safe_load(header)
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise SkillError(f"invalid YAML frontmatter: {reason}") from exc
+        meta = parse_frontmatter(header)
+    except InvalidFrontmatter as exc:
+        raise SkillError(f"invalid YAML frontmatter: {exc}") from exc
     if not isinstance(meta, dict):
         raise SkillError("frontmatter must be a mapping with `name` and `description`")
     name = meta.get("name")

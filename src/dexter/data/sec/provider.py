@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from dexter.data.cache import FOREVER, DiskCache
 from dexter.data.errors import DataError, NotFound, Unavailable, UnknownCompany, UpstreamError
 from dexter.data.http import HttpClient
-from dexter.data.metrics import compute_metrics
 from dexter.data.models import (
     BalanceSheet,
     CashFlowStatement,
@@ -36,30 +35,18 @@ from dexter.data.models import (
 )
 from dexter.data.provider import Capability
 from dexter.data.sec import urls
-from dexter.data.sec.documents import html_to_text
-from dexter.data.sec.facts import FactsIndex, fact_series, index_facts
-from dexter.data.sec.filing_docs import (
-    DocumentEntry,
-    DocumentText,
-    FilingDocuments,
-    choose_document,
-    cover_page,
-    merge_documents,
-    parse_index_headers,
-    parse_index_page,
-)
-from dexter.data.sec.filing_index import find_information_table, parse_filing_index
-from dexter.data.sec.frames import screen_rows_from_frame
-from dexter.data.sec.fulltext import SearchPage, parse_search, search_params, search_url
-from dexter.data.sec.holdings13f import parse_information_table
-from dexter.data.sec.items import extract_item
-from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
-from dexter.data.sec.submissions import company_info, filings_from_submissions, older_pages
-from dexter.data.sec.tickers import TickerTable, normalise_name
 from dexter.data.settings import DataSettings
 
+# The parsers for each kind of SEC document (facts, filings, Form 4, 13F, frames, full-text
+# search, HTML text) are imported by the methods that use them: building the router, which every
+# run does, then costs none of them.
 if TYPE_CHECKING:
     import httpx2
+
+    from dexter.data.sec.facts import FactsIndex
+    from dexter.data.sec.filing_docs import DocumentEntry, DocumentText, FilingDocuments
+    from dexter.data.sec.fulltext import SearchPage
+    from dexter.data.sec.tickers import TickerTable
 
 T = TypeVar("T")
 
@@ -158,6 +145,8 @@ class SecEdgarProvider:
         return self._settings.sec_www_url
 
     async def _tickers(self) -> TickerTable:
+        from dexter.data.sec.tickers import TickerTable
+
         async def load() -> TickerTable:
             data = await self.http.get_json(urls.company_tickers(self._www), ttl=TICKERS_TTL)
             return TickerTable.from_json(data)
@@ -179,6 +168,8 @@ class SecEdgarProvider:
         return await self._once(f"submissions:{cik}", load)
 
     async def _facts(self, company: Company) -> FactsIndex:
+        from dexter.data.sec.facts import index_facts
+
         async def load() -> FactsIndex:
             url = urls.companyfacts(company.cik, self._data)
             try:
@@ -232,6 +223,8 @@ class SecEdgarProvider:
             return found
 
     async def _company_by_cik(self, cik: str, unknown: UnknownCompany) -> Company:
+        from dexter.data.sec.submissions import company_info
+
         try:
             data = await self._submissions(urls.pad_cik(cik))
         except NotFound:
@@ -242,6 +235,9 @@ class SecEdgarProvider:
         return Company(ticker=ticker.upper(), cik=info.cik, name=info.name)
 
     async def _company_by_name(self, name: str) -> Company | None:
+        from dexter.data.sec.fulltext import search_url
+        from dexter.data.sec.tickers import normalise_name
+
         url = search_url(self._settings.sec_efts_url)
         try:
             data = await self.http.get_json(url, params={"keysTyped": name}, ttl=TICKERS_TTL)
@@ -325,6 +321,8 @@ class SecEdgarProvider:
     async def financial_metrics(
         self, ticker: str, *, period: Period = "annual", limit: int = 4
     ) -> list[FinancialMetrics]:
+        from dexter.data.metrics import compute_metrics
+
         # Earlier periods so the oldest shown still has its growth base and opening balances:
         # one year back, which is four periods for quarters (year-on-year) and TTM.
         extra = 1 if period == "annual" else 4
@@ -336,6 +334,8 @@ class SecEdgarProvider:
         return compute_metrics(income, balance, cashflow)[:limit]
 
     async def facts(self, ticker: str, concept: str) -> list[FactPoint]:
+        from dexter.data.sec.facts import fact_series
+
         company = await self.company(ticker)
         return fact_series(await self._facts(company), concept)
 
@@ -357,6 +357,8 @@ class SecEdgarProvider:
 
         `filed_gte` / `filed_lte` bound the filing date; `items` keeps 8-Ks reporting any of
         those items (2.02 results, 5.02 officers …). The as-of date caps `filed_lte`."""
+        from dexter.data.sec.submissions import filings_from_submissions, older_pages
+
         company = await self.company(ticker)
         data = await self._submissions(company.cik)
         if self.as_of is not None and (filed_lte is None or filed_lte > self.as_of):
@@ -409,6 +411,15 @@ class SecEdgarProvider:
         return await self._filing_documents(who, accession_number.strip())
 
     async def _filing_documents(self, who: Company, accession: str) -> FilingDocuments:
+        from dexter.data.sec.filing_docs import (
+            DocumentEntry,
+            FilingDocuments,
+            merge_documents,
+            parse_index_headers,
+            parse_index_page,
+        )
+        from dexter.data.sec.filing_index import parse_filing_index
+
         async def load() -> FilingDocuments:
             folder = urls.filing_folder(who.cik, accession, self._www)
             try:
@@ -468,6 +479,8 @@ class SecEdgarProvider:
         self, who: Company, filing: FilingDocuments
     ) -> FilingDocuments:
         """Form, dates and items from the submissions list when the header page was missing."""
+        from dexter.data.sec.submissions import filings_from_submissions
+
         if filing.form and filing.filing_date:
             return filing
         try:
@@ -490,6 +503,9 @@ class SecEdgarProvider:
         self, company: str, accession_number: str, *, document: str | None = None
     ) -> DocumentText:
         """One document's text: primary (default), `cover`, an exhibit type, or a file name."""
+        from dexter.data.sec.documents import html_to_text
+        from dexter.data.sec.filing_docs import DocumentText, choose_document, cover_page
+
         filing = await self.filing_documents(company, accession_number)
         chosen, cover_only = choose_document(filing, document)
         if chosen.name.lower().endswith(".pdf"):
@@ -534,6 +550,8 @@ class SecEdgarProvider:
         offset: int = 0,
     ) -> SearchPage:
         """EDGAR full-text search; the as-of date caps the end of the date range."""
+        from dexter.data.sec.fulltext import parse_search, search_params, search_url
+
         if not query.strip():
             raise Unavailable("Full-text search needs words or a quoted phrase to look for.")
         if self.as_of is not None and (end_date is None or end_date > self.as_of):
@@ -564,6 +582,9 @@ class SecEdgarProvider:
         year: int | None = None,
         accession_number: str | None = None,
     ) -> FilingSection:
+        from dexter.data.sec.documents import html_to_text
+        from dexter.data.sec.items import extract_item
+
         form = form.upper()
         if form not in ("10-K", "10-Q"):
             raise Unavailable(f"Sections can be extracted from 10-K and 10-Q filings, not {form}.")
@@ -597,6 +618,8 @@ class SecEdgarProvider:
         )
 
     async def insider_trades(self, ticker: str, *, limit: int = 20) -> InsiderTrades:
+        from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
+
         filings = await self.filings(
             ticker, forms=["4"], limit=min(MAX_FORM4_FILINGS, limit), include_amendments=True
         )
@@ -631,6 +654,10 @@ class SecEdgarProvider:
     async def institutional_holdings(
         self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int = 50
     ) -> list[InstitutionalHolding]:
+        from dexter.data.sec.filing_index import find_information_table, parse_filing_index
+        from dexter.data.sec.holdings13f import parse_information_table
+        from dexter.data.sec.submissions import company_info, filings_from_submissions
+
         if not filer_cik:
             raise Unavailable(
                 "SEC EDGAR can list a 13F filer's holdings (give the filer), but not every holder "
@@ -688,6 +715,8 @@ class SecEdgarProvider:
         min_value: float | None = None,
         max_value: float | None = None,
     ) -> list[ScreenRow]:
+        from dexter.data.sec.frames import screen_rows_from_frame
+
         taxonomy, _, tag = concept.rpartition(":")
         url = urls.frames(taxonomy or "us-gaap", tag, unit, period.upper(), self._data)
         try:

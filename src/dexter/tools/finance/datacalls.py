@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from dexter.data.errors import DataError
 from dexter.data.models import Company, Period, StatementBase
@@ -179,7 +179,13 @@ GTE = "Only periods ending on or after this date (YYYY-MM-DD); e.g. 'since 2022'
 LTE = "Only periods ending on or before this date (YYYY-MM-DD)."
 
 
-class CompanyArgs(BaseModel):
+class CallArgs(BaseModel):
+    # A run binds the routed meta-tools; these arguments are validated (and their schemas built)
+    # only when the router plans data calls, so their validators are built on first use.
+    model_config = ConfigDict(defer_build=True)
+
+
+class CompanyArgs(CallArgs):
     company: str = Field(description=COMPANY)
 
 
@@ -273,7 +279,7 @@ class DocumentArgs(CompanyArgs):
     max_chars: CharLimit = Field(12_000, description="Most characters to return (2,000-30,000).")
 
 
-class SearchArgs(BaseModel):
+class SearchArgs(CallArgs):
     query: str = Field(
         description='Words or a "quoted phrase" to find in filings, e.g. "raises full-year '
         'guidance" or "going concern".'
@@ -320,7 +326,7 @@ class InsiderArgs(CompanyArgs):
     )
 
 
-class HoldingsArgs(BaseModel):
+class HoldingsArgs(CallArgs):
     filer: OptionalText = Field(
         None,
         description="A 13F filer (investment manager) by CIK or name, to list its holdings.",
@@ -353,7 +359,7 @@ class SegmentsArgs(CompanyArgs):
     limit: Limit12 = Field(DEFAULT_PERIODS, description="Most recent periods (max 12).")
 
 
-class ScreenArgs(BaseModel):
+class ScreenArgs(CallArgs):
     concept: str = Field(
         description="XBRL concept to rank companies by, e.g. Revenues, NetIncomeLoss, Assets, "
         "StockholdersEquity."

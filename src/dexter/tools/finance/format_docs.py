@@ -7,13 +7,16 @@ way web pages are (one framing helper for both), and every block carries its sou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dexter.data.models import Source
-from dexter.data.sec.filing_docs import DocumentText, FilingDocuments
-from dexter.data.sec.fulltext import SearchPage
 from dexter.tools.citations import SourceLedger
 from dexter.tools.finance.format import GAP, cite, source_legend, trim_text
 from dexter.tools.untrusted import wrap_untrusted
+
+if TYPE_CHECKING:
+    from dexter.data.sec.filing_docs import DocumentText, FilingDocuments
+    from dexter.data.sec.fulltext import SearchPage
 
 # Files in every folder that are not documents anyone means to read.
 _NOISE_TYPES = ("EX-101.", "XML", "ZIP", "EXCEL", "JSON", "GRAPHIC")

@@ -12,11 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import lxml.html  # type: ignore[import-untyped]
-from lxml import etree
-from markdownify import markdownify
-from readability import Document  # type: ignore[import-untyped]
-
 from dexter.tools.untrusted import UNTRUSTED_NOTE, wrap_untrusted
 
 __all__ = ["UNTRUSTED_NOTE", "Extracted", "html_to_markdown", "wrap_untrusted"]
@@ -53,6 +48,11 @@ class Extracted:
 
 def html_to_markdown(html: str | bytes, url: str | None = None) -> Extracted:
     """The page's title and main content as markdown."""
+    # lxml, readability and markdownify (with bs4 under it) cost ~60 ms to import: only a fetch
+    # that needs them pays it, not every run that merely offers the tool.
+    from lxml import etree  # type: ignore[import-untyped]
+    from readability import Document  # type: ignore[import-untyped]
+
     root = _parse(html)
     if root is None:
         return Extracted("", "", False)
@@ -82,6 +82,9 @@ def html_to_markdown(html: str | bytes, url: str | None = None) -> Extracted:
 
 
 def _parse(html: str | bytes) -> Any:
+    import lxml.html  # type: ignore[import-untyped]
+    from lxml import etree
+
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
     html = _XML_DECLARATION.sub("", html, count=1)
@@ -103,6 +106,8 @@ def _title(root: Any) -> str:
 
 
 def _drop_noise(root: Any) -> None:
+    from lxml import etree
+
     for tag in _DROPPED_TAGS:
         for node in list(root.iter(tag)):
             node.drop_tree()
@@ -117,6 +122,8 @@ def _text_len(root: Any) -> int:
 
 
 def _to_markdown(html: str) -> str:
+    from markdownify import markdownify
+
     text = str(
         markdownify(
             html,

@@ -27,7 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from dexter.config import Settings
 from dexter.data.cache import DiskCache
 from dexter.data.errors import DataError
-from dexter.data.sec.documents import html_to_text
 from dexter.data.sec.urls import is_sec_host
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
@@ -336,6 +335,8 @@ def _render_sec(url: str, body: bytes) -> dict[str, Any]:
     if markup:
         found = _TITLE.search(body[:200_000])
         title = " ".join(found.group(1).decode("utf-8", "replace").split()) if found else ""
+        from dexter.data.sec.documents import html_to_text  # html.parser and the 10-K items
+
         text = html_to_text(body)
     else:
         title, text = "", body.decode("utf-8", errors="replace").strip()
