@@ -12,7 +12,17 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from dexter.agent.events import Done, RunStarted, TextDelta, Thinking, ToolStart
+from dexter.agent.events import (
+    ContextEvent,
+    Done,
+    QueueDrained,
+    RunStarted,
+    TextDelta,
+    Thinking,
+    ToolEnd,
+    ToolError,
+    ToolStart,
+)
 from dexter.cli.main import main
 from dexter.cli.render import JsonRenderer, PlainRenderer
 from dexter.tools.citations import SourceEntry
@@ -109,6 +119,27 @@ def test_only_cited_sources_are_listed() -> None:
     sources = [SourceEntry("S1", "10-K 2025", None), SourceEntry("S2", "10-Q Q1", None)]
     renderer.handle(_done("Revenue was $416B [S2].", sources))
     assert "[S2] 10-Q Q1" in out.getvalue() and "S1" not in out.getvalue()
+
+
+def test_text_that_looks_like_markup_is_shown_as_typed() -> None:
+    """A follow-up, a tool name or an error with square brackets is text, not rich markup
+    (`[/x]` used to end the run with a markup error)."""
+    out, err = io.StringIO(), io.StringIO()
+    renderer = PlainRenderer(out, Console(file=err, width=200), live=False)
+    renderer.handle(QueueDrained(count=1, text="compare [/b] and [bold]MSFT[/bold]"))
+    renderer.handle(ContextEvent("constraints", "noted: use [red]GAAP[/red] only"))
+    renderer.handle(ToolEnd(call_id="c", tool="mcp[/x]", args={}, result="ok", duration_ms=1))
+    renderer.handle(ToolError(call_id="d", tool="t[/]", args={}, error="bad [/i] input"))
+    renderer.handle(Done(answer="", status="error", iterations=1, error="HTTP 500 [/oops]"))
+    shown = err.getvalue()
+    for text in (
+        "compare [/b] and [bold]MSFT[/bold]",
+        "use [red]GAAP[/red] only",
+        "mcp[/x]",
+        "t[/]: bad [/i] input",
+        "Error: HTTP 500 [/oops]",
+    ):
+        assert text in shown
 
 
 def test_spinner_only_on_a_terminal() -> None:

@@ -112,15 +112,19 @@ class PlainRenderer:
             note = " [yellow](repeat warning)[/yellow]" if event.warning else ""
             took = format_duration(event.duration_ms)
             self.err.print(
-                f"[green]✓ {event.tool}[/green] [dim]{took}[/dim]{note}", highlight=False
+                f"[green]✓ {escape(event.tool)}[/green] [dim]{took}[/dim]{note}", highlight=False
             )
             self.waiting.start(f"waiting for {self.model}")
         elif isinstance(event, ToolError):
-            self.err.print(f"[red]✗ {event.tool}: {escape(event.error)}[/red]", highlight=False)
+            self.err.print(
+                f"[red]✗ {escape(event.tool)}: {escape(event.error)}[/red]", highlight=False
+            )
             self.waiting.start(f"waiting for {self.model}")
         elif isinstance(event, ToolDenied):
             who = "you" if event.by == "user" else "a permission rule"
-            self.err.print(f"[yellow]⊘ {event.tool} denied by {who}[/yellow]", highlight=False)
+            self.err.print(
+                f"[yellow]⊘ {escape(event.tool)} denied by {who}[/yellow]", highlight=False
+            )
         elif isinstance(event, Retrying):
             self.err.print(
                 f"[yellow]↻ retrying in {event.delay:.1f}s "
@@ -129,9 +133,9 @@ class PlainRenderer:
             )
             self.waiting.start(f"waiting to retry {self.model}")
         elif isinstance(event, ContextEvent):
-            self.err.print(f"[yellow]… {event.detail}[/yellow]", highlight=False)
+            self.err.print(f"[yellow]… {escape(event.detail)}[/yellow]", highlight=False)
         elif isinstance(event, QueueDrained):
-            self.err.print(f"[dim]+ follow-up added: {event.text}[/dim]", highlight=False)
+            self.err.print(f"[dim]+ follow-up added: {escape(event.text)}[/dim]", highlight=False)
 
     def _finish(self, done: Done) -> None:
         if done.status == "answered":
@@ -158,7 +162,7 @@ class PlainRenderer:
             if done.status == "denied":
                 self.err.print("[yellow]Stopped: you denied a tool call.[/yellow]")
             else:
-                self.err.print(f"[red]Error: {done.error}[/red]", highlight=False)
+                self.err.print(f"[red]Error: {escape(done.error or '')}[/red]", highlight=False)
         usage = done.usage
         rounds = _plural(done.iterations, "round")
         calls = _plural(len(done.tool_calls), "tool call")
