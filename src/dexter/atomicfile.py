@@ -27,7 +27,6 @@ Standard library only, and importable from every layer.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
@@ -134,7 +133,7 @@ def _create_temp(path: Path, mode: int) -> tuple[str, int]:
     # Hidden, and ending in .tmp, so listings and globs of the real files pass it over; the
     # target's name is cut short so a long one still leaves room for the suffix.
     for _ in range(_ATTEMPTS):
-        temp = os.path.join(path.parent, f".{path.name[:64]}.{secrets.token_hex(6)}.tmp")
+        temp = os.path.join(path.parent, f".{path.name[:64]}.{os.urandom(6).hex()}.tmp")
         try:
             return temp, os.open(temp, _CREATE, mode)
         except FileExistsError:
