@@ -61,6 +61,25 @@ def test_unwritable_home_is_one_line_and_exit_2(
     assert str(unwritable_home) in err and "DEXTER_HOME" in err
 
 
+def test_unwritable_settings_folder_names_the_settings_file_not_a_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # /sys exists but refuses new files even to root: the folder is there, writing into it fails.
+    try:
+        os.close(os.open("/sys/.dexter-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass
+    else:
+        os.unlink("/sys/.dexter-probe")
+        pytest.skip("no read-only file system to point DEXTER_HOME at")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", "/sys")
+    assert main(["models", "default", "openai:gpt-5.6-sol"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "(/sys/settings.json): Permission denied" in err and ".tmp" not in err
+
+
 @pytest.mark.parametrize("argv", [["ask", "caf\udce9"], ["memory", "add", "\udcff\udcfe"]])
 def test_non_utf8_arguments_are_refused_in_one_line(
     tmp_path: Path,

@@ -209,6 +209,22 @@ def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     assert '"dexter"' in printed and "claude_desktop_config.json" in printed
 
 
+def test_install_keeps_the_mode_the_user_gave_the_hosts_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host's config may carry API keys in "env"; a private one must not become readable.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    config = tmp_path / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"mcpServers": {"other": {"env": {"KEY": "sk-x"}}}}))
+    config.chmod(0o600)
+    assert main(["mcp", "install", "cursor", "--project", "--write"]) == 0
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert "dexter" in json.loads(config.read_text())["mcpServers"]
+    assert [p.name for p in config.parent.iterdir()] == ["mcp.json"]
+
+
 def test_server_schemas_are_inlined_safely() -> None:
     from dexter.mcp.tools import server_schema
 

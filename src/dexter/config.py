@@ -357,9 +357,9 @@ def save_setting(settings_path: Path, key: str, value: Any) -> None:
     """Set one top-level key in the settings file (None removes it), atomically.
 
     Refuses (ConfigError) when the existing file doesn't parse, so a typo never costs the user the
-    rest of their settings.
+    rest of their settings. The file keeps its mode; a new one is private (it may hold API keys).
     """
-    import tempfile
+    from dexter.atomicfile import PRIVATE, write_json
 
     # Write through a symlinked settings file rather than replacing the link with a plain file.
     target = Path(os.path.realpath(settings_path))
@@ -368,23 +368,5 @@ def save_setting(settings_path: Path, key: str, value: Any) -> None:
         data.pop(key, None)
     else:
         data[key] = value
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        # mkstemp creates 0600, which suits a file that may hold API keys.
-        mode = None
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_json(target, data, ensure_ascii=False, mode=PRIVATE, keep_mode=True, durable=True)

@@ -304,6 +304,7 @@ def _host_file(host: str, *, project: bool, cwd: Path) -> Path:
 
 
 def _install(settings: Settings, host: str, *, write: bool, project: bool) -> int:
+    from dexter.atomicfile import write_json
     from dexter.config import ConfigError, read_settings_file
 
     launch = _launch(settings)
@@ -345,8 +346,7 @@ def _install(settings: Settings, host: str, *, write: bool, project: bool) -> in
         raise ConfigError(f'"mcpServers" in {target} is not an object; fix it by hand first.')
     existing["mcpServers"] = {**(servers or {}), "dexter": launch}
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(existing, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(target)
+    # The host's file may carry keys in "env": whatever mode the user gave it stays.
+    write_json(target, existing, keep_mode=True)
     print(f"Wrote the dexter server to {target}. Restart {host} to load it.")
     return 0

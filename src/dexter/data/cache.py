@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from dexter.atomicfile import PRIVATE, write_bytes
 
 FOREVER = math.inf
 
@@ -72,8 +72,8 @@ class DiskCache:
             body_path.parent.mkdir(parents=True, exist_ok=True)
             # Body first, metadata last: a reader only trusts an entry whose metadata exists and
             # whose size matches, so a crash between the two writes leaves a miss, not a hit.
-            _atomic_write(body_path, body)
-            _atomic_write(meta_path, json.dumps(meta).encode())
+            write_bytes(body_path, body, mode=PRIVATE)
+            write_bytes(meta_path, json.dumps(meta).encode(), mode=PRIVATE)
         except OSError as error:
             self.write_error = error
 
@@ -83,17 +83,3 @@ class DiskCache:
                 path.unlink()
             except OSError:
                 pass
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise

@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dexter.atomicfile import PRIVATE, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_list
 from dexter.gateway.backoff import ReconnectPolicy
-from dexter.gateway.files import write_json
 
 log = logging.getLogger("dexter.gateway")
 
@@ -150,7 +150,10 @@ def load_config(path: Path) -> GatewayConfig:
 
 
 def save_config(path: Path, config: GatewayConfig) -> None:
-    write_json(path, config.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Private from creation: it holds bot tokens.
+    data = config.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    write_json(path, data, mode=PRIVATE)
 
 
 class ConfigSource:

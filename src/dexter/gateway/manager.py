@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dexter.atomicfile import PRIVATE, write_json
 from dexter.gateway.backoff import ReconnectPolicy
-from dexter.gateway.files import write_json
 from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
 
 log = logging.getLogger("dexter.gateway")
@@ -108,7 +108,8 @@ class ChannelManager:
             "accounts": [s.to_dict() for s in self.snapshot()],
         }
         try:
-            write_json(self.status_path, payload)
+            self.status_path.parent.mkdir(parents=True, exist_ok=True)
+            write_json(self.status_path, payload, mode=PRIVATE)
         except OSError as exc:  # status is informational; never stop a channel for it
             log.debug("could not write gateway status: %s", exc)
 

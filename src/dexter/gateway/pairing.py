@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dexter.atomicfile import PRIVATE, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import normalize_id
-from dexter.gateway.files import write_json
 
 MAX_PENDING = 500
 
@@ -89,7 +89,7 @@ class PairingStore:
                 self._cache = None
                 data = self._read()
                 yield data
-                write_json(self.path, data)
+                write_json(self.path, data, mode=PRIVATE)
                 self._cache = None
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)

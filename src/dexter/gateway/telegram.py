@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dexter.atomicfile import write_text
 from dexter.gateway.mention import is_mentioned
 from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
 from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
@@ -65,9 +66,7 @@ class OffsetStore:
 
     def save(self, offset: int) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(f"{offset}\n", encoding="utf-8")
-        tmp.replace(self.path)
+        write_text(self.path, f"{offset}\n")
 
 
 class TelegramChannel:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from dexter.atomicfile import write_text
 from dexter.mcp.client import McpConnection, McpUnavailable, Sleep
 from dexter.mcp.config import McpServerConfig, tool_name
 from dexter.models.types import ToolSpec
@@ -231,9 +232,7 @@ class McpToolset:
         }
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self._cache_file(config).with_suffix(".tmp")
-            tmp.write_text(json.dumps(payload), encoding="utf-8")
-            tmp.replace(self._cache_file(config))
+            write_text(self._cache_file(config), json.dumps(payload))
         except OSError:
             pass  # a read-only home only means listing again next time
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import tempfile
 from datetime import date
 from pathlib import Path
+
+from dexter.atomicfile import PRIVATE, write_text
 
 MEMORY_DIR_NAME = "memory"
 EVERGREEN_NAME = "MEMORY.md"
@@ -105,14 +106,7 @@ class MemoryFiles:
         """Replace the whole file atomically (a crash never leaves half a file)."""
         target = self.path(name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(target, text, newline="", mode=PRIVATE)
 
     def append(self, name: str, text: str) -> None:
         """Append one entry, separated from what is there by a blank line.

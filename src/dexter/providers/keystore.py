@@ -7,9 +7,9 @@ CI can override a stored key without editing it. Values are never logged or prin
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from dexter.atomicfile import PRIVATE, write_json
 
 KEYS_FILE_NAME = "keys.json"
 
@@ -52,20 +52,8 @@ def stored_key(home: Path, name: str) -> str | None:
 def _write(home: Path, keys: dict[str, str]) -> None:
     path = keys_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Created 0600 from the start (mkstemp), then renamed over: never readable by others.
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".keys", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(keys, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    # 0600 from the moment the file exists: never readable by others, not even briefly.
+    write_json(path, keys, sort_keys=True, mode=PRIVATE)
 
 
 def save_key(home: Path, name: str, value: str) -> Path:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from dexter.atomicfile import PRIVATE, write_text
 
 _MAX_KEY_CHARS = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -33,17 +33,10 @@ def safe_key(call_id: str) -> str:
     return key
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    # A crash mid-write must never leave a truncated file that a later read reports as complete.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # newline="" and surrogatepass make the round trip exact for any Python string.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _write_exact(path: Path, text: str) -> None:
+    # Whole or not at all: a truncated file must never be read back as a complete result.
+    # newline="" and surrogatepass make the round trip exact for any Python string.
+    write_text(path, text, errors="surrogatepass", newline="", mode=PRIVATE)
 
 
 def read_exact(path: Path) -> str:
@@ -95,8 +88,8 @@ class ResultStore:
             "chars": len(content),
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        _write_atomic(path, content)
-        _write_atomic(
+        _write_exact(path, content)
+        _write_exact(
             path.with_suffix(".json"),
             json.dumps(meta, ensure_ascii=False, default=str, indent=2),
         )

@@ -1,7 +1,7 @@
 """Filesystem tools, confined to the workspace."""
 
 from dexter.tools.fs.edit_file import EditFileArgs, EditFileTool, plan_edit, preview_edit
-from dexter.tools.fs.paths import resolve_in_workspace, write_atomically
+from dexter.tools.fs.paths import resolve_in_workspace
 from dexter.tools.fs.read_file import ReadFileArgs, ReadFileTool
 from dexter.tools.fs.write_file import WriteFileArgs, WriteFileTool
 
@@ -15,5 +15,4 @@ __all__ = [
     "plan_edit",
     "preview_edit",
     "resolve_in_workspace",
-    "write_atomically",
 ]

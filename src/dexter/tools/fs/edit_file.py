@@ -17,13 +17,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.atomicfile import write_bytes
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.fs.paths import (
     display_path,
     file_resource,
     refuse_protected,
     resolve_in_workspace,
-    write_atomically,
 )
 
 MAX_EDIT_FILE_BYTES = 16 * 1024 * 1024
@@ -88,7 +88,7 @@ class EditFileTool(Tool[EditFileArgs]):
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         plan = plan_edit(self.workspace, args)
         try:
-            write_atomically(plan.path, plan.new_data)
+            write_bytes(plan.path, plan.new_data, keep_mode=True, durable=True)
         except OSError as exc:
             raise ToolFailure(f"can't write {plan.shown}: {exc.strerror or exc}") from None
         ctx.progress(f"edited {plan.shown}")

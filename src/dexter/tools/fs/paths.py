@@ -9,7 +9,6 @@ these tools are also reached by `dexter tools run` and other paths, so they defe
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 from dexter.permissions.secrets import is_protected_path, mentions_secret
@@ -140,29 +139,3 @@ def _check_symlinks(root: Path, target: Path, user_path: str) -> None:
                 f"the workspace (to {real}); symlinks may not lead out of the workspace"
             )
         current = real
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so readers see the old file or the new one, never half of either.
-
-    A temporary file in the same directory is written, flushed to disk and renamed over the
-    target; an existing file's permission bits are kept.
-    """
-    try:
-        mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    # O_EXCL: never follow or reuse something already there; 0o666 lets the umask apply.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise

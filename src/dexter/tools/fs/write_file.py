@@ -7,13 +7,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.atomicfile import write_bytes
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.fs.paths import (
     display_path,
     file_resource,
     refuse_protected,
     resolve_in_workspace,
-    write_atomically,
 )
 
 
@@ -66,7 +66,8 @@ class WriteFileTool(Tool[WriteFileArgs]):
         data = args.content.encode("utf-8")
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, data)
+            # Flushed to disk, and an existing file keeps its mode (a script stays executable).
+            write_bytes(path, data, keep_mode=True, durable=True)
         except OSError as exc:
             raise ToolFailure(f"can't write {shown}: {exc.strerror or exc}") from None
         lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not data else 1)
