@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
@@ -31,7 +32,7 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
-from dexter.models.wire import USER_AGENT, JsonPost, merged_headers, sse_events
+from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
 
 if TYPE_CHECKING:
     import httpx2
@@ -589,7 +590,12 @@ class AnthropicMessagesModel:
         self.max_output_tokens = max_output_tokens
         self.thinking_budget = thinking_budget
         self._default_headers = dict(default_headers or {})
-        self._post = JsonPost(timeout=timeout, http_client=http_client)
+        self._post = JsonPost(
+            timeout=timeout,
+            transport_error=partial(classify_anthropic_error, provider=provider),
+            status_error=partial(classify_status, provider=provider),
+            http_client=http_client,
+        )
 
     @property
     def name(self) -> str:
@@ -629,9 +635,6 @@ class AnthropicMessagesModel:
                 provider=self._provider,
             )
         headers = {
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
             "anthropic-version": API_VERSION,
             # api.anthropic.com takes the key in either header (SDK 1.x sent x-api-key, 2.x a
             # bearer token); Anthropic-compatible hosts and gateways often read only one of them.
@@ -641,16 +644,7 @@ class AnthropicMessagesModel:
         return merged_headers(headers, _env_custom_headers(), self._default_headers)
 
     async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
-        return await self._post.send(
-            self._url(),
-            self._headers(),
-            params,
-            stream=stream,
-            transport_error=lambda exc: classify_anthropic_error(exc, self._provider),
-            status_error=lambda status, headers, content: classify_status(
-                status, headers, content, self._provider
-            ),
-        )
+        return await self._post.send(self._url(), self._headers(), params, stream=stream)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         import httpx2
@@ -680,9 +674,7 @@ class AnthropicMessagesModel:
                     # Unnamed events and keep-alive pings carry no part of the message.
                     if name is None or name == "ping" or not data:
                         continue
-                    event = json.loads(data)
-                    if not isinstance(event, Mapping):
-                        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+                    event = json_object(data)
                 except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
                     raise classify_anthropic_error(exc, self._provider, mid_stream=True) from exc
                 for chunk in assembler.feed(event):

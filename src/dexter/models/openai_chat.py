@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
@@ -35,7 +36,7 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
-from dexter.models.wire import USER_AGENT, JsonPost, merged_headers, sse_events
+from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
 
 if TYPE_CHECKING:
     import httpx2
@@ -418,7 +419,12 @@ class OpenAIChatModel:
         self._reasoning_fields = (reasoning_field,) if reasoning_field else REASONING_FIELDS
         self._extra_body = dict(extra_body) if extra_body else None
         self._default_headers = dict(default_headers) if default_headers else None
-        self._post = JsonPost(timeout=timeout, http_client=http_client)
+        self._post = JsonPost(
+            timeout=timeout,
+            transport_error=partial(classify_transport_error, provider=self._error_label),
+            status_error=partial(classify_status, provider=self._error_label),
+            http_client=http_client,
+        )
 
     @property
     def name(self) -> str:
@@ -435,9 +441,6 @@ class OpenAIChatModel:
 
     def _headers(self) -> dict[str, str]:
         headers = {
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
             # Keyless local servers (Ollama, LM Studio) ignore the key; a placeholder keeps
             # hosts that insist on the header happy and never sends a key meant for another host.
             "Authorization": f"Bearer {self._api_key or 'unused'}",
@@ -476,16 +479,7 @@ class OpenAIChatModel:
         return {_PD_REASONING_FIELD: reasoning_field, _PD_PROVIDER: self._provider}
 
     async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
-        return await self._post.send(
-            self._url(),
-            self._headers(),
-            params,
-            stream=stream,
-            transport_error=lambda exc: classify_transport_error(exc, self._error_label),
-            status_error=lambda status, headers, content: classify_status(
-                status, headers, content, self._error_label
-            ),
-        )
+        return await self._post.send(self._url(), self._headers(), params, stream=stream)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         import httpx2
@@ -509,9 +503,7 @@ class OpenAIChatModel:
                         break
                     if data.startswith("[DONE]"):
                         break
-                    chunk = json.loads(data)
-                    if not isinstance(chunk, Mapping):
-                        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+                    chunk = json_object(data)
                 except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
                     raise classify_transport_error(exc, self._error_label, mid_stream=True) from exc
                 if chunk.get("error") and event in (None, "error"):

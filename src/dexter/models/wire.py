@@ -17,7 +17,11 @@ from dexter.models.errors import ModelError
 if TYPE_CHECKING:
     import httpx2
 
-USER_AGENT = "dexter-py"
+_JSON_HEADERS = {
+    "Accept": "application/json",
+    "Content-Type": "application/json",
+    "User-Agent": "dexter-py",
+}
 
 # Maps a failure to send (or to read a rejection's body) to a ModelError.
 TransportErrorMapper = Callable[[BaseException], ModelError]
@@ -26,10 +30,20 @@ StatusErrorMapper = Callable[[int, Mapping[str, str], bytes], ModelError]
 
 
 class JsonPost:
-    """A connection pool, built on first use, that POSTs JSON bodies for one model."""
+    """A connection pool, built on first use, that POSTs JSON bodies for one model and raises
+    its failures as that protocol's `ModelError`s."""
 
-    def __init__(self, *, timeout: float, http_client: httpx2.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        transport_error: TransportErrorMapper,
+        status_error: StatusErrorMapper,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
         self._timeout = timeout
+        self._transport_error = transport_error
+        self._status_error = status_error
         self._http_client = http_client
         self._client: httpx2.AsyncClient | None = None
 
@@ -51,16 +65,10 @@ class JsonPost:
             await client.aclose()
 
     async def send(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        params: Mapping[str, Any],
-        *,
-        stream: bool,
-        transport_error: TransportErrorMapper,
-        status_error: StatusErrorMapper,
+        self, url: str, headers: Mapping[str, str], params: Mapping[str, Any], *, stream: bool
     ) -> httpx2.Response:
-        """POST `params`; a non-2xx reply is read, closed and raised as a `ModelError`.
+        """POST `params` with the JSON headers under `headers`; a non-2xx reply is read, closed
+        and raised as a `ModelError`.
 
         With `stream` the caller owns the returned response and must close it.
         """
@@ -70,23 +78,23 @@ class JsonPost:
         request = client.build_request(
             "POST",
             url,
-            headers=dict(headers),
+            headers=merged_headers(_JSON_HEADERS, headers),
             content=json.dumps(params).encode(),
             timeout=httpx2.Timeout(self._timeout),
         )
         try:
             response = await client.send(request, stream=stream)
         except httpx2.HTTPError as exc:
-            raise transport_error(exc) from exc
+            raise self._transport_error(exc) from exc
         if response.is_success:
             return response
         try:
             content = await response.aread()
         except httpx2.HTTPError as exc:
-            raise transport_error(exc) from exc
+            raise self._transport_error(exc) from exc
         finally:
             await response.aclose()
-        raise status_error(response.status_code, response.headers, content)
+        raise self._status_error(response.status_code, response.headers, content)
 
 
 def merged_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
@@ -97,6 +105,14 @@ def merged_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
         for name, value in (layer or {}).items():
             merged[name.lower()] = (name, value)
     return dict(merged.values())
+
+
+def json_object(data: str) -> Mapping[str, Any]:
+    """One event's data as a JSON object; ValueError when it is not one (a broken stream)."""
+    value = json.loads(data)
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+    return value
 
 
 async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str | None, str]]:
