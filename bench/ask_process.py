@@ -1,15 +1,17 @@
-"""Whole-process `dexter ask` against a zero-latency local OpenAI-compatible server.
+"""Whole-process `dexter ask` against a zero-latency local server.
 
 The server scripts a two-tool answer (two `calculate` calls in one round, then the answer), so
-the figure covers start-up, imports, settings, the store, two model streams and two tools.
+the figure covers start-up, imports, settings, the store, two model streams and two tools. It
+speaks the OpenAI-compatible wire format, or with `--protocol anthropic` the Anthropic Messages one.
 Targets (issue 11): median <= 0.45 s with bytecode cached, peak RSS <= 100 MB. Then one run under
 `python -X importtime`, grouped by top-level package, to show where start-up goes.
 Prints the figures; asserts nothing.
-Run: uv run python bench/ask_process.py [RUNS]
+Run: uv run python bench/ask_process.py [RUNS] [--protocol openai|anthropic]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -28,6 +30,11 @@ from tests.support.wire_server import WireServer, sse
 TARGET_SECONDS = 0.45
 TARGET_RSS_MB = 100.0
 QUESTION = "What is a 3-year CAGR from 100 to 150, and 150 * 1.1?"
+_CALLS = [
+    ("call_1", {"operation": "cagr", "start": 100, "end": 150, "years": 3}),
+    ("call_2", {"operation": "evaluate", "expression": "150 * 1.1"}),
+]
+_ANSWER = "The 3-year CAGR is about 14.5%, and 150 x 1.1 is 165."
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -52,10 +59,6 @@ def _usage() -> dict[str, Any]:
 
 
 def _tool_round() -> Any:
-    calls = [
-        ("call_1", {"operation": "cagr", "start": 100, "end": 150, "years": 3}),
-        ("call_2", {"operation": "evaluate", "expression": "150 * 1.1"}),
-    ]
     deltas = [
         _chunk(
             {
@@ -69,14 +72,65 @@ def _tool_round() -> Any:
                 ]
             }
         )
-        for i, (call_id, args) in enumerate(calls)
+        for i, (call_id, args) in enumerate(_CALLS)
     ]
     return sse([*deltas, _chunk({}, "tool_calls"), _usage()])
 
 
 def _answer_round() -> Any:
-    text = "The 3-year CAGR is about 14.5%, and 150 x 1.1 is 165."
-    return sse([_chunk({"content": text}), _chunk({}, "stop"), _usage()])
+    return sse([_chunk({"content": _ANSWER}), _chunk({}, "stop"), _usage()])
+
+
+# The same two rounds in the Anthropic Messages wire format.
+
+
+def _anthropic_sse(blocks: list[list[dict[str, Any]]], stop_reason: str) -> Any:
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_bench",
+                "type": "message",
+                "role": "assistant",
+                "model": "bench",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 900, "output_tokens": 1},
+            },
+        }
+    ]
+    for index, (start, *deltas) in enumerate(blocks):
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason},
+            "usage": {"output_tokens": 40},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return sse(events, event_names=[e["type"] for e in events], done=False)
+
+
+def _anthropic_tool_round() -> Any:
+    return _anthropic_sse(
+        [
+            [
+                {"type": "tool_use", "id": call_id, "name": "calculate", "input": {}},
+                {"type": "input_json_delta", "partial_json": json.dumps(args)},
+            ]
+            for call_id, args in _CALLS
+        ],
+        "tool_use",
+    )
+
+
+def _anthropic_answer_round() -> Any:
+    return _anthropic_sse(
+        [[{"type": "text", "text": ""}, {"type": "text_delta", "text": _ANSWER}]], "end_turn"
+    )
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
@@ -115,7 +169,17 @@ def _importtime(command: list[str], env: dict[str, str], cwd: Path) -> None:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=9)
+    parser.add_argument("--protocol", choices=("openai", "anthropic"), default="openai")
+    options = parser.parse_args()
+    runs = options.runs
+    if options.protocol == "anthropic":
+        rounds = (_anthropic_tool_round, _anthropic_answer_round)
+        model = "anthropic:bench"
+    else:
+        rounds = (_tool_round, _answer_round)
+        model = "openai:bench"
     server = WireServer().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -129,19 +193,24 @@ def main() -> None:
                 "DEXTER_HOME": str(cwd / "home"),
                 "OPENAI_API_KEY": "sk-bench-000000",
                 "OPENAI_BASE_URL": server.url + "/v1",
+                "ANTHROPIC_API_KEY": "sk-ant-bench-000000",
+                "ANTHROPIC_BASE_URL": server.url,
                 "DEXTER_MEMORY": "off",
             }
-            command = [sys.executable, "-m", "dexter", "ask", "--model", "openai:bench", QUESTION]
+            command = [sys.executable, "-m", "dexter", "ask", "--model", model, QUESTION]
             samples: list[tuple[float, float, int]] = []
             for _ in range(runs + 1):  # the first run warms the file cache and bytecode
-                server.push(_tool_round(), _answer_round())
+                server.push(*(make() for make in rounds))
                 samples.append(_run(command, env, cwd))
             samples = samples[1:]
             failed = [code for _, _, code in samples if code != 0]
             times = [t for t, _, _ in samples]
             rss = max(r for _, r, _ in samples)
             median = statistics.median(times)
-            print(f"dexter ask, whole process (n={runs}, two tool calls, zero-latency server):")
+            print(
+                f"dexter ask --model {model}, whole process "
+                f"(n={runs}, two tool calls, zero-latency server):"
+            )
             print(f"  median {median:.3f} s, min {min(times):.3f} s, max {max(times):.3f} s")
             met = "met" if median <= TARGET_SECONDS else "NOT met"
             print(f"  target <= {TARGET_SECONDS} s: {met}")
@@ -149,7 +218,7 @@ def main() -> None:
             print(f"  peak RSS {rss:.0f} MB (target <= {TARGET_RSS_MB:.0f} MB: {rss_met})")
             if failed:
                 print(f"  {len(failed)} runs exited non-zero: {failed}")
-            server.push(_tool_round(), _answer_round())
+            server.push(*(make() for make in rounds))
             _importtime(command, env, cwd)
     finally:
         server.stop()

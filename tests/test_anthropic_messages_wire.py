@@ -1,7 +1,8 @@
 """AnthropicMessagesModel against a real local HTTP server speaking the Messages wire format.
 
-The official SDK does the HTTP and SSE parsing, exactly as it would against api.anthropic.com;
-every request it sent is recorded by the server, so the tests check both directions of the wire.
+The model speaks HTTP and parses the SSE stream itself, exactly as it would against
+api.anthropic.com; every request it sent is recorded by the server, so the tests check both
+directions of the wire.
 """
 
 from __future__ import annotations

@@ -1,15 +1,19 @@
-"""The Anthropic Messages wire protocol, mapped to and from Dexter's own message and chunk types.
+"""The Anthropic Messages wire protocol, spoken directly over httpx2.
 
-`anthropic` is imported lazily: it takes about a second to import, and `dexter --help` (or any
-run on another provider) must not pay for it.
+One POST to `{base_url}/v1/messages`, answered with a Message object or an SSE stream of events,
+mapped to and from Dexter's own message and chunk types. It is spoken here (with the plumbing in
+`dexter.models.wire`) rather than through the `anthropic` SDK, whose import alone cost about a
+second of every run on an Anthropic model. Retries are not done here: the retry layer re-streams
+with backoff, so this module's job is to raise a well-classified `ModelError`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
@@ -28,15 +32,18 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
+from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    import httpx2
 
 __all__ = [
+    "API_VERSION",
     "THINKING_KEY",
     "AnthropicMessagesModel",
     "build_messages_params",
     "classify_anthropic_error",
+    "classify_status",
     "parse_retry_after",
 ]
 
@@ -46,6 +53,10 @@ __all__ = [
 THINKING_KEY = "anthropic_thinking"
 
 _EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+
+_DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The Messages API version that every Anthropic-compatible host understands.
+API_VERSION = "2023-06-01"
 
 # Our stop vocabulary is the one ScriptedModel and the OpenAI wire use, so the loop can test one
 # set of values whichever protocol produced the turn. Unknown reasons (refusal, pause_turn, ...)
@@ -86,7 +97,7 @@ def build_messages_params(
     max_output_tokens: int = 16000,
     thinking_budget: int | None = None,
 ) -> dict[str, Any]:
-    """The keyword arguments for `messages.create` (without `stream`) for one request."""
+    """The JSON body of `POST /v1/messages` (without `stream`) for one request."""
     system, turns = _convert_messages(request.messages)
     max_tokens = request.max_output_tokens or max_output_tokens
     params: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens}
@@ -183,6 +194,16 @@ def _tool_input(call: ToolCall) -> dict[str, Any]:
 # ---- response mapping ----------------------------------------------------------------------
 
 
+def _get(obj: object, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else None
+
+
+def _text(obj: object, key: str) -> str:
+    # Proxies leave fields out or send null; either way there is no text.
+    value = _get(obj, key)
+    return value if isinstance(value, str) else ""
+
+
 @dataclass
 class _Block:
     kind: str
@@ -197,37 +218,49 @@ class _Block:
 
 
 class _StreamAssembler:
-    """Turns raw Messages SSE events into chunks, and remembers enough to build the final turn."""
+    """Turns decoded Messages SSE events into chunks, and remembers enough to build the turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
         self.blocks: dict[int, _Block] = {}
         self.tool_count = 0
         self.usage: dict[str, int] = {}
         self.stop_reason: str | None = None
         self.finished = False
 
-    def feed(self, event: Any) -> list[StreamChunk]:
-        kind = getattr(event, "type", None)
+    def feed(self, event: Mapping[str, Any]) -> list[StreamChunk]:
+        kind = event.get("type")
         if kind == "message_start":
-            self._take_usage(getattr(event.message, "usage", None))
+            self._take_usage(_get(event.get("message"), "usage"))
         elif kind == "content_block_start":
-            return self._start(int(event.index), event.content_block)
+            return self._start(self._index(event), event.get("content_block"))
         elif kind == "content_block_delta":
-            return self._delta(int(event.index), event.delta)
+            return self._delta(self._index(event), event.get("delta"))
         elif kind == "message_delta":
-            self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
-            self._take_usage(getattr(event, "usage", None))
+            self.stop_reason = _text(event.get("delta"), "stop_reason") or self.stop_reason
+            self._take_usage(event.get("usage"))
         elif kind == "message_stop":
             self.finished = True
         return []
 
-    def _start(self, index: int, content: Any) -> list[StreamChunk]:
-        block_type = str(getattr(content, "type", ""))
+    def _index(self, event: Mapping[str, Any]) -> int:
+        index = event.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        # Without an index the text or tool input cannot be placed; the turn is unusable.
+        raise ModelError(
+            ErrorKind.STREAM,
+            f"malformed stream event: {event.get('type')} without a block index",
+            provider=self.provider,
+        )
+
+    def _start(self, index: int, content: object) -> list[StreamChunk]:
+        block_type = _text(content, "type")
         block = _Block(kind=block_type)
         self.blocks[index] = block
         chunks: list[StreamChunk] = []
         if block_type == "text":
-            text = getattr(content, "text", "") or ""
+            text = _text(content, "text")
             if text:
                 block.parts.append(text)
                 chunks.append(TextChunk(text))
@@ -237,52 +270,50 @@ class _StreamAssembler:
             if any(b.kind == "thinking" and b.parts for b in self._others(index)):
                 block.separator = "\n\n"
                 chunks.append(ReasoningChunk(block.separator))
-            text = getattr(content, "thinking", "") or ""
-            block.signature = getattr(content, "signature", "") or ""
+            text = _text(content, "thinking")
+            block.signature = _text(content, "signature")
             if text:
                 block.parts.append(text)
                 chunks.append(ReasoningChunk(text))
         elif block_type == "redacted_thinking":
-            block.data = getattr(content, "data", "") or ""
+            block.data = _text(content, "data")
         elif block_type == "tool_use":
             block.tool_index = self.tool_count
             self.tool_count += 1
-            block.tool_id = getattr(content, "id", "") or ""
-            block.tool_name = getattr(content, "name", "") or ""
-            block.initial_input = getattr(content, "input", None)
+            block.tool_id = _text(content, "id")
+            block.tool_name = _text(content, "name")
+            block.initial_input = _get(content, "input")
             chunks.append(ToolCallChunk(block.tool_index, id=block.tool_id, name=block.tool_name))
         return chunks
 
     def _others(self, index: int) -> Iterable[_Block]:
         return (b for i, b in self.blocks.items() if i != index)
 
-    def _delta(self, index: int, delta: Any) -> list[StreamChunk]:
+    def _delta(self, index: int, delta: object) -> list[StreamChunk]:
         block = self.blocks.get(index)
         if block is None:
             return []
-        delta_type = getattr(delta, "type", None)
-        # getattr throughout: the SDK builds events without validation, so a field a proxy left
-        # out is simply missing rather than None.
+        delta_type = _get(delta, "type")
         if delta_type == "text_delta":
-            text = getattr(delta, "text", "") or ""
+            text = _text(delta, "text")
             if text:
                 block.parts.append(text)
                 return [TextChunk(text)]
         elif delta_type == "thinking_delta":
-            thought = getattr(delta, "thinking", "") or ""
+            thought = _text(delta, "thinking")
             if thought:
                 block.parts.append(thought)
                 return [ReasoningChunk(thought)]
         elif delta_type == "signature_delta":
-            block.signature += getattr(delta, "signature", "") or ""
+            block.signature += _text(delta, "signature")
         elif delta_type == "input_json_delta":
-            fragment = getattr(delta, "partial_json", "") or ""
+            fragment = _text(delta, "partial_json")
             if fragment:
                 block.parts.append(fragment)
                 return [ToolCallChunk(block.tool_index, arguments=fragment)]
         return []
 
-    def _take_usage(self, usage: Any) -> None:
+    def _take_usage(self, usage: object) -> None:
         # message_delta counts are cumulative, so a later value replaces an earlier one.
         self.usage.update(_usage_fields(usage))
 
@@ -307,10 +338,10 @@ class _StreamAssembler:
         return _response(text, reasoning, thinking, calls, self.usage, self.stop_reason)
 
 
-def _usage_fields(usage: Any) -> dict[str, int]:
-    """The counts present on an SDK usage object (fields absent or null are left out)."""
+def _usage_fields(usage: object) -> dict[str, int]:
+    """The counts present in a usage object (fields absent, null or not integers are left out)."""
     fields: dict[str, int] = {}
-    if usage is None:
+    if not isinstance(usage, Mapping):
         return fields
     for key in (
         "input_tokens",
@@ -318,12 +349,11 @@ def _usage_fields(usage: Any) -> dict[str, int]:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
     ):
-        value = getattr(usage, key, None)
-        if isinstance(value, int):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
             fields[key] = value
-    details = getattr(usage, "output_tokens_details", None)
-    thinking = getattr(details, "thinking_tokens", None)
-    if isinstance(thinking, int):
+    thinking = _get(usage.get("output_tokens_details"), "thinking_tokens")
+    if isinstance(thinking, int) and not isinstance(thinking, bool):
         fields["thinking_tokens"] = thinking
     return fields
 
@@ -359,32 +389,38 @@ def _response(
     )
 
 
-def _response_from_message(message: Any) -> ModelResponse:
+def _response_from_message(message: Mapping[str, Any]) -> ModelResponse:
     texts: list[str] = []
     reasoning: list[str] = []
     thinking: list[dict[str, Any]] = []
     calls: list[ToolCall] = []
-    for block in getattr(message, "content", None) or ():
-        block_type = getattr(block, "type", None)
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        block_type = _get(block, "type")
         if block_type == "text":
-            texts.append(block.text or "")
+            texts.append(_text(block, "text"))
         elif block_type == "thinking":
-            reasoning.append(block.thinking or "")
+            thought = _text(block, "thinking")
+            reasoning.append(thought)
             thinking.append(
-                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                {"type": "thinking", "thinking": thought, "signature": _text(block, "signature")}
             )
         elif block_type == "redacted_thinking":
-            thinking.append({"type": "redacted_thinking", "data": block.data})
+            thinking.append({"type": "redacted_thinking", "data": _text(block, "data")})
         elif block_type == "tool_use":
-            arguments = json.dumps(block.input) if block.input is not None else "{}"
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
+            raw_input = _get(block, "input")
+            arguments = json.dumps(raw_input) if raw_input is not None else "{}"
+            calls.append(
+                ToolCall(id=_text(block, "id"), name=_text(block, "name"), arguments=arguments)
+            )
+    stop_reason = message.get("stop_reason")
     return _response(
         "".join(texts),
         "\n\n".join(part for part in reasoning if part),
         thinking,
         calls,
-        _usage_fields(getattr(message, "usage", None)),
-        getattr(message, "stop_reason", None),
+        _usage_fields(message.get("usage")),
+        stop_reason if isinstance(stop_reason, str) else None,
     )
 
 
@@ -392,35 +428,29 @@ def _response_from_message(message: Any) -> ModelResponse:
 
 
 def classify_anthropic_error(
-    exc: Exception, provider: str = "Anthropic", *, mid_stream: bool = False
+    exc: BaseException, provider: str = "Anthropic", *, mid_stream: bool = False
 ) -> ModelError:
-    """Map an SDK (or transport) exception to a `ModelError`.
+    """Map a transport failure (or undecodable event data) to a `ModelError`.
 
-    Classification uses the exception class, the HTTP status and the error `type` / `error_code`
-    from the body. `mid_stream` says the response had already started, so a broken transport or an
-    unreadable event means the stream broke rather than that the server was unreachable.
+    `mid_stream` says the response had already started, so a broken transport or an unreadable
+    event means the stream broke rather than that the server was unreachable.
     """
     if isinstance(exc, ModelError):
         return exc
-    import anthropic
     import httpx2
 
-    if isinstance(exc, anthropic.APIStatusError):
-        return _from_status_error(exc, provider)
-    if isinstance(exc, anthropic.CredentialsError):
-        # A configured credentials profile or token file that cannot be loaded.
-        return ModelError(ErrorKind.AUTH, _describe(exc), provider=provider)
-    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-        return ModelError(ErrorKind.TIMEOUT, str(exc) or "request timed out", provider=provider)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ModelError(ErrorKind.CONNECTION, _describe(exc), provider=provider)
-    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
-        kind = ErrorKind.STREAM if mid_stream else ErrorKind.CONNECTION
-        return ModelError(kind, _describe(exc), provider=provider)
-    if mid_stream and isinstance(exc, ValueError | anthropic.APIError):
-        # Undecodable event data (JSONDecodeError is a ValueError) or a malformed event.
-        return ModelError(ErrorKind.STREAM, _describe(exc), provider=provider)
-    return ModelError(ErrorKind.UNKNOWN, _describe(exc), provider=provider)
+    detail = _describe(exc)
+    if isinstance(exc, httpx2.TimeoutException):
+        # Mid-stream too: the server went quiet for longer than the timeout.
+        return ModelError(ErrorKind.TIMEOUT, f"Request timed out. ({detail})", provider=provider)
+    if isinstance(exc, httpx2.HTTPError | httpx2.StreamError):
+        if mid_stream:
+            return ModelError(ErrorKind.STREAM, detail, provider=provider)
+        return ModelError(ErrorKind.CONNECTION, f"Connection error. ({detail})", provider=provider)
+    if mid_stream and isinstance(exc, ValueError):
+        # Undecodable event data (JSONDecodeError is a ValueError) or an event that is no object.
+        return ModelError(ErrorKind.STREAM, f"malformed stream event: {detail}", provider=provider)
+    return ModelError(ErrorKind.UNKNOWN, detail, provider=provider)
 
 
 def _describe(exc: BaseException) -> str:
@@ -431,16 +461,55 @@ def _describe(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def _from_status_error(exc: Any, provider: str) -> ModelError:
-    status = int(exc.status_code)
-    error_type = exc.type if isinstance(exc.type, str) else None
-    error_code = exc.error_code if isinstance(exc.error_code, str) else None
-    message = exc.api_message if isinstance(exc.api_message, str) else str(exc.message)
-    kind = _status_kind(status, error_type, error_code, message)
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    request_id = exc.request_id
-    if not request_id and isinstance(exc.body, Mapping):
-        body_id = exc.body.get("request_id")
+def classify_status(
+    status: int, headers: Mapping[str, str], content: bytes, provider: str = "Anthropic"
+) -> ModelError:
+    """Map a non-2xx reply to a `ModelError`, from its status and the error body's `type` and
+    `details.error_code`."""
+    text = content.decode("utf-8", errors="replace").strip()
+    body: object = text or None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        fallback = text or f"Error code: {status}"
+    else:
+        fallback = f"Error code: {status} - {body}"
+    return _error_from_body(status, headers, body, fallback, provider)
+
+
+def _stream_error_event(
+    data: str, headers: Mapping[str, str], provider: str, *, status: int
+) -> ModelError:
+    """An `error` event inside a 200 stream: the server failed after answering."""
+    body: object = data
+    try:
+        body = json.loads(data)
+    except ValueError:
+        fallback = data or f"Error code: {status}"
+    else:
+        fallback = str(body)
+    return _error_from_body(status, headers, body, fallback, provider)
+
+
+def _error_from_body(
+    status: int, headers: Mapping[str, str], body: object, fallback: str, provider: str
+) -> ModelError:
+    # Anthropic's error shape: {"type": "error", "error": {"type", "message", "details":
+    # {"error_code"}}, "request_id"}.
+    error = _get(body, "error")
+    error_type = _get(error, "type")
+    error_code = _get(_get(error, "details"), "error_code")
+    api_message = _get(error, "message")
+    message = api_message if isinstance(api_message, str) else fallback
+    kind = _status_kind(
+        status,
+        error_type if isinstance(error_type, str) else None,
+        error_code if isinstance(error_code, str) else None,
+        message,
+    )
+    request_id = headers.get("request-id")
+    if not request_id:
+        body_id = _get(body, "request_id")
         request_id = body_id if isinstance(body_id, str) else None
     return ModelError(
         kind,
@@ -494,10 +563,11 @@ def _status_kind(
 
 
 class AnthropicMessagesModel:
-    """A Claude (or Anthropic-compatible) model reached through the Messages API.
+    """A Claude (or Anthropic-compatible) model reached through the Messages API
+    (`POST {base_url}/v1/messages`).
 
-    The SDK's own retries are off: the agent's retry layer re-streams with backoff and honours
-    `ModelError.retry_after`, and two layers of retries would multiply the wait.
+    Without an `api_key` the key comes from `ANTHROPIC_API_KEY` (then `ANTHROPIC_AUTH_TOKEN`),
+    and without a `base_url` from `ANTHROPIC_BASE_URL`, as with the official SDK.
     """
 
     def __init__(
@@ -511,6 +581,7 @@ class AnthropicMessagesModel:
         thinking_budget: int | None = None,
         timeout: float = 600.0,
         default_headers: dict[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self._name = model_name
         self._api_key = api_key
@@ -518,8 +589,13 @@ class AnthropicMessagesModel:
         self._provider = provider
         self.max_output_tokens = max_output_tokens
         self.thinking_budget = thinking_budget
-        self._timeout = timeout
         self._default_headers = dict(default_headers or {})
+        self._post = JsonPost(
+            timeout=timeout,
+            transport_error=partial(classify_anthropic_error, provider=provider),
+            status_error=partial(classify_status, provider=provider),
+            http_client=http_client,
+        )
 
     @property
     def name(self) -> str:
@@ -529,17 +605,9 @@ class AnthropicMessagesModel:
     def provider(self) -> str:
         return self._provider
 
-    @cached_property
-    def client(self) -> AsyncAnthropic:
-        import anthropic
-
-        return anthropic.AsyncAnthropic(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            max_retries=0,
-            timeout=self._timeout,
-            default_headers=self._default_headers or None,
-        )
+    async def aclose(self) -> None:
+        """Release the connection pool. An injected `http_client` belongs to its owner."""
+        await self._post.aclose()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         return build_messages_params(
@@ -549,25 +617,71 @@ class AnthropicMessagesModel:
             thinking_budget=self.thinking_budget,
         )
 
+    def _url(self) -> str:
+        base = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or _DEFAULT_BASE_URL
+        return base.rstrip("/") + "/v1/messages"
+
+    def _headers(self) -> dict[str, str]:
+        key = (
+            self._api_key
+            or os.environ.get("ANTHROPIC_API_KEY")
+            or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        )
+        if not key:
+            # Checked before anything is sent: a request without a key can only be refused.
+            raise ModelError(
+                ErrorKind.AUTH,
+                "no API key configured (set ANTHROPIC_API_KEY)",
+                provider=self._provider,
+            )
+        headers = {
+            "anthropic-version": API_VERSION,
+            # api.anthropic.com takes the key in either header (SDK 1.x sent x-api-key, 2.x a
+            # bearer token); Anthropic-compatible hosts and gateways often read only one of them.
+            "x-api-key": key,
+            "Authorization": f"Bearer {key}",
+        }
+        return merged_headers(headers, _env_custom_headers(), self._default_headers)
+
+    async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
+        return await self._post.send(self._url(), self._headers(), params, stream=stream)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        import httpx2
+
         params = self.build_params(request)
+        params["stream"] = True
+        response = await self._send(params, stream=True)
+        assembler = _StreamAssembler(self._provider)
         try:
-            events: Any = await self.client.messages.create(**params, stream=True)
-        except TypeError as exc:
-            self._raise_if_no_credentials(exc)
-            raise
-        except Exception as exc:
-            raise classify_anthropic_error(exc, self._provider) from exc
-        assembler = _StreamAssembler()
-        try:
-            async for event in events:
+            events = sse_events(response)
+            while True:
+                # Only the fetch and decoding of the next event is guarded: an exception from
+                # our own mapping code is a bug and must not be disguised as a retryable
+                # stream failure.
+                try:
+                    try:
+                        name, data = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    if name == "error":
+                        raise _stream_error_event(
+                            data,
+                            response.headers,
+                            self._provider,
+                            status=response.status_code,
+                        )
+                    # Unnamed events and keep-alive pings carry no part of the message.
+                    if name is None or name == "ping" or not data:
+                        continue
+                    event = json_object(data)
+                except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
+                    raise classify_anthropic_error(exc, self._provider, mid_stream=True) from exc
                 for chunk in assembler.feed(event):
                     yield chunk
-        except Exception as exc:
-            raise classify_anthropic_error(exc, self._provider, mid_stream=True) from exc
         finally:
             # Also runs when the consumer stops early or is cancelled: frees the connection.
-            await events.close()
+            await response.aclose()
         if not assembler.finished:
             # A proxy or the server closed the connection cleanly but early; without
             # message_stop the turn may be missing text or tool calls.
@@ -577,27 +691,40 @@ class AnthropicMessagesModel:
         yield assembler.response()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        params = self.build_params(request)
+        response = await self._send(self.build_params(request), stream=False)
         try:
-            message = await self.client.messages.create(**params)
-        except TypeError as exc:
-            self._raise_if_no_credentials(exc)
-            raise
-        except Exception as exc:
-            raise classify_anthropic_error(exc, self._provider) from exc
-        return _response_from_message(message)
-
-    def _raise_if_no_credentials(self, exc: TypeError) -> None:
-        # The SDK raises a bare TypeError at request time when it finds no key anywhere. Any other
-        # TypeError is a programming error and must stay one.
-        client = self.client
-        if (
-            client.api_key is None
-            and client.auth_token is None
-            and getattr(client, "credentials", None) is None
-        ):
+            payload = json.loads(response.content)
+        except ValueError as exc:
             raise ModelError(
-                ErrorKind.AUTH,
-                "no API key configured (set ANTHROPIC_API_KEY)",
+                ErrorKind.SERVER,
+                f"the response was not valid JSON: {exc}",
                 provider=self._provider,
+                status_code=response.status_code,
+                request_id=response.headers.get("request-id"),
             ) from exc
+        if not isinstance(payload, Mapping):
+            raise ModelError(
+                ErrorKind.SERVER, "the response was not a message object", provider=self._provider
+            )
+        if payload.get("type") == "error":
+            # Some gateways answer a failed upstream call with a 200 whose body is the error.
+            raise _error_from_body(
+                response.status_code,
+                response.headers,
+                payload,
+                f"Error code: {response.status_code} - {payload}",
+                self._provider,
+            )
+        return _response_from_message(payload)
+
+
+def _env_custom_headers() -> dict[str, str]:
+    """`ANTHROPIC_CUSTOM_HEADERS` ("Name: value" lines), which the official SDK (and Claude
+    Code) honour, so a gateway set up that way keeps working."""
+    raw = os.environ.get("ANTHROPIC_CUSTOM_HEADERS")
+    headers: dict[str, str] = {}
+    for line in (raw or "").splitlines():
+        name, colon, value = line.partition(":")
+        if colon and name.strip():
+            headers[name.strip()] = value.strip()
+    return headers

@@ -4,9 +4,10 @@ One class covers OpenAI itself and every OpenAI-compatible host (DeepSeek, Moons
 compatibility endpoint, OpenRouter, Ollama, LM Studio, vLLM): the provider layer supplies the base
 URL, key and quirks; this module only translates between the wire format and our own types.
 
-The wire format is small (one POST, JSON or an SSE stream back), so it is spoken here rather than
-through the `openai` SDK, whose import alone cost about 0.3 s of every `dexter ask`. httpx2 is
-imported lazily so that `dexter --help` pays for neither. Retries are not done here: the retry
+The wire format is small (one POST, JSON or an SSE stream back), so it is spoken here (with the
+plumbing in `dexter.models.wire`) rather than through the `openai` SDK, whose import alone cost
+about 0.3 s of every `dexter ask`. httpx2 is imported lazily so that `dexter --help` pays for
+neither. Retries are not done here: the retry
 layer re-streams with backoff, so this module's job is to raise a well-classified `ModelError`.
 """
 
@@ -16,6 +17,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
@@ -34,6 +36,7 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
+from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
 
 if TYPE_CHECKING:
     import httpx2
@@ -47,7 +50,6 @@ __all__ = [
 ]
 
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_USER_AGENT = "dexter-py"
 
 # Hosts disagree on where visible reasoning goes: DeepSeek, vLLM and Moonshot use
 # `reasoning_content`, OpenRouter and Ollama use `reasoning`.
@@ -255,27 +257,6 @@ def classify_transport_error(
     )
 
 
-async def _sse_data(response: httpx2.Response) -> AsyncIterator[tuple[str | None, str]]:
-    """(event name, data) for each complete server-sent event, per the SSE spec."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-            continue
-        if line.startswith(":"):
-            continue  # a comment, used by some hosts as a keep-alive
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value or None
-
-
 # ---- request mapping ---------------------------------------------------------------------
 
 
@@ -438,9 +419,12 @@ class OpenAIChatModel:
         self._reasoning_fields = (reasoning_field,) if reasoning_field else REASONING_FIELDS
         self._extra_body = dict(extra_body) if extra_body else None
         self._default_headers = dict(default_headers) if default_headers else None
-        self._timeout = timeout
-        self._http_client = http_client
-        self._client: httpx2.AsyncClient | None = None
+        self._post = JsonPost(
+            timeout=timeout,
+            transport_error=partial(classify_transport_error, provider=self._error_label),
+            status_error=partial(classify_status, provider=self._error_label),
+            http_client=http_client,
+        )
 
     @property
     def name(self) -> str:
@@ -450,18 +434,6 @@ class OpenAIChatModel:
     def provider(self) -> str:
         return self._provider
 
-    def _http(self) -> httpx2.AsyncClient:
-        """The connection pool, built on first use so that importing this module stays cheap."""
-        if self._http_client is not None:
-            return self._http_client
-        if self._client is None:
-            import httpx2
-
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self._timeout), follow_redirects=True
-            )
-        return self._client
-
     def _url(self) -> str:
         # The same default the SDK used, so an OPENAI_BASE_URL in the environment still counts.
         base = self._base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL
@@ -469,33 +441,15 @@ class OpenAIChatModel:
 
     def _headers(self) -> dict[str, str]:
         headers = {
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-            "User-Agent": _USER_AGENT,
             # Keyless local servers (Ollama, LM Studio) ignore the key; a placeholder keeps
             # hosts that insist on the header happy and never sends a key meant for another host.
             "Authorization": f"Bearer {self._api_key or 'unused'}",
         }
-        if self._default_headers:
-            headers.update(self._default_headers)
-        return headers
-
-    def _build(self, params: dict[str, Any]) -> httpx2.Request:
-        import httpx2
-
-        return self._http().build_request(
-            "POST",
-            self._url(),
-            headers=self._headers(),
-            content=json.dumps(params).encode(),
-            timeout=httpx2.Timeout(self._timeout),
-        )
+        return merged_headers(headers, self._default_headers)
 
     async def aclose(self) -> None:
         """Release the connection pool. An injected `http_client` belongs to its owner."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+        await self._post.aclose()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -525,23 +479,7 @@ class OpenAIChatModel:
         return {_PD_REASONING_FIELD: reasoning_field, _PD_PROVIDER: self._provider}
 
     async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
-        """POST the request; a non-2xx reply is read, closed and raised as a `ModelError`."""
-        import httpx2
-
-        client = self._http()
-        try:
-            response = await client.send(self._build(params), stream=stream)
-        except httpx2.HTTPError as exc:
-            raise classify_transport_error(exc, self._error_label) from exc
-        if response.is_success:
-            return response
-        try:
-            content = await response.aread()
-        except httpx2.HTTPError as exc:
-            raise classify_transport_error(exc, self._error_label) from exc
-        finally:
-            await response.aclose()
-        raise classify_status(response.status_code, response.headers, content, self._error_label)
+        return await self._post.send(self._url(), self._headers(), params, stream=stream)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         import httpx2
@@ -553,7 +491,7 @@ class OpenAIChatModel:
         request_id = _request_id(response.headers)
         state = _StreamState()
         try:
-            events = _sse_data(response)
+            events = sse_events(response)
             while True:
                 # Only the fetch and decoding of the next chunk is guarded: an exception from
                 # our own mapping code is a bug and must not be disguised as a retryable
@@ -565,9 +503,7 @@ class OpenAIChatModel:
                         break
                     if data.startswith("[DONE]"):
                         break
-                    chunk = json.loads(data)
-                    if not isinstance(chunk, Mapping):
-                        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+                    chunk = json_object(data)
                 except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
                     raise classify_transport_error(exc, self._error_label, mid_stream=True) from exc
                 if chunk.get("error") and event in (None, "error"):

@@ -1,0 +1,136 @@
+"""HTTP plumbing shared by the wire-protocol modules (OpenAI Chat, Anthropic Messages).
+
+Both protocols are one JSON POST answered with JSON or a server-sent-event stream, so the
+connection pool, the POST whose non-2xx reply becomes a `ModelError`, and the SSE framing live
+here once; each protocol module keeps its own error classification. httpx2 is imported lazily so
+that `dexter --help` does not pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from dexter.models.errors import ModelError
+
+if TYPE_CHECKING:
+    import httpx2
+
+_JSON_HEADERS = {
+    "Accept": "application/json",
+    "Content-Type": "application/json",
+    "User-Agent": "dexter-py",
+}
+
+# Maps a failure to send (or to read a rejection's body) to a ModelError.
+TransportErrorMapper = Callable[[BaseException], ModelError]
+# Maps a non-2xx reply (status, headers, body) to a ModelError.
+StatusErrorMapper = Callable[[int, Mapping[str, str], bytes], ModelError]
+
+
+class JsonPost:
+    """A connection pool, built on first use, that POSTs JSON bodies for one model and raises
+    its failures as that protocol's `ModelError`s."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        transport_error: TransportErrorMapper,
+        status_error: StatusErrorMapper,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._timeout = timeout
+        self._transport_error = transport_error
+        self._status_error = status_error
+        self._http_client = http_client
+        self._client: httpx2.AsyncClient | None = None
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._http_client is not None:
+            return self._http_client
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout), follow_redirects=True
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        """Release the connection pool. An injected `http_client` belongs to its owner."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def send(
+        self, url: str, headers: Mapping[str, str], params: Mapping[str, Any], *, stream: bool
+    ) -> httpx2.Response:
+        """POST `params` with the JSON headers under `headers`; a non-2xx reply is read, closed
+        and raised as a `ModelError`.
+
+        With `stream` the caller owns the returned response and must close it.
+        """
+        import httpx2
+
+        client = self._http()
+        request = client.build_request(
+            "POST",
+            url,
+            headers=merged_headers(_JSON_HEADERS, headers),
+            content=json.dumps(params).encode(),
+            timeout=httpx2.Timeout(self._timeout),
+        )
+        try:
+            response = await client.send(request, stream=stream)
+        except httpx2.HTTPError as exc:
+            raise self._transport_error(exc) from exc
+        if response.is_success:
+            return response
+        try:
+            content = await response.aread()
+        except httpx2.HTTPError as exc:
+            raise self._transport_error(exc) from exc
+        finally:
+            await response.aclose()
+        raise self._status_error(response.status_code, response.headers, content)
+
+
+def merged_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
+    """Later layers win, whatever the case of the names (a provider's `Authorization` replaces
+    ours instead of going out next to it)."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        for name, value in (layer or {}).items():
+            merged[name.lower()] = (name, value)
+    return dict(merged.values())
+
+
+def json_object(data: str) -> Mapping[str, Any]:
+    """One event's data as a JSON object; ValueError when it is not one (a broken stream)."""
+    value = json.loads(data)
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a JSON object, got {data[:80]!r}")
+    return value
+
+
+async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str | None, str]]:
+    """(event name, data) for each complete server-sent event, per the SSE spec."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue  # a comment, used by some hosts as a keep-alive
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or None
