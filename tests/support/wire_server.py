@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 that replays scripted responses, including SSE streams.
 
-Provider adapters are tested against it: the SDKs speak real HTTP to it, exactly as they would to
+Provider adapters are tested against it: our wire clients speak real HTTP to it, exactly as to
 the provider, and every request they sent is recorded for assertions.
 """
 

@@ -15,7 +15,9 @@ def served_models(
 
     headers: dict[str, str] = {}
     if api_key and protocol == "anthropic":
-        headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"}
+        from dexter.models.anthropic_messages import API_VERSION
+
+        headers = {"x-api-key": api_key, "anthropic-version": API_VERSION}
     elif api_key:
         headers = {"authorization": f"Bearer {api_key}"}
     url = base_url.rstrip("/") + ("/v1/models" if protocol == "anthropic" else "/models")
