@@ -211,28 +211,73 @@ class StoreWriter:
 
 def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None = None) -> int:
     """Apply writes a busy database made Dexter journal; keep any that still fail. Returns how
-    many were applied."""
-    path = home / JOURNAL_NAME
-    if not path.is_file():
-        return 0
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    kept: list[str] = []
+    many were applied.
+
+    The journal is first claimed by renaming it, so records another process appends meanwhile
+    go to a fresh journal instead of being overwritten, and two processes never replay the same
+    records. A claim left by a process that died mid-replay is picked up again."""
+    claims = _claim_journals(home)
     applied = 0
-    for line in lines:
-        try:
-            raw = json.loads(line)
-            write = Write(raw["kind"], raw["payload"])
-            apply_write(store, dict(prices or {}), write)
-            applied += 1
-        except (ValueError, KeyError, TypeError):
-            log.warning("dropping an unreadable journal line: %.80s", line)
-        except sqlite3.Error:
-            kept.append(line)
-    if kept:
-        path.write_text("\n".join(kept) + "\n", encoding="utf-8")
-    else:
-        path.unlink(missing_ok=True)
+    for claim in claims:
+        lines = claim.read_text(encoding="utf-8", errors="replace").splitlines()
+        kept: list[str] = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                write = Write(raw["kind"], raw["payload"])
+                apply_write(store, dict(prices or {}), write)
+                applied += 1
+            except (ValueError, KeyError, TypeError):
+                log.warning("dropping an unreadable journal line: %.80s", line)
+            except sqlite3.Error:
+                kept.append(line)
+        if kept:
+            # Appended, like any other journalled record, for the next open to try again.
+            with (home / JOURNAL_NAME).open("a", encoding="utf-8") as handle:
+                handle.write("\n".join(kept) + "\n")
+        claim.unlink(missing_ok=True)
     return applied
+
+
+def _claim_journals(home: Path) -> list[Path]:
+    """The journal (and claims of dead processes), renamed to this process's claim names."""
+    import os
+
+    mine = os.getpid()
+    found: list[Path] = []
+    for stale in sorted(home.glob(f"{JOURNAL_NAME}.*.replaying")):
+        pid = stale.name.removeprefix(f"{JOURNAL_NAME}.").removesuffix(".replaying")
+        pid = pid.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != mine and not _alive(int(pid)):
+            found.append(stale)
+    journal = home / JOURNAL_NAME
+    if journal.is_file():
+        found.append(journal)
+    claims: list[Path] = []
+    for index, path in enumerate(found):
+        claim = home / f"{JOURNAL_NAME}.{mine}-{index}.replaying"
+        try:
+            path.rename(claim)
+        except OSError:  # another process claimed it first
+            continue
+        claims.append(claim)
+    return claims
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    if os.name == "nt":  # signal 0 would terminate it there; a stale claim waits instead
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else (or a platform without signal 0)
+        return True
+    return True
 
 
 __all__ = ["JOURNAL_NAME", "StoreWriter", "Write", "apply_write", "replay_journal", "usage_payload"]
