@@ -93,6 +93,7 @@ async def main(chats: int) -> None:
                 fake.push(f"question {i}", user=chat)
             await asyncio.to_thread(fake.wait_for, lambda: len(fake.replied) >= chats, 120.0)
             elapsed = time.perf_counter() - started
+            await service.dispatcher.join()  # the last replies' responses read, then stop
             await service.stop()
 
     # A run that answers before its indicator task first runs sends no "typing…": the reply

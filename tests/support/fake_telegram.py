@@ -141,6 +141,9 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # http.server writes the headers and the body in two sends; with Nagle on, the body
+        # waits for the client's delayed ACK (40 ms a response). Real API servers don't.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
@@ -165,7 +168,12 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        # The stdlib's accept queue is 5 deep; connects beyond it are dropped and retried a
+        # second later, which no real API server does.
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)

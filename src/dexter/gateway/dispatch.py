@@ -7,12 +7,14 @@ Per session (one chat), runs are serialised: a message that arrives while a run 
 that run's queue and the agent reads it at its next round; anything the run never picked up
 becomes the next run's question after the first answer has been sent. Every answer is sent
 (the original replaced the first answer with the follow-up's and never sent it).
+
+"typing…" starts the moment a turn is accepted, before anything is built for the run, so the
+person sees it at once however long the set-up takes; it stops on every exit path.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -26,7 +28,8 @@ log = logging.getLogger("dexter.gateway")
 # Telegram's "typing…" lasts 5 s; refresh a little sooner so it never flickers off.
 TYPING_INTERVAL = 4.0
 MAX_CONCURRENT_RUNS = 16
-FIRST_TYPING_WAIT = 0.25
+# How long an answer waits for a "typing…" call already on its way, so it lands first.
+TYPING_STOP_WAIT = 2.0
 RUN_FAILED = "Sorry, I couldn't finish that: {error}"
 
 
@@ -86,6 +89,7 @@ class Dispatcher(Protocol):
 class _Session:
     queue: MessageQueue = field(default_factory=MessageQueue)
     task: asyncio.Task[None] | None = None
+    typing: _Typing | None = None
 
 
 class InProcessDispatcher:
@@ -121,6 +125,8 @@ class InProcessDispatcher:
             return
         session = _Session()
         self._sessions[turn.session_key] = session
+        # Scheduled before the run, so the indicator goes out ahead of the run's set-up.
+        session.typing = self._start_typing(reply)
         session.task = asyncio.create_task(
             self._drive(session, turn, reply), name=f"gateway-run:{turn.session_key}"
         )
@@ -139,18 +145,17 @@ class InProcessDispatcher:
                     return
                 # No round of that run read these, so they are the next question.
                 turn = replace(turn, text="\n\n".join(item.text for item in left))
+                session.typing = self._start_typing(reply)
         finally:
+            await _stop(session.typing)
             if self._sessions.get(turn.session_key) is session:
                 del self._sessions[turn.session_key]
 
+    def _start_typing(self, reply: Replier) -> _Typing:
+        return _Typing(reply, self.typing_interval, self._sleep)
+
     async def _run_once(self, session: _Session, turn: ChatTurn, reply: Replier) -> RunOutcome:
-        first = asyncio.Event()
-        typing = asyncio.create_task(self._keep_typing(reply, first))
         try:
-            # Let "typing…" reach the person before the run's set-up competes for the loop, but
-            # never hold the answer back more than a moment for it.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(first.wait(), FIRST_TYPING_WAIT)
             async with self._limit:
                 return await self.runner.run(turn, session.queue)
         except asyncio.CancelledError:
@@ -160,20 +165,7 @@ class InProcessDispatcher:
             return RunOutcome("", error=f"{type(exc).__name__}: {exc}")
         finally:
             # Every exit path stops the indicator (the original leaked it for queued messages).
-            typing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await typing
-
-    async def _keep_typing(self, reply: Replier, first: asyncio.Event) -> None:
-        while True:
-            try:
-                await reply.typing()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # typing is a courtesy; never a reason to fail the run
-                log.debug("typing indicator failed: %s", exc)
-            first.set()
-            await self._sleep(self.typing_interval)
+            await _stop(session.typing)
 
     async def join(self) -> None:
         while self._sessions:
@@ -181,11 +173,61 @@ class InProcessDispatcher:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
+        # A run cancelled before it first ran never reaches its `finally`: stop typing here too.
         tasks = [s.task for s in self._sessions.values() if s.task is not None]
+        tasks += [s.typing.task for s in self._sessions.values() if s.typing is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._sessions.clear()
+
+
+class _Typing:
+    """Sends "typing…" now and every `interval` seconds until stopped.
+
+    Stopping waits for a call already on its way instead of cancelling it: a cancelled request
+    may still reach the platform after the answer (and show "typing…" under it), and it costs
+    the kept-alive connection it was using.
+    """
+
+    def __init__(
+        self, reply: Replier, interval: float, sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        self._reply = reply
+        self._interval = interval
+        self._sleep = sleep
+        self._stopped = False
+        self._sending = False
+        self.task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while not self._stopped:
+            self._sending = True
+            try:
+                await self._reply.typing()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # typing is a courtesy; never a reason to fail the run
+                log.debug("typing indicator failed: %s", exc)
+            finally:
+                self._sending = False
+            if self._stopped:
+                return
+            await self._sleep(self._interval)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        try:
+            if self._sending:
+                await asyncio.wait([self.task], timeout=TYPING_STOP_WAIT)
+        finally:
+            self.task.cancel()
+        await asyncio.wait([self.task])
+
+
+async def _stop(typing: _Typing | None) -> None:
+    if typing is not None:
+        await typing.stop()
 
 
 async def _send(reply: Replier, text: str) -> None:

@@ -92,6 +92,10 @@ class GatewayService:
             self.gateway.self_ids[key] = self_id
 
     async def start(self) -> None:
+        # A runner that builds agents (RuntimeRunner) warms up before the first chat waits.
+        prepare = getattr(self.runner, "prepare", None)
+        if prepare is not None:
+            await prepare()
         await self.manager.start()
         if self.schedules is not None:
             self._schedule_stop.clear()
@@ -101,6 +105,9 @@ class GatewayService:
 
     async def stop(self, grace: float = 4.5) -> None:
         self._schedule_stop.set()
+        # Runs first: a reply cut off by its connection closing would be logged as a failed
+        # delivery; cancelled, it simply ends.
+        await self.dispatcher.close()
         await self.manager.stop(grace * 0.6)
         if self._schedule_task is not None:
             try:
@@ -110,7 +117,10 @@ class GatewayService:
             except Exception:  # a failing runner must not keep the gateway from stopping
                 log.warning("schedules runner stopped with an error", exc_info=True)
             self._schedule_task = None
-        await self.dispatcher.close()
+        await self.dispatcher.close()  # anything that arrived while the channels closed
+        close = getattr(self.runner, "close", None)
+        if close is not None:
+            close()
 
 
 def build_service(

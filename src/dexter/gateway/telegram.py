@@ -29,6 +29,10 @@ API_BASE = "https://api.telegram.org"
 POLL_TIMEOUT = 25
 MAX_RETRY_AFTER = 60.0
 MAX_429_RETRIES = 5
+# Outbound calls (replies, "typing…") share a few kept-alive connections. Without a bound, a
+# burst of chats opens one new connection per call at once, and the connects that overflow
+# the server's accept queue wait a whole SYN retransmit (1 s) before "typing…" goes out.
+SEND_CONNECTIONS = 8
 _MEDIA_KINDS: tuple[tuple[str, ContentKind], ...] = (
     ("photo", "image"),
     ("video", "video"),
@@ -107,11 +111,15 @@ class TelegramChannel:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _client(self, timeout: float) -> httpx2.AsyncClient:
+    def _client(self, timeout: float, *, connections: int = 1) -> httpx2.AsyncClient:
         import httpx2
 
         return httpx2.AsyncClient(
-            timeout=httpx2.Timeout(timeout, connect=10.0), transport=self._transport
+            timeout=httpx2.Timeout(timeout, connect=10.0),
+            limits=httpx2.Limits(
+                max_connections=connections, max_keepalive_connections=connections
+            ),
+            transport=self._transport,
         )
 
     async def _call(
@@ -121,7 +129,7 @@ class TelegramChannel:
 
         if client is None:
             if self._send is None:
-                self._send = self._client(30.0)
+                self._send = self._client(30.0, connections=SEND_CONNECTIONS)
             client = self._send
         # The token is part of the path: never put this URL in an error or a log line.
         url = f"{self._base}/bot{self._token}/{method}"
