@@ -122,15 +122,18 @@ class TelegramChannel:
             transport=self._transport,
         )
 
+    def _sender(self) -> httpx2.AsyncClient:
+        if self._send is None:
+            self._send = self._client(30.0, connections=SEND_CONNECTIONS)
+        return self._send
+
     async def _call(
         self, method: str, payload: dict[str, Any], *, client: httpx2.AsyncClient | None = None
     ) -> Any:
         import httpx2
 
         if client is None:
-            if self._send is None:
-                self._send = self._client(30.0, connections=SEND_CONNECTIONS)
-            client = self._send
+            client = self._sender()
         # The token is part of the path: never put this URL in an error or a log line.
         url = f"{self._base}/bot{self._token}/{method}"
         for attempt in range(MAX_429_RETRIES + 1):
@@ -184,6 +187,9 @@ class TelegramChannel:
             me = await self._call("getMe", {}, client=poll)
             self.bot_id = str(me.get("id", ""))
             self.username = str(me.get("username", ""))
+            # Made now, not on the first reply: creating a client loads the TLS trust store
+            # (tens of milliseconds), which the first "typing…" would otherwise wait for.
+            self._sender()
             hooks.connected(f"@{self.username}" if self.username else self.bot_id)
             offset = await asyncio.to_thread(self.offsets.load)
             while not self._stopped:
