@@ -124,10 +124,14 @@ class RuntimeRunner:
 
     def _warm(self) -> None:
         from dexter.runtime import GATEWAY, AgentSpec
-        from dexter.session import SessionAgent  # noqa: F401  (the import is the point)
 
+        # Built exactly as a chat's agent is, so every first-time cost is paid here; its
+        # session row is removed again, as an unused session always is.
         spec = AgentSpec(model=self.model, channel=GATEWAY, max_iterations=self.max_iterations)
-        self.runtime.tools(spec).specs()
+        agent = self.runtime.agent(spec)
+        agent.tools.specs()
+        agent.system_prompt()
+        agent.recorder.forget_if_empty(agent.session_id)
 
     def close(self) -> None:
         if self._builder is not None:
