@@ -184,7 +184,8 @@ async def one_round(chats: int, in_process: bool) -> dict[str, float]:
 async def main(chats: int, rounds: int, in_process: bool) -> None:
     where = "in the gateway's process" if in_process else "in its own process"
     print(
-        f"gateway: {chats} chats, one message each, zero-latency scripted model, fake Telegram {where}"
+        f"gateway: {chats} chats, one message each, zero-latency scripted model, "
+        f"fake Telegram {where}"
     )
     results = []
     for n in range(1, rounds + 1):
