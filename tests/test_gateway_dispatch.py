@@ -188,3 +188,64 @@ async def test_manager_never_gives_up_and_stop_closes(tmp_path: Path) -> None:
     assert channel.closed.is_set()
     final = manager.snapshot()[0]
     assert not final.running and not final.connected
+
+
+async def test_typing_goes_out_before_the_run_is_set_up(tmp_path: Path) -> None:
+    replies = Replies()
+    seen_at_start: list[int] = []
+
+    class Recording:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            # The runner builds the agent here; the person must already see "typing…".
+            seen_at_start.append(replies.typing_calls)
+            return RunOutcome("done")
+
+    dispatcher = InProcessDispatcher(Recording(), typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q", message()), replies)
+    await dispatcher.join()
+    assert seen_at_start == [1] and replies.sent == ["done"]
+
+
+async def test_answer_waits_for_a_typing_call_on_its_way_instead_of_cutting_it(
+    tmp_path: Path,
+) -> None:
+    """A cancelled "typing…" request can still land after the answer (and show typing under
+    it); the answer is sent once the call on its way has finished."""
+    events: list[str] = []
+    release = asyncio.Event()
+
+    class SlowTyping(Replies):
+        async def typing(self) -> None:
+            events.append("typing sent")
+            await release.wait()
+            events.append("typing answered")
+
+        async def send(self, text: str) -> None:
+            events.append(f"answer: {text}")
+
+    class Quick:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            asyncio.get_running_loop().call_soon(release.set)
+            return RunOutcome("42")
+
+    dispatcher = InProcessDispatcher(Quick(), typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q", message()), SlowTyping())
+    await dispatcher.join()
+    assert events == ["typing sent", "typing answered", "answer: 42"]
+
+
+async def test_a_queued_message_starts_no_second_indicator(tmp_path: Path) -> None:
+    runner = GatedRunner(tmp_path, ["first", "second"])
+    replies = Replies()
+    dispatcher = InProcessDispatcher(runner, typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q1", message("q1")), replies)
+    await runner.started.wait()
+    await dispatcher.submit(ChatTurn("k", "q2", message("q2")), replies)
+    assert replies.typing_calls == 1
+    runner.gate.set()
+    await dispatcher.join()
+    assert replies.sent == ["first", "second"]
+    calls = replies.typing_calls
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert replies.typing_calls == calls  # none left running

@@ -28,6 +28,10 @@ class FakeTelegram:
     actions: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The longest a getUpdates long poll is held open (the client asks for longer).
+    max_poll_wait: float = 5.0
+    # Client ports seen, i.e. the connections the client used.
+    peers: set[int] = field(default_factory=set)
     url: str = ""
     _next_id: int = 1
     _message_id: int = 1000
@@ -112,7 +116,7 @@ class FakeTelegram:
             }
         if method == "getUpdates":
             offset = int(payload.get("offset") or 0)
-            wait = min(float(payload.get("timeout") or 0), 5.0)
+            wait = min(float(payload.get("timeout") or 0), self.max_poll_wait)
             deadline = time.monotonic() + wait
             with self._cond:
                 while True:
@@ -149,6 +153,8 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             prefix = f"/bot{fake.token}/"
+            with fake._cond:
+                fake.peers.add(self.client_address[1])
             if not self.path.startswith(prefix):
                 reply = {"ok": False, "error_code": 401, "description": "Unauthorized"}
             else:
@@ -176,7 +182,7 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
     server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield fake
