@@ -68,3 +68,21 @@ def test_status_json_and_broken_config(home: Path, capsys: pytest.CaptureFixture
     config_path(home).write_text("{}")
     assert main(["gateway", "status", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["alive"] is False
+
+
+def test_setup_with_input_ending_early_is_one_clear_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = iter(["1", "123:ABC"])
+
+    def ask(_prompt: str = "") -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", ask)
+    assert main(["gateway", "setup"]) == 1
+    err = capsys.readouterr().err
+    assert "setup cancelled; nothing was saved" in err and "Traceback" not in err
+    assert not config_path(home).exists()

@@ -108,6 +108,8 @@ def test_gateway_run_answers_shows_status_and_stops_on_ctrl_c(
     assert process.returncode == 0, err
     assert "Stopping…" in out and "Gateway stopped." in out
     assert "Traceback" not in err
+    # Connection events are shown in the terminal as they happen.
+    assert "telegram/default connected as @dexter_test_bot" in err
 
     saved = json.loads((home / "gateway" / "status.json").read_text())
     [account] = saved["accounts"]

@@ -25,8 +25,19 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     setup = actions.add_parser("setup", help="configure a channel step by step")
     setup.add_argument("channel", nargs="?", choices=CHANNEL_CHOICES, help="channel to set up")
     setup.add_argument("--account", default="default", help="account name (default: default)")
-    actions.add_parser("run", help="connect every configured channel and answer (Ctrl+C stops)")
-    status = actions.add_parser("status", help="connected, last error, last message per account")
+    actions.add_parser(
+        "run",
+        help="connect every configured channel and answer (Ctrl+C stops)",
+        description="Connect every configured channel and answer in the foreground; connects, "
+        "reconnects and failed replies are shown as they happen. Ctrl+C (or SIGTERM) stops "
+        "every channel within 5 seconds. Run it under systemd or launchd to keep it up.",
+    )
+    status = actions.add_parser(
+        "status",
+        help="connected, last error, last message per account",
+        description="Per channel and account: connected or not, the last message, reconnect "
+        "attempts and the last error, as the running gateway last wrote them.",
+    )
     status.add_argument("--json", action="store_true", help="print JSON")
     pair = actions.add_parser("pair", help="pairing requests from people not yet allowed")
     pair_actions = pair.add_subparsers(dest="pair_command", metavar="ACTION", required=True)
@@ -34,7 +45,11 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     for name, text in (("approve", "let this sender talk to Dexter"), ("deny", "drop it")):
         sub = pair_actions.add_parser(name, help=text)
         sub.add_argument("code", help="the six-digit code the sender received")
-    logout = actions.add_parser("logout", help="forget a channel's credentials")
+    logout = actions.add_parser(
+        "logout",
+        help="forget a channel's credentials",
+        description="Forget a channel's credentials (and disable it) in gateway.json.",
+    )
     logout.add_argument("channel", choices=CHANNEL_CHOICES)
     logout.add_argument("--account", default=None, help="only this account (default: all)")
     parser.set_defaults(gateway_run=run_gateway_command)
@@ -61,15 +76,24 @@ def run_gateway_command(
         return _pair(home, args, out)
     if command == "logout":
         return _logout(home, args, out)
-    return _setup(home, args, out, ask or input)
+    try:
+        return _setup(home, args, out, ask or input)
+    except EOFError:  # input ended (piped, or Ctrl+D) before every answer was given
+        print("\ndexter: setup cancelled; nothing was saved.", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _run(settings: Any, out: TextIO) -> int:
     import asyncio
+    import logging
     import signal
 
-    from dexter.gateway.service import build_service
+    from dexter.gateway.service import build_service, console_log
     from dexter.runtime import Runtime
+
+    gateway_log = logging.getLogger("dexter.gateway")
+    console = console_log(sys.stderr)
+    gateway_log.addHandler(console)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -87,7 +111,10 @@ def _run(settings: Any, out: TextIO) -> int:
                 print("Stopping…", file=out, flush=True)
                 await service.stop()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        gateway_log.removeHandler(console)
     print("Gateway stopped.", file=out)
     return EXIT_OK
 
@@ -225,9 +252,9 @@ def _setup(home: Any, args: argparse.Namespace, out: TextIO, ask: Callable[[str]
         listen = ask("Listen on [127.0.0.1:8787]: ").strip()
         account.listen = listen or "127.0.0.1:8787"
     print(
-        "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
-        "WhatsApp: +E.164 numbers), `*` for anyone, or leave empty to approve people one by one "
-        "with pairing codes.",
+        "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user\n"
+        "ids; WhatsApp: +E.164 numbers), `*` for anyone, or leave it empty to approve\n"
+        "people one by one with pairing codes (`dexter gateway pair approve CODE`).",
         file=out,
     )
     allowed = [a.strip() for a in ask("Allowed: ").split(",") if a.strip()]

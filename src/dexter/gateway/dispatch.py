@@ -161,7 +161,7 @@ class InProcessDispatcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # one failing run must not take the gateway down
-            log.exception("gateway run failed for %s", turn.session_key)
+            log.exception("a run for %s failed: %s", turn.session_key, exc)
             return RunOutcome("", error=f"{type(exc).__name__}: {exc}")
         finally:
             # Every exit path stops the indicator (the original leaked it for queued messages).
@@ -235,5 +235,5 @@ async def _send(reply: Replier, text: str) -> None:
         await reply.send(text)
     except asyncio.CancelledError:
         raise
-    except Exception:
-        log.exception("could not deliver a reply")
+    except Exception as exc:
+        log.exception("could not deliver a reply: %s", exc)

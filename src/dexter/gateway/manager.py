@@ -37,6 +37,12 @@ class _Hooks:
 
     def connected(self, identity: str = "") -> None:
         self.connected_at = self.manager._clock()
+        log.info(
+            "%s/%s connected%s",
+            self.channel.name,
+            self.channel.account_id,
+            f" as {identity}" if identity else "",
+        )
         self.manager._update(
             self.channel,
             connected=True,

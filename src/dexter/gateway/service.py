@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig, ConfigSource, GatewayConfig, config_path
@@ -23,6 +23,26 @@ if TYPE_CHECKING:
     from dexter.runtime import Runtime
 
 log = logging.getLogger("dexter.gateway")
+
+
+class _ConsoleFormatter(logging.Formatter):
+    """One line per event for the terminal `dexter gateway run` was started in: the time and
+    the message, secrets redacted; tracebacks stay in the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from dexter.log import redact
+
+        at = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        return redact(f"{at} {record.getMessage()}")
+
+
+def console_log(stream: TextIO) -> logging.Handler:
+    """A handler showing the gateway's events (connects, reconnects, refused or failed replies,
+    config reloads) as they happen."""
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(_ConsoleFormatter())
+    return handler
 
 
 def gateway_dir(home: Path) -> Path:
