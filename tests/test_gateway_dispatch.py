@@ -249,3 +249,26 @@ async def test_a_queued_message_starts_no_second_indicator(tmp_path: Path) -> No
     for _ in range(10):
         await asyncio.sleep(0)
     assert replies.typing_calls == calls  # none left running
+
+
+async def test_a_message_arriving_just_as_a_run_ends_is_answered(tmp_path: Path) -> None:
+    """Whenever the next message lands (while the run winds down or after), it is answered:
+    never queued on a run that has already read its queue for the last time."""
+
+    class Echo:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            return RunOutcome(f"re {turn.text}")
+
+    for delay in range(6):
+        replies = Replies()
+        delivered = asyncio.Event()
+        dispatcher = InProcessDispatcher(
+            Echo(), typing_interval=60.0, on_delivered=lambda _t, _text: delivered.set()
+        )
+        await dispatcher.submit(ChatTurn("k", "a", message("a")), replies)
+        await delivered.wait()
+        for _ in range(delay):
+            await asyncio.sleep(0)
+        await dispatcher.submit(ChatTurn("k", "b", message("b")), replies)
+        await dispatcher.join()
+        assert replies.sent == ["re a", "re b"], f"after {delay} loop turns"

@@ -147,9 +147,11 @@ class InProcessDispatcher:
                 turn = replace(turn, text="\n\n".join(item.text for item in left))
                 session.typing = self._start_typing(reply)
         finally:
-            await _stop(session.typing)
+            # Before any await: once the queue was read for the last time, a new message must
+            # start a new run, not wait in this one's queue for a read that never comes.
             if self._sessions.get(turn.session_key) is session:
                 del self._sessions[turn.session_key]
+            await _stop(session.typing)
 
     def _start_typing(self, reply: Replier) -> _Typing:
         return _Typing(reply, self.typing_interval, self._sleep)
