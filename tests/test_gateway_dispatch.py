@@ -263,7 +263,7 @@ async def test_a_message_arriving_just_as_a_run_ends_is_answered(tmp_path: Path)
         replies = Replies()
         delivered = asyncio.Event()
         dispatcher = InProcessDispatcher(
-            Echo(), typing_interval=60.0, on_delivered=lambda _t, _text: delivered.set()
+            Echo(), typing_interval=60.0, on_delivered=lambda _t, _x, d=delivered: d.set()
         )
         await dispatcher.submit(ChatTurn("k", "a", message("a")), replies)
         await delivered.wait()
