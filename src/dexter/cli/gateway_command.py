@@ -139,7 +139,9 @@ def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
     if saved is None:
         print("The gateway has not run yet. Start it with `dexter gateway run`.", file=out)
     elif not alive:
-        print(f"The gateway is not running (last update {saved.get('updated_at')}).", file=out)
+        print(
+            f"The gateway is not running (last update {_when(saved.get('updated_at'))}).", file=out
+        )
     else:
         print(f"The gateway is running (pid {saved.get('pid')}).", file=out)
     rows = {(r["channel"], r["account_id"]): r for r in (saved or {}).get("accounts", [])}
@@ -147,11 +149,23 @@ def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
         row = rows.get((channel, account_id), {})
         state = "connected" if alive and row.get("connected") else "not connected"
         print(f"  {channel}/{account_id}: {state} {row.get('identity') or ''}".rstrip(), file=out)
-        print(f"    last message: {row.get('last_message_at') or 'none'}", file=out)
+        print(f"    last message: {_when(row.get('last_message_at'))}", file=out)
         print(f"    reconnect attempts: {row.get('reconnect_attempts', 0)}", file=out)
         if row.get("last_error"):
             print(f"    last error: {row['last_error']}", file=out)
     return EXIT_OK
+
+
+def _when(iso: object) -> str:
+    """A status time as a person reads it: local time to the second, or "none"."""
+    from datetime import datetime
+
+    if not isinstance(iso, str) or not iso:
+        return "none"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    except ValueError:
+        return iso
 
 
 def _pair(home: Any, args: argparse.Namespace, out: TextIO) -> int:
