@@ -86,3 +86,28 @@ def test_setup_with_input_ending_early_is_one_clear_line(
     err = capsys.readouterr().err
     assert "setup cancelled; nothing was saved" in err and "Traceback" not in err
     assert not config_path(home).exists()
+
+
+def test_run_with_an_unusable_model_fails_at_start_in_one_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("DEXTER_MEMORY", "off")
+    home.mkdir(parents=True)
+    config_path(home).write_text(
+        json.dumps(
+            {
+                "model": "openai:gpt-test",
+                "channels": {
+                    "telegram": {
+                        "accounts": {"default": {"token": "1:T", "api_base": "http://127.0.0.1:9"}}
+                    }
+                },
+            }
+        )
+    )
+    # Before any chat could be answered with the error, the gateway does not start at all.
+    assert main(["gateway", "run"]) == 2
+    captured = capsys.readouterr()
+    assert "OPENAI_API_KEY is not set" in captured.err and "Traceback" not in captured.err
+    assert "running" not in captured.out

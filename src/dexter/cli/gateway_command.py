@@ -103,8 +103,10 @@ def _run(settings: Any, out: TextIO) -> int:
         async with Runtime(settings) as rt:
             service = build_service(rt)
             names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
-            print(f"Dexter gateway running ({names}). Press Ctrl+C to stop.", file=out, flush=True)
+            # Started first: a model that cannot be used fails here, in one line, not in
+            # every chat's first answer.
             await service.start()
+            print(f"Dexter gateway running ({names}). Press Ctrl+C to stop.", file=out, flush=True)
             try:
                 await stop.wait()
             finally:
