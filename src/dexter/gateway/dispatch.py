@@ -15,6 +15,7 @@ person sees it at once however long the set-up takes; it stops on every exit pat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -30,6 +31,9 @@ TYPING_INTERVAL = 4.0
 MAX_CONCURRENT_RUNS = 16
 # How long an answer waits for a "typing…" call already on its way, so it lands first.
 TYPING_STOP_WAIT = 2.0
+# Runs start their set-up once no chat's first "typing…" is still on its way (so in a burst of
+# messages every indicator goes out first), but never wait longer than this for it.
+TYPING_FIRST_WAIT = 1.0
 RUN_FAILED = "Sorry, I couldn't finish that: {error}"
 
 
@@ -108,6 +112,9 @@ class InProcessDispatcher:
         self._sleep = sleep
         self._sessions: dict[str, _Session] = {}
         self._on_delivered = on_delivered
+        self._first_typing_pending = 0
+        self._no_first_typing_pending = asyncio.Event()
+        self._no_first_typing_pending.set()
 
     def busy(self, session_key: str) -> bool:
         session = self._sessions.get(session_key)
@@ -154,10 +161,22 @@ class InProcessDispatcher:
             await _stop(session.typing)
 
     def _start_typing(self, reply: Replier) -> _Typing:
-        return _Typing(reply, self.typing_interval, self._sleep)
+        self._first_typing_pending += 1
+        self._no_first_typing_pending.clear()
+        return _Typing(reply, self.typing_interval, self._sleep, first_done=self._first_typing_done)
+
+    def _first_typing_done(self) -> None:
+        self._first_typing_pending -= 1
+        if self._first_typing_pending <= 0:
+            self._first_typing_pending = 0
+            self._no_first_typing_pending.set()
 
     async def _run_once(self, session: _Session, turn: ChatTurn, reply: Replier) -> RunOutcome:
         try:
+            # Set-up (building the agent, the first model call) competes with every indicator
+            # still on its way for this loop: let them go out first.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._no_first_typing_pending.wait(), TYPING_FIRST_WAIT)
             async with self._limit:
                 return await self.runner.run(turn, session.queue)
         except asyncio.CancelledError:
@@ -193,14 +212,27 @@ class _Typing:
     """
 
     def __init__(
-        self, reply: Replier, interval: float, sleep: Callable[[float], Awaitable[None]]
+        self,
+        reply: Replier,
+        interval: float,
+        sleep: Callable[[float], Awaitable[None]],
+        *,
+        first_done: Callable[[], None] | None = None,
     ) -> None:
         self._reply = reply
         self._interval = interval
         self._sleep = sleep
         self._stopped = False
         self._sending = False
+        self._first_done = first_done
         self.task = asyncio.create_task(self._loop())
+        self.task.add_done_callback(lambda _task: self._first())
+
+    def _first(self) -> None:
+        """Report the first call done (answered, failed, or never made) exactly once."""
+        done, self._first_done = self._first_done, None
+        if done is not None:
+            done()
 
     async def _loop(self) -> None:
         while not self._stopped:
@@ -213,6 +245,7 @@ class _Typing:
                 log.debug("typing indicator failed: %s", exc)
             finally:
                 self._sending = False
+                self._first()
             if self._stopped:
                 return
             await self._sleep(self._interval)
