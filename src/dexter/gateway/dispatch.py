@@ -9,7 +9,9 @@ becomes the next run's question after the first answer has been sent. Every answ
 (the original replaced the first answer with the follow-up's and never sent it).
 
 "typing…" starts the moment a turn is accepted, before anything is built for the run, so the
-person sees it at once however long the set-up takes; it stops on every exit path.
+person sees it at once however long the set-up takes; runs begin their set-up once the first
+indicators on their way are out (in a burst, set-up would otherwise compete with them for the
+loop); it stops on every exit path, after a call already on its way has landed.
 """
 
 from __future__ import annotations
