@@ -70,10 +70,10 @@ def test_status_json_and_broken_config(home: Path, capsys: pytest.CaptureFixture
     assert json.loads(capsys.readouterr().out)["alive"] is False
 
 
-def test_setup_with_input_closed_midway_saves_nothing(
+def test_setup_with_input_ending_early_is_one_clear_line(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    answers = iter(["1"])
+    answers = iter(["1", "123:ABC"])
 
     def ask(_prompt: str = "") -> str:
         try:
@@ -83,6 +83,31 @@ def test_setup_with_input_closed_midway_saves_nothing(
 
     monkeypatch.setattr("builtins.input", ask)
     assert main(["gateway", "setup"]) == 1
-    out = capsys.readouterr().out
-    assert "Setup cancelled" in out and "nothing was saved" in out
+    err = capsys.readouterr().err
+    assert "setup cancelled; nothing was saved" in err and "Traceback" not in err
     assert not config_path(home).exists()
+
+
+def test_run_with_an_unusable_model_fails_at_start_in_one_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("DEXTER_MEMORY", "off")
+    home.mkdir(parents=True)
+    config_path(home).write_text(
+        json.dumps(
+            {
+                "model": "openai:gpt-test",
+                "channels": {
+                    "telegram": {
+                        "accounts": {"default": {"token": "1:T", "api_base": "http://127.0.0.1:9"}}
+                    }
+                },
+            }
+        )
+    )
+    # Before any chat could be answered with the error, the gateway does not start at all.
+    assert main(["gateway", "run"]) == 2
+    captured = capsys.readouterr()
+    assert "OPENAI_API_KEY is not set" in captured.err and "Traceback" not in captured.err
+    assert "running" not in captured.out

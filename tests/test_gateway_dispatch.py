@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from dexter.agent.loop import Agent
 from dexter.agent.queue import MessageQueue
+from dexter.gateway import dispatch
 from dexter.gateway.backoff import ReconnectPolicy
 from dexter.gateway.dispatch import ChatTurn, InProcessDispatcher, RunOutcome
 from dexter.gateway.manager import ChannelManager
@@ -188,3 +191,140 @@ async def test_manager_never_gives_up_and_stop_closes(tmp_path: Path) -> None:
     assert channel.closed.is_set()
     final = manager.snapshot()[0]
     assert not final.running and not final.connected
+
+
+async def test_typing_goes_out_before_the_run_is_set_up(tmp_path: Path) -> None:
+    replies = Replies()
+    seen_at_start: list[int] = []
+
+    class Recording:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            # The runner builds the agent here; the person must already see "typing…".
+            seen_at_start.append(replies.typing_calls)
+            return RunOutcome("done")
+
+    dispatcher = InProcessDispatcher(Recording(), typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q", message()), replies)
+    await dispatcher.join()
+    assert seen_at_start == [1] and replies.sent == ["done"]
+
+
+async def test_answer_waits_for_a_typing_call_on_its_way_instead_of_cutting_it(
+    tmp_path: Path,
+) -> None:
+    """A cancelled "typing…" request can still land after the answer (and show typing under
+    it); the answer is sent once the refresh on its way has finished."""
+    events: list[str] = []
+    refreshing = asyncio.Event()
+    release = asyncio.Event()
+
+    class SlowRefresh(Replies):
+        async def typing(self) -> None:
+            self.typing_calls += 1
+            events.append("typing sent")
+            if self.typing_calls == 2:  # the refresh is slow
+                refreshing.set()
+                await release.wait()
+            events.append("typing answered")
+
+        async def send(self, text: str) -> None:
+            events.append(f"answer: {text}")
+
+    class Quick:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            await refreshing.wait()
+            asyncio.get_running_loop().call_soon(release.set)
+            return RunOutcome("42")
+
+    dispatcher = InProcessDispatcher(Quick(), typing_interval=0.0)
+    await dispatcher.submit(ChatTurn("k", "q", message()), SlowRefresh())
+    await dispatcher.join()
+    assert events == [*["typing sent", "typing answered"] * 2, "answer: 42"]
+
+
+async def test_a_queued_message_starts_no_second_indicator(tmp_path: Path) -> None:
+    runner = GatedRunner(tmp_path, ["first", "second"])
+    replies = Replies()
+    dispatcher = InProcessDispatcher(runner, typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q1", message("q1")), replies)
+    await runner.started.wait()
+    await dispatcher.submit(ChatTurn("k", "q2", message("q2")), replies)
+    assert replies.typing_calls == 1
+    runner.gate.set()
+    await dispatcher.join()
+    assert replies.sent == ["first", "second"]
+    calls = replies.typing_calls
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert replies.typing_calls == calls  # none left running
+
+
+async def test_a_message_arriving_just_as_a_run_ends_is_answered(tmp_path: Path) -> None:
+    """Whenever the next message lands (while the run winds down or after), it is answered:
+    never queued on a run that has already read its queue for the last time."""
+
+    class Echo:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            return RunOutcome(f"re {turn.text}")
+
+    for delay in range(6):
+        replies = Replies()
+        delivered = asyncio.Event()
+        dispatcher = InProcessDispatcher(
+            Echo(), typing_interval=60.0, on_delivered=lambda _t, _x, d=delivered: d.set()
+        )
+        await dispatcher.submit(ChatTurn("k", "a", message("a")), replies)
+        await delivered.wait()
+        for _ in range(delay):
+            await asyncio.sleep(0)
+        await dispatcher.submit(ChatTurn("k", "b", message("b")), replies)
+        await dispatcher.join()
+        assert replies.sent == ["re a", "re b"], f"after {delay} loop turns"
+
+
+async def test_in_a_burst_every_indicator_goes_out_before_any_set_up(tmp_path: Path) -> None:
+    release = asyncio.Event()
+    started: list[str] = []
+
+    class Held(Replies):
+        async def typing(self) -> None:
+            self.typing_calls += 1
+            await release.wait()
+
+    class Recording:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            started.append(turn.text)
+            return RunOutcome(f"re {turn.text}")
+
+    dispatcher = InProcessDispatcher(Recording(), typing_interval=60.0)
+    chats = {key: Held() for key in ("a", "b", "c")}
+    for key, replies in chats.items():
+        await dispatcher.submit(ChatTurn(key, key, message(key, chat=key)), replies)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert started == [] and all(r.typing_calls == 1 for r in chats.values())
+    release.set()
+    await dispatcher.join()
+    assert sorted(started) == ["a", "b", "c"]
+    assert [r.sent for r in chats.values()] == [["re a"], ["re b"], ["re c"]]
+
+
+async def test_a_hung_indicator_never_holds_the_answer_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dispatch, "TYPING_FIRST_WAIT", 0.01)
+    monkeypatch.setattr(dispatch, "TYPING_STOP_WAIT", 0.01)
+
+    class Hung(Replies):
+        async def typing(self) -> None:
+            await asyncio.Event().wait()
+
+    class Echo:
+        async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+            return RunOutcome("still answered")
+
+    replies = Hung()
+    dispatcher = InProcessDispatcher(Echo(), typing_interval=60.0)
+    await dispatcher.submit(ChatTurn("k", "q", message()), replies)
+    await dispatcher.join()
+    assert replies.sent == ["still answered"]

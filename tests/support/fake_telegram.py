@@ -28,6 +28,10 @@ class FakeTelegram:
     actions: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The longest a getUpdates long poll is held open (the client asks for longer).
+    max_poll_wait: float = 5.0
+    # Client ports seen, i.e. the connections the client used.
+    peers: set[int] = field(default_factory=set)
     url: str = ""
     _next_id: int = 1
     _message_id: int = 1000
@@ -112,7 +116,7 @@ class FakeTelegram:
             }
         if method == "getUpdates":
             offset = int(payload.get("offset") or 0)
-            wait = min(float(payload.get("timeout") or 0), 5.0)
+            wait = min(float(payload.get("timeout") or 0), self.max_poll_wait)
             deadline = time.monotonic() + wait
             with self._cond:
                 while True:
@@ -141,11 +145,16 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # http.server writes the headers and the body in two sends; with Nagle on, the body
+        # waits for the client's delayed ACK (40 ms a response). Real API servers don't.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             prefix = f"/bot{fake.token}/"
+            with fake._cond:
+                fake.peers.add(self.client_address[1])
             if not self.path.startswith(prefix):
                 reply = {"ok": False, "error_code": 401, "description": "Unauthorized"}
             else:
@@ -165,10 +174,15 @@ def serve_telegram(fake: FakeTelegram | None = None) -> Iterator[FakeTelegram]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        # The stdlib's accept queue is 5 deep; connects beyond it are dropped and retried a
+        # second later, which no real API server does.
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield fake

@@ -27,8 +27,19 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
         "channel", nargs="?", type=_channel, choices=CHANNEL_CHOICES, help="channel to set up"
     )
     setup.add_argument("--account", default="default", help="account name (default: default)")
-    actions.add_parser("run", help="connect every configured channel and answer (Ctrl+C stops)")
-    status = actions.add_parser("status", help="connected, last error, last message per account")
+    actions.add_parser(
+        "run",
+        help="connect every configured channel and answer (Ctrl+C stops)",
+        description="Connect every configured channel and answer in the foreground; connects, "
+        "reconnects and failed replies are shown as they happen. Ctrl+C (or SIGTERM) stops "
+        "every channel within 5 seconds. Run it under systemd or launchd to keep it up.",
+    )
+    status = actions.add_parser(
+        "status",
+        help="connected, last error, last message per account",
+        description="Per channel and account: connected or not, the last message, reconnect "
+        "attempts and the last error, as the running gateway last wrote them.",
+    )
     status.add_argument("--json", action="store_true", help="print JSON")
     pair = actions.add_parser("pair", help="pairing requests from people not yet allowed")
     pair_actions = pair.add_subparsers(dest="pair_command", metavar="ACTION", required=True)
@@ -36,7 +47,11 @@ def add_gateway_parser(commands: Any) -> argparse.ArgumentParser:
     for name, text in (("approve", "let this sender talk to Dexter"), ("deny", "drop it")):
         sub = pair_actions.add_parser(name, help=text)
         sub.add_argument("code", help="the six-digit code the sender received")
-    logout = actions.add_parser("logout", help="forget a channel's credentials")
+    logout = actions.add_parser(
+        "logout",
+        help="forget a channel's credentials",
+        description="Forget a channel's credentials (and disable it) in gateway.json.",
+    )
     logout.add_argument("channel", type=_channel, choices=CHANNEL_CHOICES)
     logout.add_argument("--account", default=None, help="only this account (default: all)")
     parser.set_defaults(gateway_run=run_gateway_command)
@@ -72,8 +87,8 @@ def run_gateway_command(
     secret = ask or (_hidden_input if sys.stdin.isatty() else input)
     try:
         return _setup(home, args, out, ask or input, secret)
-    except (EOFError, KeyboardInterrupt):
-        print("\nSetup cancelled (no more input); nothing was saved.", file=out)
+    except (EOFError, KeyboardInterrupt):  # input ended (piped, Ctrl+D) or Ctrl+C mid-way
+        print("\ndexter: setup cancelled; nothing was saved.", file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -85,10 +100,15 @@ def _hidden_input(prompt: str) -> str:
 
 def _run(settings: Any, out: TextIO) -> int:
     import asyncio
+    import logging
     import signal
 
-    from dexter.gateway.service import build_service
+    from dexter.gateway.service import build_service, console_log
     from dexter.runtime import Runtime
+
+    gateway_log = logging.getLogger("dexter.gateway")
+    console = console_log(sys.stderr)
+    gateway_log.addHandler(console)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -98,15 +118,20 @@ def _run(settings: Any, out: TextIO) -> int:
         async with Runtime(settings) as rt:
             service = build_service(rt)
             names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
-            print(f"Dexter gateway running ({names}). Press Ctrl+C to stop.", file=out, flush=True)
+            # Started first: a model that cannot be used fails here, in one line, not in
+            # every chat's first answer.
             await service.start()
+            print(f"Dexter gateway running ({names}). Press Ctrl+C to stop.", file=out, flush=True)
             try:
                 await stop.wait()
             finally:
                 print("Stopping…", file=out, flush=True)
                 await service.stop()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        gateway_log.removeHandler(console)
     print("Gateway stopped.", file=out)
     return EXIT_OK
 
@@ -131,7 +156,9 @@ def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
     if saved is None:
         print("The gateway has not run yet. Start it with `dexter gateway run`.", file=out)
     elif not alive:
-        print(f"The gateway is not running (last update {saved.get('updated_at')}).", file=out)
+        print(
+            f"The gateway is not running (last update {_when(saved.get('updated_at'))}).", file=out
+        )
     else:
         print(f"The gateway is running (pid {saved.get('pid')}).", file=out)
     rows = {(r["channel"], r["account_id"]): r for r in (saved or {}).get("accounts", [])}
@@ -139,11 +166,23 @@ def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
         row = rows.get((channel, account_id), {})
         state = "connected" if alive and row.get("connected") else "not connected"
         print(f"  {channel}/{account_id}: {state} {row.get('identity') or ''}".rstrip(), file=out)
-        print(f"    last message: {row.get('last_message_at') or 'none'}", file=out)
+        print(f"    last message: {_when(row.get('last_message_at'))}", file=out)
         print(f"    reconnect attempts: {row.get('reconnect_attempts', 0)}", file=out)
         if row.get("last_error"):
             print(f"    last error: {row['last_error']}", file=out)
     return EXIT_OK
+
+
+def _when(iso: object) -> str:
+    """A status time as a person reads it: local time to the second, or "none"."""
+    from datetime import datetime
+
+    if not isinstance(iso, str) or not iso:
+        return "none"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    except ValueError:
+        return iso
 
 
 def _pair(home: Any, args: argparse.Namespace, out: TextIO) -> int:
@@ -274,7 +313,7 @@ def _setup(
         out,
         "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
         "WhatsApp: +E.164 numbers; Slack: member ids like U012AB3CD), `*` for anyone, or leave "
-        "empty to approve people one by one with pairing codes.",
+        "empty to approve people one by one with pairing codes (`dexter gateway pair approve CODE`).",
         "Answer in groups (Slack: channels) when @mentioned? [y/N]: ",
     )
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account

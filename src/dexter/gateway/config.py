@@ -116,6 +116,12 @@ class GatewayConfig(_Strict):
             proactive=proactive,
         )
 
+    def marks_read(self, channel: str, account_id: str) -> bool:
+        """Whether admitted messages get a read receipt (`mark_read`, on by default)."""
+        config = self.channels.get(channel)  # type: ignore[call-overload]
+        account = config.accounts.get(account_id) if config is not None else None
+        return account.mark_read if account is not None else True
+
     def reconnect_policy(self) -> ReconnectPolicy:
         r = self.reconnect
         return ReconnectPolicy(r.initial, r.maximum, r.factor, r.jitter).clamped()

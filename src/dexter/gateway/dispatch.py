@@ -7,6 +7,11 @@ Per session (one chat), runs are serialised: a message that arrives while a run 
 that run's queue and the agent reads it at its next round; anything the run never picked up
 becomes the next run's question after the first answer has been sent. Every answer is sent
 (the original replaced the first answer with the follow-up's and never sent it).
+
+"typing…" starts the moment a turn is accepted, before anything is built for the run, so the
+person sees it at once however long the set-up takes; runs begin their set-up once the first
+indicators on their way are out (in a burst, set-up would otherwise compete with them for the
+loop); it stops on every exit path, after a call already on its way has landed.
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ log = logging.getLogger("dexter.gateway")
 # Telegram's "typing…" lasts 5 s; refresh a little sooner so it never flickers off.
 TYPING_INTERVAL = 4.0
 MAX_CONCURRENT_RUNS = 16
-FIRST_TYPING_WAIT = 0.25
+# How long an answer waits for a "typing…" call already on its way, so it lands first.
+TYPING_STOP_WAIT = 2.0
+# Runs start their set-up once no chat's first "typing…" is still on its way (so in a burst of
+# messages every indicator goes out first), but never wait longer than this for it.
+TYPING_FIRST_WAIT = 1.0
 RUN_FAILED = "Sorry, I couldn't finish that: {error}"
 
 
@@ -86,6 +95,7 @@ class Dispatcher(Protocol):
 class _Session:
     queue: MessageQueue = field(default_factory=MessageQueue)
     task: asyncio.Task[None] | None = None
+    typing: _Typing | None = None
 
 
 class InProcessDispatcher:
@@ -104,6 +114,9 @@ class InProcessDispatcher:
         self._sleep = sleep
         self._sessions: dict[str, _Session] = {}
         self._on_delivered = on_delivered
+        self._first_typing_pending = 0
+        self._no_first_typing_pending = asyncio.Event()
+        self._no_first_typing_pending.set()
 
     def busy(self, session_key: str) -> bool:
         session = self._sessions.get(session_key)
@@ -121,6 +134,8 @@ class InProcessDispatcher:
             return
         session = _Session()
         self._sessions[turn.session_key] = session
+        # Scheduled before the run, so the indicator goes out ahead of the run's set-up.
+        session.typing = self._start_typing(reply)
         session.task = asyncio.create_task(
             self._drive(session, turn, reply), name=f"gateway-run:{turn.session_key}"
         )
@@ -139,41 +154,41 @@ class InProcessDispatcher:
                     return
                 # No round of that run read these, so they are the next question.
                 turn = replace(turn, text="\n\n".join(item.text for item in left))
+                session.typing = self._start_typing(reply)
         finally:
+            # Before any await: once the queue was read for the last time, a new message must
+            # start a new run, not wait in this one's queue for a read that never comes.
             if self._sessions.get(turn.session_key) is session:
                 del self._sessions[turn.session_key]
+            await _stop(session.typing)
+
+    def _start_typing(self, reply: Replier) -> _Typing:
+        self._first_typing_pending += 1
+        self._no_first_typing_pending.clear()
+        return _Typing(reply, self.typing_interval, self._sleep, first_done=self._first_typing_done)
+
+    def _first_typing_done(self) -> None:
+        self._first_typing_pending -= 1
+        if self._first_typing_pending <= 0:
+            self._first_typing_pending = 0
+            self._no_first_typing_pending.set()
 
     async def _run_once(self, session: _Session, turn: ChatTurn, reply: Replier) -> RunOutcome:
-        first = asyncio.Event()
-        typing = asyncio.create_task(self._keep_typing(reply, first))
         try:
-            # Let "typing…" reach the person before the run's set-up competes for the loop, but
-            # never hold the answer back more than a moment for it.
+            # Set-up (building the agent, the first model call) competes with every indicator
+            # still on its way for this loop: let them go out first.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(first.wait(), FIRST_TYPING_WAIT)
+                await asyncio.wait_for(self._no_first_typing_pending.wait(), TYPING_FIRST_WAIT)
             async with self._limit:
                 return await self.runner.run(turn, session.queue)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # one failing run must not take the gateway down
-            log.exception("gateway run failed for %s", turn.session_key)
+            log.exception("a run for %s failed: %s", turn.session_key, exc)
             return RunOutcome("", error=f"{type(exc).__name__}: {exc}")
         finally:
             # Every exit path stops the indicator (the original leaked it for queued messages).
-            typing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await typing
-
-    async def _keep_typing(self, reply: Replier, first: asyncio.Event) -> None:
-        while True:
-            try:
-                await reply.typing()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # typing is a courtesy; never a reason to fail the run
-                log.debug("typing indicator failed: %s", exc)
-            first.set()
-            await self._sleep(self.typing_interval)
+            await _stop(session.typing)
 
     async def join(self) -> None:
         while self._sessions:
@@ -181,11 +196,75 @@ class InProcessDispatcher:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
+        # A run cancelled before it first ran never reaches its `finally`: stop typing here too.
         tasks = [s.task for s in self._sessions.values() if s.task is not None]
+        tasks += [s.typing.task for s in self._sessions.values() if s.typing is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._sessions.clear()
+
+
+class _Typing:
+    """Sends "typing…" now and every `interval` seconds until stopped.
+
+    Stopping waits for a call already on its way instead of cancelling it: a cancelled request
+    may still reach the platform after the answer (and show "typing…" under it), and it costs
+    the kept-alive connection it was using.
+    """
+
+    def __init__(
+        self,
+        reply: Replier,
+        interval: float,
+        sleep: Callable[[float], Awaitable[None]],
+        *,
+        first_done: Callable[[], None] | None = None,
+    ) -> None:
+        self._reply = reply
+        self._interval = interval
+        self._sleep = sleep
+        self._stopped = False
+        self._sending = False
+        self._first_done = first_done
+        self.task = asyncio.create_task(self._loop())
+        self.task.add_done_callback(lambda _task: self._first())
+
+    def _first(self) -> None:
+        """Report the first call done (answered, failed, or never made) exactly once."""
+        done, self._first_done = self._first_done, None
+        if done is not None:
+            done()
+
+    async def _loop(self) -> None:
+        while not self._stopped:
+            self._sending = True
+            try:
+                await self._reply.typing()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # typing is a courtesy; never a reason to fail the run
+                log.debug("typing indicator failed: %s", exc)
+            finally:
+                self._sending = False
+                self._first()
+            if self._stopped:
+                return
+            await self._sleep(self._interval)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        try:
+            if self._sending:
+                await asyncio.wait([self.task], timeout=TYPING_STOP_WAIT)
+        finally:
+            self.task.cancel()
+        await asyncio.wait([self.task])
+
+
+async def _stop(typing: _Typing | None) -> None:
+    if typing is not None:
+        await typing.stop()
 
 
 async def _send(reply: Replier, text: str) -> None:
@@ -193,5 +272,5 @@ async def _send(reply: Replier, text: str) -> None:
         await reply.send(text)
     except asyncio.CancelledError:
         raise
-    except Exception:
-        log.exception("could not deliver a reply")
+    except Exception as exc:
+        log.exception("could not deliver a reply: %s", exc)

@@ -37,6 +37,12 @@ class _Hooks:
 
     def connected(self, identity: str = "") -> None:
         self.connected_at = self.manager._clock()
+        log.info(
+            "%s/%s connected%s",
+            self.channel.name,
+            self.channel.account_id,
+            f" as {identity}" if identity else "",
+        )
         self.manager._update(
             self.channel,
             connected=True,
@@ -83,6 +89,7 @@ class ChannelManager:
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._stopping = False
         self._written_at = float("-inf")
+        self._flush: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ status
 
@@ -92,14 +99,20 @@ class ChannelManager:
     def _update(self, channel: Channel, *, quiet: bool = False, **changes: Any) -> None:
         key = (channel.name, channel.account_id)
         self._status[key] = replace(self._status[key], **changes)
-        now = self._clock()
-        # "Last message" changes with every message: write it at most once a second.
-        if quiet and now - self._written_at < 1.0:
+        # "Last message" changes with every message: write it at most once a second, but do
+        # write it (a dropped write left `gateway status` saying "none" until the next event).
+        wait = 1.0 - (self._clock() - self._written_at)
+        if quiet and wait > 0:
+            if self._flush is None:
+                self._flush = asyncio.get_running_loop().call_later(wait, self._write_status)
             return
-        self._written_at = now
         self._write_status()
 
     def _write_status(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        self._written_at = self._clock()
         if self.status_path is None:
             return
         payload = {

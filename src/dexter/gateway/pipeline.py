@@ -73,7 +73,8 @@ class Gateway:
         if not self.deduper.first_sighting(message.dedupe_key):
             return "duplicate"
         account = (message.channel, message.account_id)
-        policy = self.config.get().access(*account)
+        current = self.config.get()
+        policy = current.access(*account)
         approved = self.pairing.approved_ids(*account)
         decision = decide_inbound(
             policy,
@@ -100,7 +101,7 @@ class Gateway:
                 return "pairing:known"
             log.debug("message from %s refused: %s", message.sender_id, decision.reason)
             return f"denied:{decision.reason}"
-        if decision.mark_read:
+        if decision.mark_read and current.marks_read(*account):
             try:
                 await channel.mark_read(message)
             except Exception as exc:  # a read receipt is a courtesy

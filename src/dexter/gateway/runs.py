@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dexter.agent.events import Done, ToolDenied
 from dexter.agent.queue import MessageQueue
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dexter.gateway")
 
+T = TypeVar("T")
 MAX_LIVE_AGENTS = 256
 _CHAT_REFUSAL = "needs approval, which nobody can give from a chat"
 
@@ -105,6 +107,36 @@ class RuntimeRunner:
         self.max_agents = max_agents
         self.chats = ChatSessions(runtime.store)
         self._agents: OrderedDict[str, Session] = OrderedDict()
+        # Building an agent is a few milliseconds of Python (tools, skills, the session row).
+        # One thread does them in arrival order: more threads would not build faster under
+        # the GIL, only take it from the event loop more often.
+        self._builder: ThreadPoolExecutor | None = None
+
+    async def _in_builder(self, work: Callable[[], T]) -> T:
+        if self._builder is None:
+            self._builder = ThreadPoolExecutor(1, thread_name_prefix="dexter-gateway-build")
+        return await asyncio.get_running_loop().run_in_executor(self._builder, work)
+
+    async def prepare(self) -> None:
+        """Pay the one-time cost of the first agent (imports, skills, tool schemas, about a
+        second) before any chat waits for it."""
+        await self._in_builder(self._warm)
+
+    def _warm(self) -> None:
+        from dexter.runtime import GATEWAY, AgentSpec
+
+        # Built exactly as a chat's agent is, so every first-time cost is paid here; its
+        # session row is removed again, as an unused session always is.
+        spec = AgentSpec(model=self.model, channel=GATEWAY, max_iterations=self.max_iterations)
+        agent = self.runtime.agent(spec)
+        agent.tools.specs()
+        agent.agent.system_prompt()
+        agent.recorder.forget_if_empty(agent.session_id)
+
+    def close(self) -> None:
+        if self._builder is not None:
+            self._builder.shutdown(wait=False, cancel_futures=True)
+            self._builder = None
 
     def _agent(self, turn: ChatTurn) -> Session:
         agent = self._agents.get(turn.session_key)
@@ -139,7 +171,7 @@ class RuntimeRunner:
         return agent
 
     async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
-        agent = await asyncio.to_thread(self._agent, turn)
+        agent = await self._in_builder(lambda: self._agent(turn))
         notes: list[str] = []
         done: Done | None = None
         async for event in agent.run(turn.text, queue=queue):

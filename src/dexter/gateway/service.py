@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig, ConfigSource, GatewayConfig, config_path
@@ -23,6 +23,26 @@ if TYPE_CHECKING:
     from dexter.runtime import Runtime
 
 log = logging.getLogger("dexter.gateway")
+
+
+class _ConsoleFormatter(logging.Formatter):
+    """One line per event for the terminal `dexter gateway run` was started in: the time and
+    the message, secrets redacted; tracebacks stay in the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from dexter.log import redact
+
+        at = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        return redact(f"{at} {record.getMessage()}")
+
+
+def console_log(stream: TextIO) -> logging.Handler:
+    """A handler showing the gateway's events (connects, reconnects, refused or failed replies,
+    config reloads) as they happen."""
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(_ConsoleFormatter())
+    return handler
 
 
 def gateway_dir(home: Path) -> Path:
@@ -95,6 +115,10 @@ class GatewayService:
             self.gateway.self_ids[key] = self_id
 
     async def start(self) -> None:
+        # A runner that builds agents (RuntimeRunner) warms up before the first chat waits.
+        prepare = getattr(self.runner, "prepare", None)
+        if prepare is not None:
+            await prepare()
         await self.manager.start()
         if self.schedules is not None:
             self._schedule_stop.clear()
@@ -104,6 +128,9 @@ class GatewayService:
 
     async def stop(self, grace: float = 4.5) -> None:
         self._schedule_stop.set()
+        # Runs first: a reply cut off by its connection closing would be logged as a failed
+        # delivery; cancelled, it simply ends.
+        await self.dispatcher.close()
         await self.manager.stop(grace * 0.6)
         if self._schedule_task is not None:
             try:
@@ -113,7 +140,10 @@ class GatewayService:
             except Exception:  # a failing runner must not keep the gateway from stopping
                 log.warning("schedules runner stopped with an error", exc_info=True)
             self._schedule_task = None
-        await self.dispatcher.close()
+        await self.dispatcher.close()  # anything that arrived while the channels closed
+        close = getattr(self.runner, "close", None)
+        if close is not None:
+            close()
 
 
 def build_service(

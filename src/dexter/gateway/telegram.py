@@ -30,6 +30,10 @@ API_BASE = "https://api.telegram.org"
 POLL_TIMEOUT = 25
 MAX_RETRY_AFTER = 60.0
 MAX_429_RETRIES = 5
+# Outbound calls (replies, "typing…") share a few kept-alive connections. Without a bound, a
+# burst of chats opens one new connection per call at once, and the connects that overflow
+# the server's accept queue wait a whole SYN retransmit (1 s) before "typing…" goes out.
+SEND_CONNECTIONS = 8
 _MEDIA_KINDS: tuple[tuple[str, ContentKind], ...] = (
     ("photo", "image"),
     ("video", "video"),
@@ -106,12 +110,21 @@ class TelegramChannel:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _client(self, timeout: float) -> httpx2.AsyncClient:
+    def _client(self, timeout: float, *, connections: int = 1) -> httpx2.AsyncClient:
         import httpx2
 
         return httpx2.AsyncClient(
-            timeout=httpx2.Timeout(timeout, connect=10.0), transport=self._transport
+            timeout=httpx2.Timeout(timeout, connect=10.0),
+            limits=httpx2.Limits(
+                max_connections=connections, max_keepalive_connections=connections
+            ),
+            transport=self._transport,
         )
+
+    def _sender(self) -> httpx2.AsyncClient:
+        if self._send is None:
+            self._send = self._client(30.0, connections=SEND_CONNECTIONS)
+        return self._send
 
     async def _call(
         self, method: str, payload: dict[str, Any], *, client: httpx2.AsyncClient | None = None
@@ -119,9 +132,7 @@ class TelegramChannel:
         import httpx2
 
         if client is None:
-            if self._send is None:
-                self._send = self._client(30.0)
-            client = self._send
+            client = self._sender()
         # The token is part of the path: never put this URL in an error or a log line.
         url = f"{self._base}/bot{self._token}/{method}"
         for attempt in range(MAX_429_RETRIES + 1):
@@ -175,6 +186,9 @@ class TelegramChannel:
             me = await self._call("getMe", {}, client=poll)
             self.bot_id = str(me.get("id", ""))
             self.username = str(me.get("username", ""))
+            # Made now, not on the first reply: creating a client loads the TLS trust store
+            # (tens of milliseconds), which the first "typing…" would otherwise wait for.
+            self._sender()
             hooks.connected(f"@{self.username}" if self.username else self.bot_id)
             offset = await asyncio.to_thread(self.offsets.load)
             while not self._stopped:

@@ -6,12 +6,21 @@ mode wants `additionalProperties: false`. We inline references and drop titles.
 
 from __future__ import annotations
 
+import copy
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
 
 
 def provider_safe_schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Every run asks each tool for its schema; pydantic builds it afresh each time (about a
+    # millisecond a tool, on the event loop), so build it once per model class.
+    return copy.deepcopy(_schema(model))
+
+
+@cache
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema()
     defs: dict[str, Any] = raw.pop("$defs", {})
     schema: dict[str, Any] = _inline(raw, defs)
