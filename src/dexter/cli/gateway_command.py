@@ -313,7 +313,8 @@ def _setup(
         out,
         "Who may talk to Dexter? Enter ids separated by commas (Telegram: numeric user ids; "
         "WhatsApp: +E.164 numbers; Slack: member ids like U012AB3CD), `*` for anyone, or leave "
-        "empty to approve people one by one with pairing codes (`dexter gateway pair approve CODE`).",
+        "empty to approve people one by one with pairing codes "
+        "(`dexter gateway pair approve CODE`).",
         "Answer in groups (Slack: channels) when @mentioned? [y/N]: ",
     )
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
