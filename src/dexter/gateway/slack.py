@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
 
 log = logging.getLogger("dexter.gateway")
-# The SDK logs every reconnect with a traceback; keep that below the gateway's own lines.
 _log = logging.getLogger(__name__)
-sdk_log = logging.getLogger("dexter.gateway.slack_sdk")
+# The SDK logs its retries and every reconnect with a traceback: into Dexter's log file, not
+# among the gateway's own one-line events on the terminal (those hang off "dexter.gateway").
+sdk_log = logging.getLogger("dexter.slack_sdk")
 
 API_BASE = "https://slack.com/api/"
 # Slack truncates `text` past 40,000 characters and advises at most 4,000 for readability.
