@@ -13,9 +13,11 @@ from dexter.config import Settings, load_settings
 SECRET = "sk-proj-doctor-secret-abcd1234"
 
 
-def render(settings: Settings, model_spec: str | None = None) -> tuple[int, str]:
+def render(
+    settings: Settings, model_spec: str | None = None, width: int = 120
+) -> tuple[int, str]:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=120, color_system=None)
+    console = Console(file=buffer, width=width, color_system=None)
     code = run_doctor(settings, console, model_spec)
     return code, buffer.getvalue()
 
@@ -36,6 +38,21 @@ def test_doctor_lists_providers_and_hides_secrets(tmp_path: Path) -> None:
     assert str(settings.home) in output
     assert SECRET not in output
     assert "abcd1234" not in output
+
+
+def test_doctor_at_80_columns_keeps_every_endpoint_on_one_line(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
+    _, output = render(settings, width=80)
+    lines = output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for endpoint in (
+        "generativelanguage.googleapis.com/v1beta/openai",
+        "api.anthropic.com",
+        "http://localhost:11434/v1",
+    ):
+        assert any(endpoint in line for line in lines), endpoint
+    _, wide = render(settings, width=140)
+    assert "https://generativelanguage.googleapis.com/v1beta/openai" in wide
 
 
 def test_doctor_fails_when_selected_provider_has_no_key(tmp_path: Path) -> None:

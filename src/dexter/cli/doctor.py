@@ -12,6 +12,7 @@ from dexter.config import ConfigError, Settings, get_secret
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 
 def service_keys() -> list[tuple[str, str]]:
@@ -144,8 +145,7 @@ def run_doctor(
     """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
     import platform
 
-    from rich import box
-    from rich.table import Table
+    from rich.measure import Measurement
     from rich.text import Text
 
     from dexter import __version__
@@ -211,37 +211,13 @@ def run_doctor(
         console.print(Text(f"✗ Provider settings: {exc}", style="red"))
         return 1
 
-    # Narrow terminals drop the window column so URLs and model names stay readable.
-    wide = console.width >= 100
-    table = Table(title="Model providers", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("Provider / --model", no_wrap=True)
-    table.add_column("Endpoint", overflow="fold", ratio=1, min_width=16)
-    table.add_column("API key", no_wrap=True)
-    if wide:
-        table.add_column("Window", justify="right", no_wrap=True)
-    for status in statuses:
-        name = Text(status.display_name, style="bold")
-        if status.custom:
-            name.append(" (custom)", style="dim")
-        name.append(f"\n{status.id}:{status.default_model or '<model>'}", style="cyan")
-        url = Text(status.base_url or "—")
-        if status.error:
-            url = Text("✗ unset (see below)", style="red")
-            problems.append(status.error)
-        elif status.base_url_overridden:
-            url.append(f" (from {status.base_url_source})", style="dim")
-        url.append("\n" + _PROTOCOL_LABELS[status.protocol], style="dim")
-        if not status.key_required and not status.key_present:
-            key = Text("no key needed", style="dim")
-        elif status.key_present:
-            via = "settings file" if status.key_source == "settings" else status.api_key_env
-            key = Text(f"✓ {via}", style="green")
-        else:
-            key = Text(f"✗ {status.api_key_env or 'no apiKeyEnv'}", style="red")
-        cells: list[Text | str] = [name, url, key]
-        if wide:
-            cells.append(f"{status.context_window:,}")
-        table.add_row(*cells)
+    problems = [status.error for status in statuses if status.error]
+    # A column each when every URL fits on one line; otherwise the endpoint goes under the
+    # provider's name (and the window column goes), so a URL is never broken across lines.
+    table = _provider_table(statuses, wide=True)
+    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    if natural > console.width:
+        table = _provider_table(statuses, wide=False)
     console.print(table)
     for problem in problems:
         console.print(Text(f"✗ {problem}", style="red"))
@@ -320,3 +296,47 @@ def run_doctor(
         services.append(f"{title} {'✓' if present else '✗'}", style="green" if present else "dim")
     console.print(services)
     return 0 if ok else 1
+
+
+def _provider_table(statuses: list[Any], *, wide: bool) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(
+        title="Model providers", title_justify="left", box=box.SIMPLE_HEAD, leading=0 if wide else 1
+    )
+    if wide:
+        table.add_column("Provider / --model", no_wrap=True)
+        table.add_column("Endpoint", no_wrap=True)
+    else:
+        table.add_column("Provider / --model / endpoint", overflow="fold", ratio=1)
+    table.add_column("API key", no_wrap=True)
+    if wide:
+        table.add_column("Window", justify="right", no_wrap=True)
+    for status in statuses:
+        name = Text(status.display_name, style="bold")
+        if status.custom:
+            name.append(" (custom)", style="dim")
+        name.append(f"\n{status.id}:{status.default_model or '<model>'}", style="cyan")
+        shown = status.base_url or "—"
+        if not wide:  # the scheme costs a narrow column the width a URL needs; http:// stays
+            shown = shown.removeprefix("https://")
+        url = Text(shown)
+        if status.error:
+            url = Text("✗ unset (see below)", style="red")
+        elif status.base_url_overridden:
+            url.append(f" (from {status.base_url_source})", style="dim")
+        url.append("\n" + _PROTOCOL_LABELS[status.protocol], style="dim")
+        if not status.key_required and not status.key_present:
+            key = Text("no key needed", style="dim")
+        elif status.key_present:
+            via = "settings file" if status.key_source == "settings" else status.api_key_env
+            key = Text(f"✓ {via}", style="green")
+        else:
+            key = Text(f"✗ {status.api_key_env or 'no apiKeyEnv'}", style="red")
+        if wide:
+            table.add_row(name, url, key, f"{status.context_window:,}")
+        else:
+            table.add_row(name + "\n" + url, key)
+    return table
