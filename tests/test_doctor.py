@@ -13,9 +13,7 @@ from dexter.config import Settings, load_settings
 SECRET = "sk-proj-doctor-secret-abcd1234"
 
 
-def render(
-    settings: Settings, model_spec: str | None = None, width: int = 120
-) -> tuple[int, str]:
+def render(settings: Settings, model_spec: str | None = None, width: int = 120) -> tuple[int, str]:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None)
     code = run_doctor(settings, console, model_spec)

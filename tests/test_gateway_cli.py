@@ -111,3 +111,15 @@ def test_run_with_an_unusable_model_fails_at_start_in_one_line(
     captured = capsys.readouterr()
     assert "OPENAI_API_KEY is not set" in captured.err and "Traceback" not in captured.err
     assert "running" not in captured.out
+
+
+def test_a_misspelt_key_in_gateway_json_is_named_with_a_suggestion(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home.mkdir(parents=True)
+    config = {"channels": {"telegram": {"accounts": {"default": {"tokn": "1:T"}}}}}
+    config_path(home).write_text(json.dumps(config))
+    assert main(["gateway", "status"]) == 2
+    err = capsys.readouterr().err
+    assert 'unknown key "channels.telegram.accounts.default.tokn"' in err
+    assert 'did you mean "token"?' in err and "Traceback" not in err

@@ -79,8 +79,6 @@ class GatewayConfig(_Strict):
     max_iterations: int | None = Field(default=None, ge=1, le=100)
     reconnect: ReconnectConfig = Field(default_factory=ReconnectConfig)
     channels: dict[ChannelName, ChannelConfig] = Field(default_factory=dict)
-    # Where alerts go when the job names no chat, e.g. "telegram:123456".
-    alert_target: str | None = None
 
     def accounts(self) -> list[tuple[ChannelName, str, AccountConfig]]:
         """Every enabled account of every enabled channel."""
@@ -152,7 +150,28 @@ def load_config(path: Path) -> GatewayConfig:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":
+            import difflib
+
+            known = {name for model in _known_models() for name in model.model_fields}
+            close = difflib.get_close_matches(str(first["loc"][-1]), sorted(known), n=1)
+            hint = f' (did you mean "{close[0]}"?)' if close else ""
+            raise ConfigError(
+                f'unknown key "{where}" in {path}{hint}; the README\'s gateway section lists '
+                "the keys."
+            ) from exc
         raise ConfigError(f"{path}: {where}: {first['msg']}.") from exc
+
+
+def _known_models() -> list[type[BaseModel]]:
+    found: list[type[BaseModel]] = []
+    pending: list[type[BaseModel]] = [_Strict]
+    while pending:
+        model = pending.pop()
+        for sub in model.__subclasses__():
+            found.append(sub)
+            pending.append(sub)
+    return found
 
 
 def save_config(path: Path, config: GatewayConfig) -> None:
