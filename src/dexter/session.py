@@ -56,10 +56,11 @@ class SessionRecorder:
         self.ledger = ledger
         self.session_id = session_id
         self.writer = writer
+        self._last_ticket = 0
 
     def _write(self, kind: WriteKind, payload: dict[str, Any]) -> None:
         assert self.writer is not None
-        self.writer.submit(Write(kind, payload))
+        self._last_ticket = self.writer.submit(Write(kind, payload))
 
     def create_session(self, model: str) -> str:
         if self.writer is not None:
@@ -131,8 +132,11 @@ class SessionRecorder:
         return self.sessions.set_constraints(self.session_id, items, base=base)
 
     async def settled(self, wait_seconds: float) -> bool:
-        """Whether everything recorded so far is in the database (waiting up to `wait_seconds`)."""
-        return True if self.writer is None else await self.writer.drain(wait_seconds)
+        """Whether everything this recorder recorded so far is in the database (waiting up to
+        `wait_seconds`; what other sessions record meanwhile is not waited for)."""
+        if self.writer is None:
+            return True
+        return await self.writer.drain(wait_seconds, upto=self._last_ticket)
 
 
 class SessionHooks(RunHooks):

@@ -10,6 +10,8 @@ is ending) goes to `journal.jsonl` in the Dexter home, replayed the next time th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import queue
@@ -102,6 +104,10 @@ class StoreWriter:
         self._sleep = sleep
         self._queue: queue.Queue[Write | None] = queue.Queue()
         self._pending = 0
+        # Writes are applied in submission order: write n is done once `_completed >= n`.
+        self._submitted = 0
+        self._completed = 0
+        self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
@@ -110,9 +116,12 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ API
 
-    def submit(self, write: Write) -> None:
+    def submit(self, write: Write) -> int:
+        """Queue `write`; returns its ticket for `drain(upto=...)`."""
         with self._lock:
             self._pending += 1
+            self._submitted += 1
+            ticket = self._submitted
             self._idle.clear()
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -120,15 +129,31 @@ class StoreWriter:
                 )
                 self._thread.start()
         self._queue.put(write)
+        return ticket
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until every submitted write is applied (True) or `timeout` passes (False)."""
         return self._idle.wait(timeout)
 
-    async def drain(self, wait_seconds: float) -> bool:
-        import asyncio
-
-        return await asyncio.to_thread(self.wait_idle, wait_seconds)
+    async def drain(self, wait_seconds: float, *, upto: int | None = None) -> bool:
+        """Wait (without holding a thread) until the write with ticket `upto` (default: every
+        write submitted so far) is applied or journalled; False if `wait_seconds` passed first.
+        Waiting for one's own last ticket does not wait for what others submit later."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            ticket = self._submitted if upto is None else upto
+            if self._completed >= ticket:
+                return True
+            self._waiters.append((ticket, loop, future))
+        try:
+            await asyncio.wait_for(future, wait_seconds)
+        except TimeoutError:
+            return False
+        finally:
+            with self._lock:
+                self._waiters = [w for w in self._waiters if w[2] is not future]
+        return True
 
     def close(self, timeout: float = 3.0) -> None:
         """Apply what can be applied within `timeout`; journal the rest; stop the thread."""
@@ -187,8 +212,13 @@ class StoreWriter:
     def _done(self) -> None:
         with self._lock:
             self._pending -= 1
+            self._completed += 1
             if self._pending == 0:
                 self._idle.set()
+            ready = [w for w in self._waiters if w[0] <= self._completed]
+        for _, loop, future in ready:
+            with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, future)
 
     def _drain_to_journal(self) -> None:
         while True:
@@ -207,6 +237,11 @@ class StoreWriter:
                 handle.write(write.to_json() + "\n")
         except OSError:
             log.warning("could not journal a %s record", write.kind, exc_info=True)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None = None) -> int:
