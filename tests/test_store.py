@@ -148,3 +148,15 @@ def test_touch_moves_session_to_the_top(store: Store) -> None:
 def test_turns_require_an_existing_session(store: Store) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         SessionStore(store).add_turn("missing1", "r", "q", "a", "answered", 1, 1.0)
+
+
+def test_a_current_database_opens_while_another_process_is_writing(tmp_path: Path) -> None:
+    open_store(tmp_path).close()
+    other = sqlite3.connect(tmp_path / "dexter.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another Dexter in the middle of recording
+    try:
+        with open_store(tmp_path) as store:  # reading the schema needs no write lock
+            assert store.query("SELECT COUNT(*) FROM sessions")[0][0] == 0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

@@ -220,6 +220,27 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+def _already_current(conn: sqlite3.Connection, path: Path, known: set[int], newest: int) -> bool:
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if table is None:
+        return False
+    done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
+    _refuse_newer(done, known, newest, path)
+    return known <= done
+
+
+def _refuse_newer(done: set[int], known: set[int], newest: int, path: Path) -> None:
+    unknown = sorted(done - known)
+    if unknown and unknown[-1] > newest:
+        raise StoreError(
+            f"{path} was written by a newer version of Dexter (schema migration "
+            f"{unknown[-1]}; this version knows up to {newest}). Upgrade Dexter, or "
+            "point DEXTER_HOME elsewhere; Dexter will not downgrade the database."
+        )
+
+
 def apply_migrations(
     conn: sqlite3.Connection, path: Path, migrations: tuple[Migration, ...] = MIGRATIONS
 ) -> list[int]:
@@ -227,12 +248,16 @@ def apply_migrations(
 
     `conn` must be in autocommit mode (isolation_level=None) so the transactions here are ours.
     """
+    known = {m.number for m in migrations}
+    newest = max(known, default=0)
+    # The usual case, a current schema, is settled by reading alone: no write lock, so opening
+    # the database never waits on another process that is busy writing to it.
+    if _already_current(conn, path, known, newest):
+        return []
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _migrations ("
         "number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
-    known = {m.number for m in migrations}
-    newest = max(known, default=0)
     applied_now: list[int] = []
     for migration in sorted(migrations, key=lambda m: m.number):
         # IMMEDIATE takes the write lock before checking, so two processes opening a fresh
@@ -240,13 +265,7 @@ def apply_migrations(
         conn.execute("BEGIN IMMEDIATE")
         try:
             done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
-            unknown = sorted(done - known)
-            if unknown and unknown[-1] > newest:
-                raise StoreError(
-                    f"{path} was written by a newer version of Dexter (schema migration "
-                    f"{unknown[-1]}; this version knows up to {newest}). Upgrade Dexter, or "
-                    "point DEXTER_HOME elsewhere; Dexter will not downgrade the database."
-                )
+            _refuse_newer(done, known, newest, path)
             if migration.number not in done:
                 for statement in migration.statements:
                     conn.execute(statement)
