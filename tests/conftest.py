@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,30 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
+
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "", None}
+
+
+@pytest.fixture(autouse=True)
+def _no_network_beyond_loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Any name lookup of a host other than this machine fails at once (as on an offline
+    machine), and the test that tried fails at its end naming the host: a test that reached for
+    the real SEC or a real provider would otherwise pass slowly through retries, or not at all on
+    a machine with a network."""
+    import socket
+
+    real = socket.getaddrinfo
+    reached: list[str] = []
+
+    def guarded(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name not in _LOOPBACK and not str(name).startswith("127."):
+            reached.append(str(name))
+            raise socket.gaierror(socket.EAI_NONAME, f"tests may not reach {name}")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+    yield
+    if reached:
+        pytest.fail(f"the test tried to reach the network: {', '.join(sorted(set(reached)))}")

@@ -3,7 +3,8 @@
 Two ways, both answering real SEC URL paths from `../shared/fixtures/sec-mirror`:
 - `mirror_transport()`: an httpx2 MockTransport for a provider built in the test;
 - `MirrorServer`: a real HTTP server on 127.0.0.1 for end-to-end runs of `dexter`, selected
-  through `DEXTER_SEC_DATA_URL` / `DEXTER_SEC_WWW_URL` exactly as a user would point at a mirror.
+  through `DEXTER_SEC_DATA_URL` / `DEXTER_SEC_WWW_URL` / `DEXTER_SEC_EFTS_URL` exactly as a
+  user would point at a mirror.
 Extra documents (synthetic filings built in a test) can be added by URL path.
 """
 
@@ -93,6 +94,8 @@ class MirrorServer:
         return {
             "DEXTER_SEC_DATA_URL": f"{self.url}/data.sec.gov",
             "DEXTER_SEC_WWW_URL": f"{self.url}/www.sec.gov",
+            # Full-text and company-name search: not recorded, so the mirror answers 404.
+            "DEXTER_SEC_EFTS_URL": f"{self.url}/efts.sec.gov",
             "DEXTER_SEC_USER_AGENT": "Dexter Tests tests@example.com",
         }
 
