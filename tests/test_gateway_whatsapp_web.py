@@ -486,3 +486,27 @@ def test_cli_setup_by_pair_code_for_other_people_and_groups(
     assert account.allow_from == ["+15552223333"]
     assert (account.dm_policy, account.group_policy) == ("allowlist", "open")
     assert default_session_path(gateway_dir(home), "work").exists()
+
+
+def test_a_session_path_in_a_shared_folder_changes_nothing_else(tmp_path: Path) -> None:
+    from dexter.gateway.whatsapp_web import delete_session, secure_session
+
+    folder = tmp_path / "home"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    script, notes = folder / "script.sh", folder / "wa.db.backup"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    notes.write_text("keep me\n")
+    notes.chmod(0o644)
+    session = folder / "wa.db"
+    secure_session(session, create=True)
+    (folder / "wa.db-wal").write_bytes(b"")
+    secure_session(session, create=False)
+    assert stat.S_IMODE(session.stat().st_mode) == 0o600
+    assert stat.S_IMODE((folder / "wa.db-wal").stat().st_mode) == 0o600
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o644
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert delete_session(session)
+    assert sorted(p.name for p in folder.iterdir()) == ["script.sh", "wa.db.backup"]

@@ -174,15 +174,28 @@ def default_session_path(gateway_dir: Path, account_id: str) -> Path:
     return gateway_dir / "whatsapp_web" / account_id / SESSION_FILE
 
 
+# The session database and the files SQLite keeps beside it.
+_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+def _session_files(path: Path) -> list[Path]:
+    return [path.with_name(path.name + suffix) for suffix in _COMPANIONS]
+
+
 def secure_session(path: Path, *, create: bool) -> None:
-    """The session folder 0700 and every file in it 0600. With `create`, an empty database file
-    is made first with mode 0600, so SQLite (which gives its journal the database's mode) never
-    writes the keys world-readable."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
+    """The session's files 0600, and its folder 0700 when the folder holds nothing else (the
+    default per-account folder; a folder the user chose with `session_path` that holds other
+    files is left as it is, and so is everything else in it). With `create`, an empty database
+    file is made first with mode 0600, so SQLite (which gives its journal the database's mode)
+    never writes the keys world-readable."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     if create and not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    for item in path.parent.iterdir():
+    ours = set(_session_files(path))
+    if all(item in ours for item in folder.iterdir()):
+        os.chmod(folder, 0o700)  # also a folder made earlier, or under a wide umask
+    for item in ours:
         if item.is_file():
             os.chmod(item, 0o600)
 
@@ -197,9 +210,10 @@ def session_linked(path: Path) -> bool:
 def delete_session(path: Path) -> bool:
     """Remove the session database and its journals; the folder too when nothing else is in it."""
     removed = False
-    for item in path.parent.glob(f"{path.name}*") if path.parent.is_dir() else ():
-        item.unlink(missing_ok=True)
-        removed = True
+    for item in _session_files(path):
+        if item.is_file():
+            item.unlink()
+            removed = True
     with contextlib.suppress(OSError):
         path.parent.rmdir()
     return removed
