@@ -154,13 +154,21 @@ class SessionHooks(RunHooks):
         current_run.set(RunLabel(self.recorder.session_id, None))
 
     async def on_run_started(self, agent: Agent, started: RunStarted) -> None:
-        current_run.set(RunLabel(self.recorder.session_id, started.run_id))
+        current_run.set(RunLabel(self._label()[0], started.run_id))
+
+    def _label(self) -> tuple[str, str | None]:
+        """(session id, run id) of the run under way: the session it started in, even if the
+        recorder has moved to another session meanwhile."""
+        label = current_run.get()
+        if label is not None and label.session_id:
+            return label.session_id, label.run_id
+        return self.recorder.session_id, None
 
     async def on_tool_end(self, agent: Agent, event: ToolEnd | ToolError) -> None:
-        label = current_run.get() or RunLabel()
+        session_id, run_id = self._label()
         self.recorder.record_tool_call(
-            self.recorder.session_id,
-            label.run_id,
+            session_id,
+            run_id,
             tool=event.tool,
             args=event.args,
             call_id=event.call_id,
@@ -172,9 +180,9 @@ class SessionHooks(RunHooks):
 
     async def on_run_end(self, agent: Agent, query: str, done: Done) -> Done:
         recorder = self.recorder
-        run_id = (current_run.get() or RunLabel()).run_id
+        session_id, run_id = self._label()
         recorder.add_turn(
-            session_id=recorder.session_id,
+            session_id=session_id,
             run_id=run_id or "",
             query=query,
             answer=done.answer,
@@ -195,7 +203,7 @@ class SessionHooks(RunHooks):
         if not await recorder.settled(SETTLE_SECONDS):
             return done
         try:
-            totals = recorder.ledger.totals(session_id=recorder.session_id, run_id=run_id)
+            totals = recorder.ledger.totals(session_id=session_id, run_id=run_id)
         except sqlite3.Error:
             return done
         return replace(done, usage=totals.usage) if totals.calls else done
@@ -203,7 +211,7 @@ class SessionHooks(RunHooks):
     async def on_run_cancelled(self, agent: Agent, query: str, run_id: str | None) -> None:
         # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
         self.recorder.add_turn(
-            session_id=self.recorder.session_id,
+            session_id=self._label()[0],
             run_id=run_id or "",
             query=query,
             answer="",

@@ -128,7 +128,8 @@ class StoreWriter:
                     target=self._run, name="dexter-store-writer", daemon=True
                 )
                 self._thread.start()
-        self._queue.put(write)
+            # Inside the lock: tickets are handed out in queue order, from any thread.
+            self._queue.put(write)
         return ticket
 
     def wait_idle(self, timeout: float) -> bool:
