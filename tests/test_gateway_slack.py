@@ -34,7 +34,7 @@ from dexter.gateway.slack import (
     slack_pieces,
     slack_to_text,
 )
-from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack
+from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack, markdown_to_telegram_html
 from dexter.gateway.types import ChannelStatus, InboundMessage
 from tests.support.fake_slack import (
     APP_TOKEN,
@@ -485,3 +485,70 @@ def test_slack_text_and_mrkdwn() -> None:
     pieces = slack_pieces(long)
     assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
     assert pieces[0].startswith("Paragraph 0") and "&amp;" in pieces[0]
+
+
+# Answers carry text and links from fetched pages: none of it may become a Slack control sequence
+# (`<!channel>`, `<@U…>`, `<#C…>`) or break out of a Telegram tag or attribute.
+HOSTILE = [
+    "[a](https://x.com/>x<!channel>)",
+    "[a](https://x.com/?a=1&b=2|<@U0BOSS001>)",
+    "[a](https://x.com/%3E<#C0GEN0001>)",
+    "[a](https://x.com/&lt;!here&gt;)",
+    "[a](https://[::1/<!here>)",
+    '[a](https://x.com/"onclick="go<b>)',
+    "[<!channel>](https://x.com/)",
+    "[a|<!here>](https://x.com/)",
+    "[`<!here>`](https://x.com/`<!here>`)",
+    "[**<@U1>**](https://x.com/)",
+    "<!channel> <@U0BOSS001> <#C0GEN0001|general> <!subteam^S1|team> &lt;!here&gt;",
+    "<https://x.com/|<!everyone>> <https://x.com/>",
+    "`<!here>` and\n```\n<!channel>\n```",
+    "**<!here>** _<@U1>_ ~~<#C1>~~ # <!channel>",
+    "## <!channel>\n- <@U1>\n\n| <!here> | <@U1> |\n|---|---|\n| a | b |",
+]
+
+
+def test_hostile_markdown_never_becomes_a_slack_control_sequence() -> None:
+    for markdown in HOSTILE:
+        outputs = [
+            markdown_to_slack(markdown),
+            *slack_pieces(markdown),
+            *slack_pieces(markdown, 24),
+        ]
+        for out in outputs:
+            # The only `<` Slack sees is a link we made, to an http(s) URL, closed before the next.
+            for start in [i for i, ch in enumerate(out) if ch == "<"]:
+                assert out.startswith(("<http://", "<https://"), start), (markdown, out)
+                assert "<" not in out[start + 1 :].split(">", 1)[0], (markdown, out)
+            assert not any(s in out for s in ("<!", "<@", "<#")), (markdown, out)
+    link = markdown_to_slack("[10-K](https://sec.gov/x?a=1&b=2)")
+    assert link == "<https://sec.gov/x?a=1&amp;b=2|10-K>"
+    assert markdown_to_slack("[a](https://x.com/>x<!channel>)") == (
+        "<https://x.com/%3Ex%3C!channel%3E|a>"
+    )
+    # Not a URL Slack could link safely: the label and the URL, as text.
+    assert markdown_to_slack("[a](https://[::1/<!here>)") == "a (https://[::1/&lt;!here&gt;)"
+
+
+def test_hostile_markdown_stays_inside_telegrams_html() -> None:
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.seen: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.seen.append((tag, attrs))
+
+    for markdown in HOSTILE:
+        parser = Tags()
+        parser.feed(markdown_to_telegram_html(markdown))
+        for tag, attrs in parser.seen:
+            assert tag in ("b", "i", "s", "code", "pre", "a"), (markdown, tag)
+            if tag == "a":  # one attribute, the whole URL, quoted
+                assert len(attrs) == 1 and attrs[0][0] == "href", (markdown, attrs)
+                assert str(attrs[0][1]).startswith("https://"), (markdown, attrs)
+    parser = Tags()
+    parser.feed(markdown_to_telegram_html('[a](https://x.com/"onclick="go<b>)'))
+    assert parser.seen == [("a", [("href", 'https://x.com/"onclick="go<b>')])]
