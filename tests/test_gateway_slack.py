@@ -301,16 +301,24 @@ async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) 
         SlackChannel("default", bot_token=BOT_TOKEN, app_token=BOT_TOKEN)
 
 
+@asynccontextmanager
+async def started(fake: FakeSlack) -> AsyncIterator[tuple[SlackChannel, Hooks]]:
+    """A Slack channel connected to the fake, with a short working lease; stopped on exit."""
+    channel = SlackChannel("default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url)
+    channel.working_lease = 0.2
+    hooks = Hooks()
+    task = asyncio.create_task(channel.start(hooks))
+    try:
+        await until(fake, lambda: fake.sockets)
+        yield channel, hooks
+    finally:
+        await channel.stop()
+        await task
+
+
 async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
     async with serve_slack() as fake:
-        channel = SlackChannel(
-            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
-        )
-        channel.working_lease = 0.2
-        hooks = Hooks()
-        task = asyncio.create_task(channel.start(hooks))
-        try:
-            await until(fake, lambda: fake.sockets)
+        async with started(fake) as (channel, hooks):
             first = fake.message("one", user=ANN, channel=ANN_DM)
             await fake.push_event(first)
             await until(fake, lambda: hooks.received)
@@ -328,10 +336,84 @@ async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
             await until(fake, lambda: fake.count("reactions.remove") == 2)
             removed = [p["timestamp"] for m, p in fake.calls if m == "reactions.remove"]
             assert removed == [first["ts"], second["ts"]]
-        finally:
-            await channel.stop()
-            await task
+            assert not fake.reactions
         assert fake.client_closes == 1
+
+
+async def slow_add_given_up_on(fake: FakeSlack, channel: SlackChannel, hooks: Hooks) -> str:
+    """A reactions.add Slack is slow to apply, whose wait the dispatcher cancels (it stops
+    waiting for typing after a while); returns the message's ts."""
+    question = fake.message("one", user=ANN, channel=ANN_DM)
+    await fake.push_event(question)
+    await until(fake, lambda: hooks.received)
+    gate = fake.hold("reactions.add")
+    typing = asyncio.create_task(channel.send_typing(ANN_DM))
+    await until(fake, lambda: fake.count("reactions.add") == 1)
+    typing.cancel()
+    await asyncio.wait([typing])
+    return str(question["ts"])
+
+
+async def test_a_slow_add_lands_before_the_answer_takes_the_reaction_off() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        ts = await slow_add_given_up_on(fake, channel, hooks)
+        await channel.send_text(ANN_DM, "the answer")
+        fake.held["reactions.add"].set()  # the add reaches Slack after the answer
+        await until(fake, lambda: fake.reaction_log and not fake.reactions)
+        assert fake.reaction_log == [("add", ts), ("remove", ts)]
+
+
+async def test_a_slow_add_and_no_answer_still_expires() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        ts = await slow_add_given_up_on(fake, channel, hooks)
+        fake.held["reactions.add"].set()
+        await until(fake, lambda: fake.reaction_log == [("add", ts), ("remove", ts)])
+
+
+async def test_a_failed_add_is_still_cleaned_up() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        await fake.push_event(fake.message("one", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: hooks.received)
+        fake.fail_next("reactions.add", "internal_error")
+        with pytest.raises(SlackError, match="reactions.add failed"):
+            await channel.send_typing(ANN_DM)
+        # Slack may have applied it anyway: the watchdog still removes it once refreshes stop.
+        await until(fake, lambda: fake.count("reactions.remove") == 1)
+
+
+async def test_a_failed_name_lookup_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dexter.gateway.slack.NAME_TIMEOUT", 0.05)
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        fake.names = {BOB: "Bob", "UCAROL003": "Carol"}
+
+        async def say(text: str, user: str) -> str:
+            await fake.push_event(fake.message(text, user=user, channel=CHANNEL))
+            await until(fake, lambda: any(m.text == text for m in hooks.received))
+            return hooks.received[-1].sender_name
+
+        fake.fail_next("users.info", "internal_error")  # a hiccup
+        assert [await say("one", BOB), await say("two", BOB)] == ["", "Bob"]
+        gate = fake.hold("users.info")  # too slow to answer in time
+        assert await say("three", "UCAROL003") == ""
+        gate.set()
+        assert await say("four", "UCAROL003") == "Carol"
+        assert await say("five", BOB) == "Bob" and fake.count("users.info") == 4
+
+
+async def test_a_stop_before_start_is_kept() -> None:
+    async with serve_slack() as fake:
+        channel = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
+        )
+        hooks = Hooks()
+        task = asyncio.create_task(channel.start(hooks))  # scheduled, not yet running
+        await channel.stop()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5.0)
+        finally:
+            task.cancel()
+            await asyncio.wait([task])
+        assert fake.connections == 0 and not hooks.identity
 
 
 class Hooks:

@@ -48,6 +48,8 @@ class FakeSlack:
     missing_scopes: set[str] = field(default_factory=set)
     # (channel, ts, name) of every reaction on a message now.
     reactions: set[tuple[str, str, str]] = field(default_factory=set)
+    # Every change to `reactions` in the order Slack applied it: ("add" | "remove", ts).
+    reaction_log: list[tuple[str, str]] = field(default_factory=list)
     held: dict[str, asyncio.Event] = field(default_factory=dict)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -204,6 +206,7 @@ class FakeSlack:
             if method == "reactions.remove" and reaction not in self.reactions:
                 return web.json_response({"ok": False, "error": "no_reaction"})
             (self.reactions.add if method == "reactions.add" else self.reactions.discard)(reaction)
+            self.reaction_log.append((method.removeprefix("reactions."), reaction[1]))
             await self._notify()
             return web.json_response({"ok": True})
         if method == "users.info":
