@@ -346,7 +346,7 @@ async def slow_add_given_up_on(fake: FakeSlack, channel: SlackChannel, hooks: Ho
     question = fake.message("one", user=ANN, channel=ANN_DM)
     await fake.push_event(question)
     await until(fake, lambda: hooks.received)
-    gate = fake.hold("reactions.add")
+    fake.hold("reactions.add")
     typing = asyncio.create_task(channel.send_typing(ANN_DM))
     await until(fake, lambda: fake.count("reactions.add") == 1)
     typing.cancel()
@@ -375,7 +375,7 @@ async def test_a_failed_add_is_still_cleaned_up() -> None:
         await fake.push_event(fake.message("one", user=ANN, channel=ANN_DM))
         await until(fake, lambda: hooks.received)
         fake.fail_next("reactions.add", "internal_error")
-        with pytest.raises(SlackError, match="reactions.add failed"):
+        with pytest.raises(SlackError, match=r"reactions\.add failed"):
             await channel.send_typing(ANN_DM)
         # Slack may have applied it anyway: the watchdog still removes it once refreshes stop.
         await until(fake, lambda: fake.count("reactions.remove") == 1)
@@ -383,7 +383,7 @@ async def test_a_failed_add_is_still_cleaned_up() -> None:
 
 async def test_a_failed_name_lookup_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("dexter.gateway.slack.NAME_TIMEOUT", 0.05)
-    async with serve_slack() as fake, started(fake) as (channel, hooks):
+    async with serve_slack() as fake, started(fake) as (_channel, hooks):
         fake.names = {BOB: "Bob", "UCAROL003": "Carol"}
 
         async def say(text: str, user: str) -> str:
