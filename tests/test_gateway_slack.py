@@ -34,7 +34,7 @@ from dexter.gateway.slack import (
     slack_pieces,
     slack_to_text,
 )
-from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack
+from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack, markdown_to_telegram_html
 from dexter.gateway.types import ChannelStatus, InboundMessage
 from tests.support.fake_slack import (
     APP_TOKEN,
@@ -301,16 +301,24 @@ async def test_rejected_tokens_are_one_clear_line_without_the_token(home: Path) 
         SlackChannel("default", bot_token=BOT_TOKEN, app_token=BOT_TOKEN)
 
 
+@asynccontextmanager
+async def started(fake: FakeSlack) -> AsyncIterator[tuple[SlackChannel, Hooks]]:
+    """A Slack channel connected to the fake, with a short working lease; stopped on exit."""
+    channel = SlackChannel("default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url)
+    channel.working_lease = 0.2
+    hooks = Hooks()
+    task = asyncio.create_task(channel.start(hooks))
+    try:
+        await until(fake, lambda: fake.sockets)
+        yield channel, hooks
+    finally:
+        await channel.stop()
+        await task
+
+
 async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
     async with serve_slack() as fake:
-        channel = SlackChannel(
-            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
-        )
-        channel.working_lease = 0.2
-        hooks = Hooks()
-        task = asyncio.create_task(channel.start(hooks))
-        try:
-            await until(fake, lambda: fake.sockets)
+        async with started(fake) as (channel, hooks):
             first = fake.message("one", user=ANN, channel=ANN_DM)
             await fake.push_event(first)
             await until(fake, lambda: hooks.received)
@@ -328,10 +336,84 @@ async def test_working_reaction_goes_even_when_no_answer_is_sent() -> None:
             await until(fake, lambda: fake.count("reactions.remove") == 2)
             removed = [p["timestamp"] for m, p in fake.calls if m == "reactions.remove"]
             assert removed == [first["ts"], second["ts"]]
-        finally:
-            await channel.stop()
-            await task
+            assert not fake.reactions
         assert fake.client_closes == 1
+
+
+async def slow_add_given_up_on(fake: FakeSlack, channel: SlackChannel, hooks: Hooks) -> str:
+    """A reactions.add Slack is slow to apply, whose wait the dispatcher cancels (it stops
+    waiting for typing after a while); returns the message's ts."""
+    question = fake.message("one", user=ANN, channel=ANN_DM)
+    await fake.push_event(question)
+    await until(fake, lambda: hooks.received)
+    fake.hold("reactions.add")
+    typing = asyncio.create_task(channel.send_typing(ANN_DM))
+    await until(fake, lambda: fake.count("reactions.add") == 1)
+    typing.cancel()
+    await asyncio.wait([typing])
+    return str(question["ts"])
+
+
+async def test_a_slow_add_lands_before_the_answer_takes_the_reaction_off() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        ts = await slow_add_given_up_on(fake, channel, hooks)
+        await channel.send_text(ANN_DM, "the answer")
+        fake.held["reactions.add"].set()  # the add reaches Slack after the answer
+        await until(fake, lambda: fake.reaction_log and not fake.reactions)
+        assert fake.reaction_log == [("add", ts), ("remove", ts)]
+
+
+async def test_a_slow_add_and_no_answer_still_expires() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        ts = await slow_add_given_up_on(fake, channel, hooks)
+        fake.held["reactions.add"].set()
+        await until(fake, lambda: fake.reaction_log == [("add", ts), ("remove", ts)])
+
+
+async def test_a_failed_add_is_still_cleaned_up() -> None:
+    async with serve_slack() as fake, started(fake) as (channel, hooks):
+        await fake.push_event(fake.message("one", user=ANN, channel=ANN_DM))
+        await until(fake, lambda: hooks.received)
+        fake.fail_next("reactions.add", "internal_error")
+        with pytest.raises(SlackError, match=r"reactions\.add failed"):
+            await channel.send_typing(ANN_DM)
+        # Slack may have applied it anyway: the watchdog still removes it once refreshes stop.
+        await until(fake, lambda: fake.count("reactions.remove") == 1)
+
+
+async def test_a_failed_name_lookup_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dexter.gateway.slack.NAME_TIMEOUT", 0.05)
+    async with serve_slack() as fake, started(fake) as (_channel, hooks):
+        fake.names = {BOB: "Bob", "UCAROL003": "Carol"}
+
+        async def say(text: str, user: str) -> str:
+            await fake.push_event(fake.message(text, user=user, channel=CHANNEL))
+            await until(fake, lambda: any(m.text == text for m in hooks.received))
+            return hooks.received[-1].sender_name
+
+        fake.fail_next("users.info", "internal_error")  # a hiccup
+        assert [await say("one", BOB), await say("two", BOB)] == ["", "Bob"]
+        gate = fake.hold("users.info")  # too slow to answer in time
+        assert await say("three", "UCAROL003") == ""
+        gate.set()
+        assert await say("four", "UCAROL003") == "Carol"
+        assert await say("five", BOB) == "Bob" and fake.count("users.info") == 4
+
+
+async def test_a_stop_before_start_is_kept() -> None:
+    async with serve_slack() as fake:
+        channel = SlackChannel(
+            "default", bot_token=BOT_TOKEN, app_token=APP_TOKEN, api_base=fake.url
+        )
+        hooks = Hooks()
+        task = asyncio.create_task(channel.start(hooks))  # scheduled, not yet running
+        await channel.stop()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5.0)
+        finally:
+            task.cancel()
+            await asyncio.wait([task])
+        assert fake.connections == 0 and not hooks.identity
 
 
 class Hooks:
@@ -485,3 +567,70 @@ def test_slack_text_and_mrkdwn() -> None:
     pieces = slack_pieces(long)
     assert len(pieces) > 1 and all(len(p) <= SLACK_LIMIT for p in pieces)
     assert pieces[0].startswith("Paragraph 0") and "&amp;" in pieces[0]
+
+
+# Answers carry text and links from fetched pages: none of it may become a Slack control sequence
+# (`<!channel>`, `<@U…>`, `<#C…>`) or break out of a Telegram tag or attribute.
+HOSTILE = [
+    "[a](https://x.com/>x<!channel>)",
+    "[a](https://x.com/?a=1&b=2|<@U0BOSS001>)",
+    "[a](https://x.com/%3E<#C0GEN0001>)",
+    "[a](https://x.com/&lt;!here&gt;)",
+    "[a](https://[::1/<!here>)",
+    '[a](https://x.com/"onclick="go<b>)',
+    "[<!channel>](https://x.com/)",
+    "[a|<!here>](https://x.com/)",
+    "[`<!here>`](https://x.com/`<!here>`)",
+    "[**<@U1>**](https://x.com/)",
+    "<!channel> <@U0BOSS001> <#C0GEN0001|general> <!subteam^S1|team> &lt;!here&gt;",
+    "<https://x.com/|<!everyone>> <https://x.com/>",
+    "`<!here>` and\n```\n<!channel>\n```",
+    "**<!here>** _<@U1>_ ~~<#C1>~~ # <!channel>",
+    "## <!channel>\n- <@U1>\n\n| <!here> | <@U1> |\n|---|---|\n| a | b |",
+]
+
+
+def test_hostile_markdown_never_becomes_a_slack_control_sequence() -> None:
+    for markdown in HOSTILE:
+        outputs = [
+            markdown_to_slack(markdown),
+            *slack_pieces(markdown),
+            *slack_pieces(markdown, 24),
+        ]
+        for out in outputs:
+            # The only `<` Slack sees is a link we made, to an http(s) URL, closed before the next.
+            for start in [i for i, ch in enumerate(out) if ch == "<"]:
+                assert out.startswith(("<http://", "<https://"), start), (markdown, out)
+                assert "<" not in out[start + 1 :].split(">", 1)[0], (markdown, out)
+            assert not any(s in out for s in ("<!", "<@", "<#")), (markdown, out)
+    link = markdown_to_slack("[10-K](https://sec.gov/x?a=1&b=2)")
+    assert link == "<https://sec.gov/x?a=1&amp;b=2|10-K>"
+    assert markdown_to_slack("[a](https://x.com/>x<!channel>)") == (
+        "<https://x.com/%3Ex%3C!channel%3E|a>"
+    )
+    # Not a URL Slack could link safely: the label and the URL, as text.
+    assert markdown_to_slack("[a](https://[::1/<!here>)") == "a (https://[::1/&lt;!here&gt;)"
+
+
+def test_hostile_markdown_stays_inside_telegrams_html() -> None:
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.seen: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.seen.append((tag, attrs))
+
+    for markdown in HOSTILE:
+        parser = Tags()
+        parser.feed(markdown_to_telegram_html(markdown))
+        for tag, attrs in parser.seen:
+            assert tag in ("b", "i", "s", "code", "pre", "a"), (markdown, tag)
+            if tag == "a":  # one attribute, the whole URL, quoted
+                assert len(attrs) == 1 and attrs[0][0] == "href", (markdown, attrs)
+                assert str(attrs[0][1]).startswith("https://"), (markdown, attrs)
+    parser = Tags()
+    parser.feed(markdown_to_telegram_html('[a](https://x.com/"onclick="go<b>)'))
+    assert parser.seen == [("a", [("href", 'https://x.com/"onclick="go<b>')])]

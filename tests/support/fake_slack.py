@@ -5,7 +5,9 @@ Web API: `auth.test`, `apps.connections.open` (answers a ws:// URL to this serve
 each checking the bearer token kind as Slack does (bot `xoxb-`, app-level `xapp-` for the
 socket). Socket Mode: sends `hello` on connect, pushes `events_api` envelopes shaped like
 Slack's (envelope_id, payload with event_id, retry_attempt …) and records the acks. `drop()`
-closes the socket from the server side, as a network blip would.
+closes the socket from the server side, as a network blip would. Reactions are kept as Slack
+keeps them (`reactions`: what a person sees now); `hold(method)` keeps that method's calls
+waiting, unapplied and unanswered, until the returned event is set, as a slow Slack would.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ class FakeSlack:
     # Members' display names for users.info; a member not here is `user_not_found`.
     names: dict[str, str] = field(default_factory=dict)
     missing_scopes: set[str] = field(default_factory=set)
+    # (channel, ts, name) of every reaction on a message now.
+    reactions: set[tuple[str, str, str]] = field(default_factory=set)
+    # Every change to `reactions` in the order Slack applied it: ("add" | "remove", ts).
+    reaction_log: list[tuple[str, str]] = field(default_factory=list)
+    held: dict[str, asyncio.Event] = field(default_factory=dict)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -67,6 +74,10 @@ class FakeSlack:
 
     def fail_next(self, method: str, error: str) -> None:
         self.errors.setdefault(method, []).append(error)
+
+    def hold(self, method: str) -> asyncio.Event:
+        """Calls of `method` wait (not yet applied) until the returned event is set."""
+        return self.held.setdefault(method, asyncio.Event())
 
     # ------------------------------------------------------------------ events
 
@@ -164,6 +175,8 @@ class FakeSlack:
             wrong_kind = token.startswith("xoxb-" if app_level else "xapp-")
             error = "not_allowed_token_type" if wrong_kind else "invalid_auth"
             return web.json_response({"ok": False, "error": error})
+        if method in self.held:
+            await self.held[method].wait()
         if self.errors.get(method):
             return web.json_response({"ok": False, "error": self.errors[method].pop(0)})
         if method == "auth.test":
@@ -187,6 +200,14 @@ class FakeSlack:
                 {"ok": True, "channel": params.get("channel"), "ts": self.next_ts()}
             )
         if method in ("reactions.add", "reactions.remove"):
+            reaction = (str(params.get("channel")), str(params.get("timestamp")), params["name"])
+            if method == "reactions.add" and reaction in self.reactions:
+                return web.json_response({"ok": False, "error": "already_reacted"})
+            if method == "reactions.remove" and reaction not in self.reactions:
+                return web.json_response({"ok": False, "error": "no_reaction"})
+            (self.reactions.add if method == "reactions.add" else self.reactions.discard)(reaction)
+            self.reaction_log.append((method.removeprefix("reactions."), reaction[1]))
+            await self._notify()
             return web.json_response({"ok": True})
         if method == "users.info":
             if "users:read" in self.missing_scopes:

@@ -206,6 +206,9 @@ class _Working:
     channel: str
     ts: str
     refreshed: float
+    # The reactions.add call. Removing waits for it: a remove that overtook a slow add would
+    # leave the hourglass on for good.
+    added: asyncio.Task[None]
 
 
 # ---------------------------------------------------------------------- the channel
@@ -252,6 +255,8 @@ class SlackChannel:
         self._name_lookups: dict[str, asyncio.Future[str]] = {}
         self._working: dict[tuple[str, str], _Working] = {}
         self._watchdog: asyncio.Task[None] | None = None
+        # Removals waiting for their reactions.add to settle.
+        self._retiring: set[asyncio.Task[None]] = set()
         self.bot_user_id = ""
         self.bot_name = ""
         self.team = ""
@@ -340,7 +345,8 @@ class SlackChannel:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
         from slack_bolt.async_app import AsyncApp
 
-        self._stop = asyncio.Event()
+        if self._stop.is_set():  # stop() came first; the event is never replaced, so it stays
+            return
         me = await self._call("auth.test")
         self.bot_user_id = str(me.get("user_id") or "")
         self.bot_name = str(me.get("user") or "")
@@ -397,10 +403,13 @@ class SlackChannel:
 
     async def stop(self) -> None:
         self._stop.set()
-        for working in list(self._working.values()):
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._unreact(working), CLOSE_TIMEOUT / 2)
+        removals = [asyncio.create_task(self._unreact(w)) for w in self._working.values()]
+        removals += self._retiring
         self._working.clear()
+        if removals:
+            _, late = await asyncio.wait(removals, timeout=CLOSE_TIMEOUT / 2)
+            for task in late:
+                task.cancel()
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
@@ -445,25 +454,25 @@ class SlackChannel:
         return await asyncio.shield(lookup)
 
     async def _look_up_name(self, user_id: str) -> str:
-        name = ""
         try:
             data = await asyncio.wait_for(
                 self._call("users.info", read=True, user=user_id), NAME_TIMEOUT
             )
         except (SlackError, TimeoutError) as exc:
-            # Without the scope every lookup would fail the same way: stop asking.
+            # Without the scope every lookup would fail the same way: stop asking. Anything else
+            # (slow, unreachable, a hiccup) is not remembered: the next message asks again.
             self._names_unavailable = "users:read" in str(exc)
             _log.debug("no display name for Slack member %s: %s", user_id, exc)
-        else:
-            user = data.get("user") or {}
-            profile = user.get("profile") or {}
-            name = str(
-                profile.get("display_name")
-                or profile.get("real_name")
-                or user.get("real_name")
-                or user.get("name")
-                or ""
-            )
+            return ""
+        user = data.get("user") or {}
+        profile = user.get("profile") or {}
+        name = str(
+            profile.get("display_name")
+            or profile.get("real_name")
+            or user.get("real_name")
+            or user.get("name")
+            or ""
+        )
         self._names.put((user_id, ""), name)
         return name
 
@@ -485,7 +494,7 @@ class SlackChannel:
             self._threads.put((chat_id, thread_id))
         working = self._working.pop((chat_id, thread_id or ""), None)
         if working is not None:
-            await self._unreact(working)
+            await self._retire(working)
 
     async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
         key = (chat_id, thread_id or "")
@@ -496,18 +505,36 @@ class SlackChannel:
         if working is not None and working.ts == ts:
             working.refreshed = self._clock()
             return
+        added = asyncio.create_task(self._react(chat_id, ts))
+        self._working[key] = _Working(chat_id, ts, self._clock(), added)
+        # Before the add: an add that fails or is cancelled still leaves an entry to expire.
+        if self._watchdog is None or self._watchdog.done():
+            self._watchdog = asyncio.create_task(self._expire(), name="slack-working")
         if working is not None:  # a newer message is being answered now
-            await self._unreact(working)
-        self._working[key] = _Working(chat_id, ts, self._clock())
+            await self._retire(working)
+        # Shielded: when the dispatcher stops waiting, the call still completes, and whoever
+        # removes the reaction waits for it first.
+        await asyncio.shield(added)
+
+    async def _react(self, channel: str, ts: str) -> None:
         try:
-            await self._call("reactions.add", channel=chat_id, timestamp=ts, name=WORKING_REACTION)
+            await self._call("reactions.add", channel=channel, timestamp=ts, name=WORKING_REACTION)
         except SlackError as exc:
             if "already_reacted" not in str(exc):
                 raise
-        if self._watchdog is None or self._watchdog.done():
-            self._watchdog = asyncio.create_task(self._expire(), name="slack-working")
+
+    async def _retire(self, working: _Working) -> None:
+        """Remove an indicator now, or once its reactions.add settles (in the background, so an
+        answer is not held up by a slow add)."""
+        if working.added.done():
+            await self._unreact(working)
+            return
+        task = asyncio.create_task(self._unreact(working), name="slack-unreact")
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     async def _unreact(self, working: _Working) -> None:
+        await asyncio.wait([working.added])
         try:
             await self._call(
                 "reactions.remove",
@@ -526,7 +553,7 @@ class SlackChannel:
             for key, working in list(self._working.items()):
                 if now - working.refreshed >= self.working_lease:
                     self._working.pop(key, None)
-                    await self._unreact(working)
+                    await self._retire(working)
 
     async def mark_read(self, message: InboundMessage) -> None:
         """Slack has no read receipts for bots."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 TELEGRAM_LIMIT = 4096
 MEDIA_REPLY = (
@@ -184,11 +186,35 @@ _TELEGRAM = _Style(
     block=_html_block,
 )
 
+
+def _slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# Inside `<url|label>` these end the URL or start a control sequence (`<!channel>`, `<@U1>`).
+_SLACK_URL_BREAKERS = str.maketrans({"<": "%3C", ">": "%3E", "|": "%7C"})
+
+
+def _slack_link(url: str, label: str) -> str:
+    """`<url|label>` for a plain http(s) URL; anything else is shown as text. Answers carry links
+    from fetched pages, so a URL must never be able to close the link and ping a channel."""
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        scheme, host = "", None
+    controls = any(unicodedata.category(ch)[0] in "CZ" for ch in url)
+    if scheme not in ("http", "https") or not host or controls:
+        return f"{label} ({_slack_escape(url)})"
+    safe = url.translate(_SLACK_URL_BREAKERS).replace("&", "&amp;")
+    return f"<{safe}|{label.replace('|', '/')}>"
+
+
 # Slack mrkdwn: `&`, `<`, `>` are escaped everywhere, as Slack requires; no headings or tables.
 _SLACK = _Style(
-    escape=lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
+    escape=_slack_escape,
     code=lambda text: f"`{text}`",
-    link=lambda url, label: f"<{url}|{label.replace('|', '/')}>",
+    link=_slack_link,
     bold=lambda text: f"*{text}*",
     strike=lambda text: f"~{text}~",
     italic=lambda text: f"_{text}_",
