@@ -178,7 +178,8 @@ class TelegramChannel:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, hooks: ChannelHooks) -> None:
-        self._stopped = False
+        if self._stopped:  # stop() came before this start: the gateway is shutting down
+            return
         poll = self._poll = self._client(self.poll_timeout + 15.0)
         handled: int | None = None
         saved: int | None = None

@@ -159,7 +159,8 @@ class WhatsAppCloudChannel:
     # ------------------------------------------------------------------ webhook server
 
     async def start(self, hooks: ChannelHooks) -> None:
-        self._stop = asyncio.Event()
+        if self._stop.is_set():  # stop() came before this start: the gateway is shutting down
+            return
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
