@@ -76,3 +76,14 @@ async def test_stop_closes_a_pending_long_poll(tmp_path: Path) -> None:
         # (The bound only keeps a regression from hanging the suite.)
         await asyncio.wait_for(task, 30.0)
         assert task.result() is None
+
+
+async def test_a_stop_that_lands_before_start_is_kept(tmp_path: Path) -> None:
+    """The gateway may be stopped while an account's task is still being scheduled: that
+    account must not connect afterwards."""
+    with serve_telegram() as fake:
+        tg = channel(fake, tmp_path)
+        await tg.stop()
+        hooks = Hooks()
+        await asyncio.wait_for(tg.start(hooks), 5)
+        assert not hooks.up.is_set() and fake.calls == []

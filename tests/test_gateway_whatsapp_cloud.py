@@ -171,3 +171,18 @@ async def test_webhook_verifies_signs_and_normalises() -> None:
     }
     assert graph[2]["typing_indicator"] == {"type": "text"}
     assert graph[2]["message_id"] == "wamid.IMAGE1"
+
+
+async def test_a_stop_that_lands_before_start_is_kept() -> None:
+    channel = WhatsAppCloudChannel(
+        "default",
+        access_token="EAAG-token",
+        phone_number_id="106540352242922",
+        app_secret=SECRET,
+        verify_token="verify-me",
+        listen="127.0.0.1:0",
+    )
+    await channel.stop()
+    hooks = Hooks()
+    await asyncio.wait_for(channel.start(hooks), 5)  # returns: no webhook server is opened
+    assert not hooks.up.is_set()
