@@ -97,8 +97,6 @@ class DuckDuckGoProvider(SearchProvider):
     async def search(
         self, client: httpx2.AsyncClient, query: str, max_results: int, days: int | None
     ) -> SearchAnswer:
-        import httpx2
-
         form = {"q": query, "b": "", "kl": "wt-wt"}
         date_filter = _date_filter(days) if self.until is None else _range(days, self.until)
         if date_filter:
@@ -108,12 +106,7 @@ class DuckDuckGoProvider(SearchProvider):
             "Accept": "text/html",
             "Referer": f"{self.root}/",
         }
-        try:
-            response = await client.post(f"{self.root}/html/", data=form, headers=headers)
-        except httpx2.TimeoutException:
-            raise SearchError("timed out") from None
-        except httpx2.HTTPError as exc:
-            raise SearchError(f"request failed ({type(exc).__name__}: {exc})") from None
+        response = await self._send(client, f"{self.root}/html/", data=form, headers=headers)
         text = response.text
         if response.status_code == 202 or any(m in text for m in _BOT_CHECK_MARKERS):
             raise SearchError(

@@ -70,17 +70,21 @@ class SearchProvider(ABC):
         self, client: httpx2.AsyncClient, query: str, max_results: int, days: int | None
     ) -> SearchAnswer: ...
 
-    async def _post(
-        self, client: httpx2.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
-    ) -> Any:
+    async def _send(self, client: httpx2.AsyncClient, url: str, **request: Any) -> httpx2.Response:
+        """POST to `url`; a timeout or transport failure becomes this provider's SearchError."""
         import httpx2
 
         try:
-            response = await client.post(url, json=body, headers=headers)
+            return await client.post(url, **request)
         except httpx2.TimeoutException:
             raise SearchError("timed out") from None
         except httpx2.HTTPError as exc:
             raise SearchError(f"request failed ({type(exc).__name__}: {exc})") from None
+
+    async def _post(
+        self, client: httpx2.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> Any:
+        response = await self._send(client, url, json=body, headers=headers)
         if response.status_code >= 400:
             text = " ".join(response.text[:ERROR_BODY_CHARS].split())
             raise SearchError(f"HTTP {response.status_code}: {text}".rstrip(": "))
