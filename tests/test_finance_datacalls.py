@@ -134,6 +134,18 @@ def test_arguments_are_read_leniently_but_checked(router: DataRouter) -> None:
     assert forms.forms == ["10-K"]
 
 
+def test_form_names_with_a_space_stay_one_form(router: DataRouter) -> None:
+    args: Any = tools(router)["filings"].Args
+    for given, expected in (
+        ("DEF 14A", ["DEF 14A"]),
+        ("def 14a, 10-K", ["DEF 14A", "10-K"]),
+        ("SC 13D 10-Q", ["SC 13D", "10-Q"]),
+        ("10-K 10-Q", ["10-K", "10-Q"]),
+        ("10k,10q", ["10-K", "10-Q"]),
+    ):
+        assert args.model_validate({"company": "AAPL", "forms": given}).forms == expected, given
+
+
 async def test_unknown_company_fails_with_the_suggestion(router: DataRouter) -> None:
     with pytest.raises(ToolFailure) as info:
         await call(tools(router)["balance_sheets"], company="AAPLE")

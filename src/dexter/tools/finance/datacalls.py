@@ -140,12 +140,27 @@ Limit200 = Annotated[int, BeforeValidator(_clamp(1, 200)), _bounds(1, 200)]
 CharLimit = Annotated[int, BeforeValidator(_clamp(2_000, 30_000)), _bounds(2_000, 30_000)]
 
 
+# First words of SEC form names that have a space in them ("DEF 14A", "SC 13D", "PRE 14C").
+_SPACED_FORM_PREFIXES = frozenset({"DEF", "DEFA", "DEFM", "DEFR", "PRE", "PREM", "PREC", "SC"})
+
+
 def _forms(value: object) -> object:
     if isinstance(value, str):
-        value = [part for part in re.split(r"[,\s]+", value) if part]
+        # "10-K 10-Q" and "10-K, 10-Q" are two forms; "DEF 14A" is one.
+        value = [form for part in value.split(",") for form in _spaced_forms(part)]
     if isinstance(value, list):
         return [_form(str(v)) for v in value if str(v).strip()] or None
     return value
+
+
+def _spaced_forms(text: str) -> list[str]:
+    forms: list[str] = []
+    for word in text.split():
+        if forms and forms[-1].upper() in _SPACED_FORM_PREFIXES:
+            forms[-1] = f"{forms[-1]} {word}"
+        else:
+            forms.append(word)
+    return forms
 
 
 def _form(value: str) -> str:
