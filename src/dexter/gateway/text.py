@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from dexter.textpack import pack
+
 TELEGRAM_LIMIT = 4096
 MEDIA_REPLY = (
     "I can only read text messages for now. Please type your question and I'll look into it."
@@ -37,19 +39,9 @@ def split_blocks(markdown: str) -> list[str]:
 def split_message(text: str, limit: int) -> list[str]:
     """Split into pieces of at most `limit` characters, on paragraph boundaries where possible,
     then on lines, then hard."""
-    pieces: list[str] = []
-    current = ""
-    for block in split_blocks(text):
-        for part in _fit(block, limit):
-            candidate = f"{current}\n\n{part}" if current else part
-            if len(candidate) <= limit:
-                current = candidate
-            else:
-                pieces.append(current)
-                current = part
-    if current:
-        pieces.append(current)
-    return pieces
+    return pack(
+        (part for block in split_blocks(text) for part in _fit(block, limit)), limit, "\n\n"
+    )
 
 
 def _fit(block: str, limit: int) -> list[str]:
@@ -61,23 +53,14 @@ def _fit(block: str, limit: int) -> list[str]:
     if fence:
         opener = lines[0]
         lines = [ln for ln in lines[1:] if not ln.strip().startswith("```")]
-    parts: list[str] = []
-    current = ""
-    for line in lines:
-        while len(line) > inner_limit:
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(line[:inner_limit])
-            line = line[inner_limit:]
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) <= inner_limit:
-            current = candidate
-        else:
-            parts.append(current)
-            current = line
-    if current:
-        parts.append(current)
+    # A line too long for one part is cut into full-width slices; a full slice joins nothing,
+    # so packing them with the rest gives each its own part.
+    slices = (
+        line[start : start + inner_limit]
+        for line in lines
+        for start in range(0, max(len(line), 1), inner_limit)
+    )
+    parts = pack(slices, inner_limit, "\n")
     if fence:
         head = opener if len(opener) < 8 else "```"
         return [f"{head}\n{p}\n```"[:limit] for p in parts]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dexter.textpack import pack
+
 CHARS_PER_TOKEN = 4
 DEFAULT_TARGET_TOKENS = 400
 DEFAULT_OVERLAP_TOKENS = 80
@@ -131,19 +133,8 @@ def _split_oversized(block: _Unit, target: int) -> list[_Unit]:
 
 def _split_line(line: str, target: int) -> list[str]:
     """One long line as pieces of at most `target` chars: on sentences, else words, else chars."""
-    parts: list[str] = []
-    current = ""
-    for sentence in _SENTENCE_END.split(line.strip()):
-        for piece in _hard_split(sentence, target):
-            joined = f"{current} {piece}" if current else piece
-            if len(joined) <= target:
-                current = joined
-            else:
-                parts.append(current)
-                current = piece
-    if current:
-        parts.append(current)
-    return parts
+    sentences = _SENTENCE_END.split(line.strip())
+    return pack((piece for s in sentences for piece in _hard_split(s, target)), target, " ")
 
 
 def _hard_split(text: str, target: int) -> list[str]:
