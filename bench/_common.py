@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import time
 from typing import ClassVar
 
 from pydantic import BaseModel
 
+from dexter.agent.loop import Agent
 from dexter.tools.base import Tool, ToolContext
 
 
@@ -33,3 +35,11 @@ def summary(samples: list[float]) -> str:
         f"median {statistics.median(samples):.3f}, min {min(samples):.3f}, "
         f"max {max(samples):.3f} (n={len(samples)})"
     )
+
+
+async def timed_run(agent: Agent, question: str) -> float:
+    """Seconds for one whole agent run on `question`, every event drained."""
+    started = time.perf_counter()
+    async for _ in agent.run(question):
+        pass
+    return time.perf_counter() - started

@@ -10,12 +10,11 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import NapTool
+from _common import NapTool, timed_run
 from dexter.agent.loop import Agent, AgentConfig
 from dexter.models.scripted import ScriptedModel, calls, text
 from dexter.models.types import AssistantMessage, UserMessage
@@ -38,10 +37,7 @@ async def one_run(home: Path) -> float:
     for i in range(HISTORY_MESSAGES // 2):
         agent.history.append(UserMessage(f"earlier question {i} about revenue and margins"))
         agent.history.append(AssistantMessage(content=f"earlier answer {i}: " + "figures " * 40))
-    started = time.perf_counter()
-    async for _ in agent.run("benchmark question"):
-        pass
-    return (time.perf_counter() - started) / ITERATIONS
+    return await timed_run(agent, "benchmark question") / ITERATIONS
 
 
 async def main() -> None:

@@ -10,12 +10,11 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import NapTool
+from _common import NapTool, timed_run
 from dexter.agent.loop import Agent, AgentConfig
 from dexter.models.scripted import ScriptedModel, calls, text
 from dexter.tools.registry import ToolRegistry
@@ -28,10 +27,7 @@ async def run_with(count: int, home: Path) -> float:
     batch = [("nap", {"seconds": NAP, "label": str(i)}) for i in range(count)]
     model = ScriptedModel([calls(*batch), text("done")], chunk_size=10_000)
     agent = Agent(model, ToolRegistry([NapTool()]), config=AgentConfig(home=home))
-    started = time.perf_counter()
-    async for _ in agent.run("q"):
-        pass
-    return time.perf_counter() - started
+    return await timed_run(agent, "q")
 
 
 async def main() -> None:

@@ -12,14 +12,14 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel
 
-sys.path.insert(0, str(Path(__file__).parent.parent))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from _common import timed_run
 from dexter.agent.loop import Agent, AgentConfig
 from dexter.models.scripted import ScriptedModel, calls, text
 from dexter.permissions.gate import SimplePolicy
@@ -63,10 +63,7 @@ async def run(paths: list[str], root: Path) -> float:
         config=AgentConfig(home=root / ".dexter"),
         policy=SimplePolicy(allow=["slow_write"]),
     )
-    started = time.perf_counter()
-    async for _ in agent.run("q"):
-        pass
-    return time.perf_counter() - started
+    return await timed_run(agent, "q")
 
 
 async def main() -> None:

@@ -708,6 +708,8 @@ _HEAD_TAIL = Options(
     long=_set("--quiet --silent --verbose --zero-terminated"),
     long_valued=_set("--lines --bytes"),
 )
+# md5sum, sha1sum, sha256sum and sha512sum: the coreutils checksum tools share their options.
+_SUMS = Options(short="bctwz", long=_set("--check --tag --quiet --status --strict"))
 _TREE = Options(
     short="adlfxpsugDFqNQrtvUCnhJXAS",
     short_valued="LPI",
@@ -816,10 +818,10 @@ SPECS: dict[str, Options] = {
         long_valued=_set("--relative-to --relative-base"),
     ),
     "readlink": Options(short="femnqsvz"),
-    "md5sum": Options(short="bctwz", long=_set("--check --tag --quiet --status --strict")),
-    "sha1sum": Options(short="bctwz", long=_set("--check --tag --quiet --status --strict")),
-    "sha256sum": Options(short="bctwz", long=_set("--check --tag --quiet --status --strict")),
-    "sha512sum": Options(short="bctwz", long=_set("--check --tag --quiet --status --strict")),
+    "md5sum": _SUMS,
+    "sha1sum": _SUMS,
+    "sha256sum": _SUMS,
+    "sha512sum": _SUMS,
     "b2sum": Options(short="bctwz", short_valued="l"),
     "shasum": Options(short="bctp0", short_valued="a"),
     "cksum": Options(),

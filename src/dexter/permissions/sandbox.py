@@ -192,6 +192,11 @@ def _under(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
+# No capabilities, a read-only `/`, fresh `/dev` and `/proc`: the base of every bubblewrap
+# sandbox, and what the availability probe starts, so the two cannot drift apart.
+_BWRAP_ROOT = ("--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+
+
 def bwrap_argv(program: str, argv: Sequence[str], policy: SandboxPolicy, cwd: Path) -> list[str]:
     workspace = Path(os.path.realpath(policy.workspace))
     args = [
@@ -200,15 +205,7 @@ def bwrap_argv(program: str, argv: Sequence[str], policy: SandboxPolicy, cwd: Pa
         "--new-session",
         "--unshare-pid",
         "--unshare-ipc",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
+        *_BWRAP_ROOT,
         "--tmpfs",
         "/tmp",
         "--tmpfs",
@@ -274,15 +271,7 @@ def _probe_bwrap(program: str) -> str | None:
                 "--die-with-parent",
                 "--unshare-pid",
                 "--unshare-net",
-                "--cap-drop",
-                "ALL",
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev",
-                "/dev",
-                "--proc",
-                "/proc",
+                *_BWRAP_ROOT,
                 "--",
                 "true",
             ],
