@@ -244,3 +244,13 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="dm_policy"):
         load_config(path)
     assert load_config(tmp_path / "missing.json").accounts() == []
+
+
+def test_a_table_of_only_separators_renders_without_error() -> None:
+    """A reply with a separator-only table ("| |") used to raise instead of being sent."""
+    from dexter.gateway.slack import slack_pieces
+
+    assert telegram_pieces("| |") == [] and slack_pieces("| |") == []
+    for pieces in (telegram_pieces, slack_pieces):
+        sent = "".join(pieces("Figures:\n\n| |\n|---|\n\nDone."))
+        assert "Figures:" in sent and "Done." in sent

@@ -136,7 +136,8 @@ def _render(markdown: str, style: _Style) -> str:
                 if not re.fullmatch(r"\|[\s:|-]+\|", row):
                     table.append(row)
                 index += 1
-            out.append(style.block("", style.escape(_align_table(table))))
+            if table:  # a lone separator row ("| |", "|---|") has nothing to show
+                out.append(style.block("", style.escape(_align_table(table))))
             continue
         heading = re.match(r"#{1,6}\s+(.*)", stripped)
         bullet = re.match(r"(\s*)[-*+]\s+(.*)", line)
