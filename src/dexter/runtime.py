@@ -25,6 +25,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
 
 from dexter.config import ConfigError, Settings, load_settings
+from dexter.principal import OPERATOR, Principal
 
 log = logging.getLogger("dexter.runtime")
 
@@ -171,6 +172,11 @@ class AgentSpec:
     as_of: date | None = None
     # Where alerts of jobs this agent schedules go ("telegram:CHAT" for a chat); None: outbox.
     delivery_target: str | None = None
+    # Whose data the run may touch: their sessions, memory, jobs, granted folders.
+    principal: Principal = OPERATOR
+    # Text in the question written by someone other than the asker (a group's recent
+    # messages): the run starts as one that has read outside text.
+    untrusted_context: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -182,12 +188,20 @@ class AgentSpec:
             "exclude_tools": sorted(self.exclude_tools),
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "delivery_target": self.delivery_target,
+            "principal": self.principal.id,
+            "untrusted_context": self.untrusted_context,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentSpec:
         tools = data.get("tools")
         as_of = data.get("as_of")
+        principal = data.get("principal") or OPERATOR.id
+        if principal != OPERATOR.id:
+            # Grants live in configuration, not in a stored spec: resolve them afresh.
+            raise ConfigError(
+                f"a stored agent spec for {principal!r} must be rebuilt with its principal"
+            )
         return cls(
             model=data.get("model"),
             channel=channel_named(str(data.get("channel") or "cli")),
@@ -197,6 +211,7 @@ class AgentSpec:
             exclude_tools=frozenset(data.get("exclude_tools") or ()),
             as_of=date.fromisoformat(as_of) if as_of else None,
             delivery_target=data.get("delivery_target"),
+            untrusted_context=bool(data.get("untrusted_context")),
         )
 
 
@@ -303,6 +318,9 @@ class Runtime:
     _dated_routers: dict[date, DataRouter] = field(default_factory=dict, init=False, repr=False)
     _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
     _memory_opened: bool = field(default=False, init=False, repr=False)
+    # Every other principal's memory index, opened on first use and kept for the lifetime.
+    _principal_memory: dict[str, MemoryIndex] = field(default_factory=dict, init=False, repr=False)
+    _seen_principals: set[str] = field(default_factory=set, init=False, repr=False)
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
     _mcp: McpToolset | None = field(default=None, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -341,6 +359,9 @@ class Runtime:
         if self._memory is not None:
             self._memory.close()
             self._memory = None
+        for index in self._principal_memory.values():
+            index.close()
+        self._principal_memory.clear()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -444,12 +465,47 @@ class Runtime:
             self._memory = open_memory(self.settings)
         return self._memory
 
-    def policy(self) -> PermissionPolicy:
-        """The permission gate every tool call passes: settings rules, the shell classifier and
-        the floor that nothing overrides."""
+    def memory_for(self, principal: Principal) -> MemoryIndex | None:
+        """The principal's own memory (MEMORY.md, daily notes, index) under their folder; the
+        operator's is the home's. None when memory is off."""
+        if principal.is_operator:
+            return self.memory
+        found = self._principal_memory.get(principal.id)
+        if found is None:
+            shared = self.memory  # its embedder serves every principal
+            if shared is None:
+                return None
+            from dexter.memory.index import MemoryIndex
+
+            found = MemoryIndex(principal.home(self.settings.home), shared.embedder)
+            self._principal_memory[principal.id] = found
+        return found
+
+    def register_principal(self, principal: Principal) -> None:
+        """Record a principal on first contact (once per runtime; later contacts refresh
+        when it was last seen through the next runtime)."""
+        if principal.is_operator or principal.id in self._seen_principals:
+            return  # the operator's row comes with the schema
+        from dexter.store.writer import Write
+
+        # Through the writer, like every record of a run: a busy database never stops it.
+        payload = {"id": principal.id, "kind": principal.kind, "name": principal.display_name}
+        self.writer.submit(Write("principal", payload))
+        self._seen_principals.add(principal.id)
+
+    def policy(self, principal: Principal = OPERATOR) -> PermissionPolicy:
+        """The permission gate every tool call passes: the floor that nothing overrides, the
+        settings rules and the shell classifier; for anyone but the operator, inside that
+        principal's grants first (see `dexter.permissions.principal_policy`)."""
         from dexter.permissions.policy import RulesPolicy
 
-        return RulesPolicy(self.settings.settings_path, self.settings.cwd)
+        rules = RulesPolicy(self.settings.settings_path, self.settings.cwd)
+        if principal.is_operator:
+            return rules
+        from dexter.permissions.principal_policy import OWN_RULES_FILE, PrincipalPolicy
+
+        own = principal.home(self.settings.home) / OWN_RULES_FILE
+        return PrincipalPolicy(principal, rules, own_rules=own)
 
     def memory_for_commands(self) -> tuple[MemoryIndex, str]:
         """The memory index with its embedder loaded eagerly (for `dexter memory …`, which
@@ -586,15 +642,26 @@ class Runtime:
 
         data_router = self.data_router_for(spec.as_of)
         registry = default_registry(settings, data_router=data_router, router_model=router_model)
-        workspace = settings.cwd
-        local: list[Tool[Any]] = [ReadFileTool(workspace)]
-        if channel.allows_writes:
-            local += [WriteFileTool(workspace), EditFileTool(workspace)]
-        if channel.allows_shell:
-            local.append(BashTool(workspace))
+        principal = spec.principal
+        local: list[Tool[Any]] = []
+        if principal.is_operator:
+            workspace = settings.cwd
+            local.append(ReadFileTool(workspace))
+            if channel.allows_writes:
+                local += [WriteFileTool(workspace), EditFileTool(workspace)]
+            if channel.allows_shell:
+                local.append(BashTool(workspace))
+        else:
+            # Anyone else sees only the folders the operator granted them, and never the shell
+            # (it runs on the operator's machine).
+            files = principal.grants.files
+            if files.readable:
+                local.append(ReadFileTool(files.readable[0]))
+            if files.write:
+                local += [WriteFileTool(files.write[0]), EditFileTool(files.write[0])]
         for tool in [*local, *web_tools(settings, data_router)]:
             registry.register(tool)
-        memory = self.memory if channel.memory_reads else None
+        memory = self.memory_for(principal) if channel.memory_reads else None
         if memory is not None:
             from dexter.memory.tools import memory_tools
 
@@ -615,7 +682,7 @@ class Runtime:
         if channel.schedules:
             from dexter.cron.tools import cron_tools
 
-            for tool in cron_tools(self, default_target=spec.delivery_target):
+            for tool in cron_tools(self, default_target=spec.delivery_target, principal=principal):
                 registry.register(tool)
         for tool in self.mcp_tools():
             if tool.name not in registry:
@@ -623,7 +690,7 @@ class Runtime:
         from dexter.agent.subagent import SubagentTool
 
         registry.register(SubagentTool(self._subagent_factory(spec, registry, session)))
-        return _filtered(registry, spec)
+        return _filtered(_for_principal(registry, principal, local), spec)
 
     def _subagent_factory(
         self, spec: AgentSpec, parent: ToolRegistry, session: Callable[[], Session] | None
@@ -649,11 +716,16 @@ class Runtime:
                 channel=spec.channel.name,
                 profile=spec.channel.prompt,
                 today=self.as_of(spec),
+                principal=spec.principal,
             )
             # The same rules as the parent; with nobody to ask, anything needing approval is
             # refused.
             return Agent(
-                model, ToolRegistry(chosen), config=config, policy=self.policy(), approver=None
+                model,
+                ToolRegistry(chosen),
+                config=config,
+                policy=self.policy(spec.principal),
+                approver=None,
             )
 
         return make
@@ -686,7 +758,11 @@ class Runtime:
         # A missing key or unknown model fails here, before the store exists: a failed run
         # leaves no database (or home folder) behind.
         self.client(spec.model)
-        recorder = SessionRecorder(self.store, self.ledger, session_id="", writer=self.writer)
+        principal = spec.principal
+        self.register_principal(principal)
+        recorder = SessionRecorder(
+            self.store, self.ledger, session_id="", writer=self.writer, principal_id=principal.id
+        )
         models = self._phase_models(spec.model, recorder.record_model_call)
         resolved = self.resolve(spec.model)
         built: Session | None = None
@@ -708,6 +784,8 @@ class Runtime:
             context_window=window_of(resolved),
             fast_context_window=models.fast_window,
             today=self.as_of(spec),
+            untrusted_context=spec.untrusted_context,
+            principal=principal,
         )
         sections = list(prompt_sections)
         skill_tool = tools.get("skill")
@@ -715,14 +793,25 @@ class Runtime:
             sections.insert(0, skills_prompt(list(skill_tool.skills.values())))
         session_hooks = SessionHooks(recorder)
         hooks: list[RunHooks] = [session_hooks, WindowHooks(lambda: current().window_probe)]
-        memory = self.memory if spec.channel.memory_reads else None
+        memory = self.memory_for(principal) if spec.channel.memory_reads else None
         if memory is not None:
             hooks.append(MemoryHooks(memory, lambda: current().models.fast_or_main("memory")))
+        gate = policy or self.policy()
+        if not principal.is_operator:
+            from dexter.permissions.principal_policy import OWN_RULES_FILE, PrincipalPolicy
+
+            # Whatever policy the entry point chose, this principal's grants come first.
+            gate = PrincipalPolicy(
+                principal,
+                gate,
+                own_rules=principal.home(self.settings.home) / OWN_RULES_FILE,
+                bound_tools=frozenset(tools.names()),
+            )
         agent = Agent(
             models.phase("main"),
             tools,
             config=config,
-            policy=policy or self.policy(),
+            policy=gate,
             approver=approver,
             fast_model=models.fast_phase("compaction"),
             constraint_model=models.fast_phase("constraints"),
@@ -746,6 +835,21 @@ class Runtime:
         return session.use_models(
             fresh, context_window=window_of(resolved), window_probe=window_probe(resolved)
         )
+
+
+def _for_principal(
+    registry: ToolRegistry, principal: Principal, files: list[Tool[Any]]
+) -> ToolRegistry:
+    """Only what `principal` may use: public and own-data tools, the file tools its grants
+    bound, and operator tools it was granted by name."""
+    if principal.is_operator:
+        return registry
+    from dexter.tools.registry import ToolRegistry
+
+    bound = {id(tool) for tool in files}
+    return ToolRegistry(
+        [t for t in registry if id(t) in bound or principal.may_use_tool(t.name, t.scope)]
+    )
 
 
 def _filtered(registry: ToolRegistry, spec: AgentSpec) -> ToolRegistry:

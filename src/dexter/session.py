@@ -27,6 +27,7 @@ from dexter.models.phases import PhaseModels
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
 from dexter.permissions.gate import PermissionPolicy
+from dexter.principal import OPERATOR_ID
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
 from dexter.store.db import now_iso
 from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
@@ -49,13 +50,22 @@ class SessionRecorder:
     `dexter.store.writer`); without one they are made in place."""
 
     def __init__(
-        self, store: Store, ledger: Ledger, session_id: str, *, writer: StoreWriter | None = None
+        self,
+        store: Store,
+        ledger: Ledger,
+        session_id: str,
+        *,
+        writer: StoreWriter | None = None,
+        principal_id: str = OPERATOR_ID,
     ) -> None:
         self.store = store
         self.sessions = SessionStore(store)
         self.ledger = ledger
         self.session_id = session_id
         self.writer = writer
+        # Whose sessions these are: new ones are theirs, and only theirs can be resumed
+        # (the operator may resume any).
+        self.principal_id = principal_id
         self._last_ticket = 0
 
     def _write(self, kind: WriteKind, payload: dict[str, Any]) -> None:
@@ -65,9 +75,17 @@ class SessionRecorder:
     def create_session(self, model: str) -> str:
         if self.writer is not None:
             session_id = secrets.token_hex(4)
-            self._write("session", {"model": model, "session_id": session_id})
+            self._write(
+                "session",
+                {"model": model, "session_id": session_id, "principal_id": self.principal_id},
+            )
             return session_id
-        return self.sessions.create(model)
+        return self.sessions.create(model, principal_id=self.principal_id)
+
+    @property
+    def visible_to(self) -> str | None:
+        """The principal whose sessions this recorder may list and resume; None: all."""
+        return None if self.principal_id == OPERATOR_ID else self.principal_id
 
     def forget_if_empty(self, session_id: str) -> None:
         if not session_id:
@@ -359,12 +377,17 @@ class Session:
         return self.recorder.session_id
 
     def list_sessions(self, limit: int = 20) -> list[SessionInfo]:
-        return self.recorder.sessions.list(limit)
+        return self.recorder.sessions.list(limit, principal_id=self.recorder.visible_to)
 
     def resume(self, id_or_prefix: str | None) -> SessionInfo:
         """Load a stored session's history and constraints into the agent (None: the latest)."""
         sessions = self.recorder.sessions
-        info = sessions.get(id_or_prefix) if id_or_prefix else sessions.latest()
+        owner = self.recorder.visible_to
+        info = (
+            sessions.get(id_or_prefix, principal_id=owner)
+            if id_or_prefix
+            else sessions.latest(principal_id=owner)
+        )
         if info is None:
             raise ConfigError("there is no saved session to resume yet.")
         history: list[Message] = []

@@ -33,6 +33,7 @@ from dexter.permissions.gate import (
     SimplePolicy,
     Verdict,
 )
+from dexter.principal import OPERATOR, Principal
 from dexter.tools.base import TOUCHES_EVERYTHING, Resources, Tool, ToolContext
 from dexter.tools.citations import SourceLedger
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
@@ -98,6 +99,7 @@ class ToolExecutor:
     # Set once a result carried outside text (web, filings, search, sub-agents): from then on
     # memory writes need approval, so injected instructions cannot become "remembered" facts.
     untrusted_seen: bool = False
+    principal: Principal = OPERATOR
 
     async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | ExecutionResult]:
         results: dict[int, ToolMessage] = {}
@@ -329,6 +331,7 @@ class ToolExecutor:
             progress=lambda text: emit(ToolProgress(call.id, tool.name, text)),
             sources=self.sources,
             results=self.results,
+            principal=self.principal,
         )
         outcome = await run_tool(tool, prepared.validated, ctx)
         if tool.carries_outside_text or is_untrusted(outcome.content):

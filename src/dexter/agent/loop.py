@@ -55,6 +55,7 @@ from dexter.models.types import (
     UserMessage,
 )
 from dexter.permissions.gate import PermissionPolicy, SimplePolicy
+from dexter.principal import OPERATOR, Principal
 from dexter.tools.citations import SourceLedger
 from dexter.tools.registry import ToolRegistry
 
@@ -86,6 +87,11 @@ class AgentConfig:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     # Used verbatim instead of the assembled prompt (sub-agents, evals).
     system_prompt: str | None = None
+    # The question carries text written by others (a group's recent messages): every run
+    # starts as one that has read outside text, so memory writes ask first.
+    untrusted_context: bool = False
+    # Whose data the run's tools may touch (handed to every call's ToolContext).
+    principal: Principal = OPERATOR
     # The main model's context window, and the fast model's (for bounding summaries).
     context_window: int = 128_000
     fast_context_window: int | None = None
@@ -301,6 +307,8 @@ class _Run:
             max_concurrency=self.config.max_concurrency,
             sources=self.sources,
             results=self.context.store,
+            untrusted_seen=self.config.untrusted_context,
+            principal=self.config.principal,
         )
 
     async def events(self) -> AsyncIterator[Event]:

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dexter.agent.events import Done, ToolStart
 from dexter.agent.loop import Agent
 from dexter.agent.prompts import format_date
+from dexter.principal import ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.citations import SourceEntry
 from dexter.tools.registry import ToolRegistry
@@ -159,6 +160,7 @@ class SubagentArgs(BaseModel):
 
 class SubagentTool(Tool[SubagentArgs]):
     name: ClassVar[str] = "spawn_subagent"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Delegate one focused research task to a sub-agent that works in parallel with its own "
         "context and returns compact findings with source ids. Use it to split a big question "

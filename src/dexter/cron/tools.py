@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from dexter.config import ConfigError
 from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
+from dexter.principal import OPERATOR, Principal, ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
 # Every `dexter ask` offers these tools; the schedule parser, job rules and cron store load when
@@ -39,6 +40,8 @@ class CronToolContext:
     run_job: RunJob
     default_target: str | None = None
     user_zone: str | None = None
+    # Whose jobs these tools see and change.
+    principal: Principal = OPERATOR
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 
@@ -92,6 +95,7 @@ def describe_job(job: Job) -> str:
 
 class CronTool(Tool[CronArgs]):
     name: ClassVar[str] = "cron"
+    scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
         "Create, list, update, remove or run scheduled research jobs for the user. Use it when "
         "the user asks to be told when something happens or to check something regularly "
@@ -250,7 +254,9 @@ def describe_result(result: Any) -> str:
     return f"{result.status} ({result.reason})."
 
 
-def cron_tools(runtime: Runtime, *, default_target: str | None) -> list[Tool[Any]]:
+def cron_tools(
+    runtime: Runtime, *, default_target: str | None, principal: Principal = OPERATOR
+) -> list[Tool[Any]]:
     """The `cron` and `heartbeat` tools bound to `runtime` (registered by Runtime.tools).
 
     They live here rather than beside `make_runner` so that offering them does not import the
@@ -266,5 +272,7 @@ def cron_tools(runtime: Runtime, *, default_target: str | None) -> list[Tool[Any
 
         return CronStore(runtime.store)
 
-    context = CronToolContext(cron=cron_store, run_job=run_job, default_target=default_target)
+    context = CronToolContext(
+        cron=cron_store, run_job=run_job, default_target=default_target, principal=principal
+    )
     return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]

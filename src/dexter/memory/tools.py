@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.memory.files import EVERGREEN_NAME, MemoryFiles, MemoryNameError
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 _log = logging.getLogger(__name__)
@@ -328,6 +329,7 @@ def hit_dict(hit: Hit, source: str | None = None) -> dict[str, Any]:
 
 class MemorySearchTool(Tool[MemorySearchArgs]):
     name: ClassVar[str] = "memory_search"
+    scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
         "Recall what the user told you in earlier sessions: holdings, preferences, goals, "
         "decisions, corrections. Searches MEMORY.md and the dated daily notes by meaning and "
@@ -385,6 +387,7 @@ class MemoryGetArgs(BaseModel):
 
 class MemoryGetTool(Tool[MemoryGetArgs]):
     name: ClassVar[str] = "memory_get"
+    scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
         "Read a memory file exactly as stored: MEMORY.md or a daily note (YYYY-MM-DD.md), "
         "optionally only lines start_line..end_line (1-based, inclusive; memory_search gives "
@@ -511,6 +514,7 @@ async def add_entry(
 
 class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
     name: ClassVar[str] = "memory_update"
+    scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
         "Save, correct or remove something the user told you about themselves, for future "
         "sessions. Only durable facts: preferences, decisions, holdings (shares and cost), goals, "

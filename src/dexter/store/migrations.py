@@ -217,6 +217,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX gateway_chats_session ON gateway_chats(session_id)",
         ),
     ),
+    Migration(
+        5,
+        "principals: whose sessions and jobs they are (existing rows are the operator's)",
+        (
+            """CREATE TABLE principals (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                display_name TEXT NOT NULL DEFAULT '',
+                created_at TEXT NOT NULL,
+                last_seen_at TEXT NOT NULL
+            )""",
+            # now_iso()'s shape, so the times sort with every other row's.
+            "INSERT INTO principals (id, kind, display_name, created_at, last_seen_at) "
+            "VALUES ('operator', 'operator', 'the operator', "
+            "strftime('%Y-%m-%dT%H:%M:%S.000000+00:00', 'now'), "
+            "strftime('%Y-%m-%dT%H:%M:%S.000000+00:00', 'now'))",
+            "ALTER TABLE sessions ADD COLUMN principal_id TEXT NOT NULL DEFAULT 'operator'",
+            "CREATE INDEX sessions_principal ON sessions(principal_id, updated_at)",
+            "ALTER TABLE cron_jobs ADD COLUMN owner TEXT NOT NULL DEFAULT 'operator'",
+            "CREATE INDEX cron_jobs_owner ON cron_jobs(owner)",
+            "ALTER TABLE gateway_chats ADD COLUMN principal_id TEXT NOT NULL DEFAULT 'operator'",
+        ),
+    ),
 )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from dexter.errors import EXIT_USAGE
 from dexter.models.types import Usage
+from dexter.principal import OPERATOR_ID
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
 
@@ -39,6 +40,7 @@ class SessionInfo:
     # None when no call of the session has a known price.
     cost_usd: float | None = None
     constraints: builtins.list[str] = field(default_factory=builtins.list)
+    principal_id: str = OPERATOR_ID
 
     @property
     def total_tokens(self) -> int:
@@ -57,6 +59,7 @@ class SessionInfo:
             "total_tokens": self.total_tokens,
             "cost_usd": self.cost_usd,
             "constraints": self.constraints,
+            "principal": self.principal_id,
         }
 
 
@@ -119,7 +122,15 @@ def _info(row: Any) -> SessionInfo:
         output_tokens=row["m_out"] if from_ledger else row["t_out"],
         cost_usd=row["cost"],
         constraints=_load_constraints(row["constraints_json"]),
+        principal_id=row["principal_id"],
     )
+
+
+def _owned(principal_id: str | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause continuation that keeps only `principal_id`'s sessions."""
+    if principal_id is None:
+        return "", ()
+    return " AND s.principal_id = ?", (principal_id,)
 
 
 def _load_constraints(raw: str | None) -> builtins.list[str]:
@@ -134,9 +145,17 @@ class SessionStore:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def create(self, model: str, title: str | None = None, *, session_id: str | None = None) -> str:
+    def create(
+        self,
+        model: str,
+        title: str | None = None,
+        *,
+        session_id: str | None = None,
+        principal_id: str = OPERATOR_ID,
+    ) -> str:
         """A new session; its id is 8 hex digits, short enough to type after `--resume`.
-        `session_id`: an id chosen beforehand (a record written later, off the event loop)."""
+        `session_id`: an id chosen beforehand (a record written later, off the event loop);
+        `principal_id`: whose session it is."""
         stamp = now_iso()
         with self.store.transaction() as conn:
             while True:
@@ -148,22 +167,34 @@ class SessionStore:
                         session_id = None
                         continue
                 conn.execute(
-                    "INSERT INTO sessions (id, created_at, updated_at, title, model) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (session_id, stamp, stamp, make_title(title) if title else None, model),
+                    "INSERT INTO sessions (id, created_at, updated_at, title, model, principal_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        stamp,
+                        stamp,
+                        make_title(title) if title else None,
+                        model,
+                        principal_id,
+                    ),
                 )
                 return session_id
 
-    def get(self, id_or_prefix: str) -> SessionInfo:
-        """The session with this id, or the only one whose id starts with it."""
+    def get(self, id_or_prefix: str, *, principal_id: str | None = None) -> SessionInfo:
+        """The session with this id, or the only one whose id starts with it; with
+        `principal_id`, only among that principal's sessions (another's is "no session")."""
         key = id_or_prefix.strip().lower()
         if not key:
             raise SessionLookupError("Give a session id (see `dexter sessions list`).", [])
-        rows = self.store.query(_SUMMARY + " WHERE s.id = ?", (key,))
+        owner, owner_args = _owned(principal_id)
+        rows = self.store.query(_SUMMARY + " WHERE s.id = ?" + owner, (key, *owner_args))
         if not rows:
             rows = self.store.query(
-                _SUMMARY + " WHERE substr(s.id, 1, ?) = ? ORDER BY s.updated_at DESC LIMIT 11",
-                (len(key), key),
+                _SUMMARY
+                + " WHERE substr(s.id, 1, ?) = ?"
+                + owner
+                + " ORDER BY s.updated_at DESC LIMIT 11",
+                (len(key), key, *owner_args),
             )
         if len(rows) == 1:
             return _info(rows[0])
@@ -175,27 +206,30 @@ class SessionStore:
                 + ". Type more of the id.",
                 ids,
             )
-        recent = [info.id for info in self.list(limit=5)]
+        recent = [info.id for info in self.list(limit=5, principal_id=principal_id)]
         hint = f" Recent sessions: {', '.join(recent)}." if recent else " There are no sessions."
         raise SessionLookupError(
             f"No session {id_or_prefix!r}.{hint} See `dexter sessions list`.", recent
         )
 
-    def latest(self) -> SessionInfo | None:
-        rows = self.list(limit=1)
+    def latest(self, *, principal_id: str | None = None) -> SessionInfo | None:
+        rows = self.list(limit=1, principal_id=principal_id)
         return rows[0] if rows else None
 
-    def list(self, limit: int = 20, *, include_empty: bool = True) -> builtins.list[SessionInfo]:
+    def list(
+        self, limit: int = 20, *, include_empty: bool = True, principal_id: str | None = None
+    ) -> builtins.list[SessionInfo]:
         """Most recently updated first; `include_empty=False` leaves out sessions without a single
-        turn (one started and quit before a question)."""
+        turn (one started and quit before a question); `principal_id`: only theirs."""
         where = (
-            ""
+            " WHERE 1"
             if include_empty
             else " WHERE EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)"
         )
+        owner, owner_args = _owned(principal_id)
         rows = self.store.query(
-            _SUMMARY + where + " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
-            (max(0, limit),),
+            _SUMMARY + where + owner + " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+            (*owner_args, max(0, limit)),
         )
         return [_info(row) for row in rows]
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dexter.models.types import Usage
+from dexter.principal import OPERATOR_ID
 from dexter.store.db import Store, open_store
 from dexter.store.ledger import Ledger
 from dexter.store.prices import Price
@@ -37,7 +38,9 @@ MAX_PAUSE = 2.0
 
 log = logging.getLogger("dexter.store")
 
-WriteKind = Literal["session", "forget_empty", "model_call", "tool_call", "turn", "constraints"]
+WriteKind = Literal[
+    "session", "forget_empty", "model_call", "tool_call", "turn", "constraints", "principal"
+]
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,16 @@ def apply_write(store: Store, prices: Mapping[str, Price], write: Write) -> None
     elif write.kind == "tool_call":
         Ledger(store, prices).record_tool_call(**data)
     elif write.kind == "session":
-        SessionStore(store).create(data["model"], session_id=data["session_id"])
+        SessionStore(store).create(
+            data["model"],
+            session_id=data["session_id"],
+            principal_id=data.get("principal_id") or OPERATOR_ID,
+        )
+    elif write.kind == "principal":
+        from dexter.principal import Principal
+        from dexter.store.principals import PrincipalStore
+
+        PrincipalStore(store).touch(Principal(data["id"], data["kind"], data.get("name") or ""))
     elif write.kind == "forget_empty":
         SessionStore(store).delete_if_empty(data["session_id"])
     elif write.kind == "turn":

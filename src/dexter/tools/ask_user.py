@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from dexter.principal import ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
 NO_ONE_TO_ASK = "no one is available to answer; proceed with a stated assumption"
@@ -110,6 +111,7 @@ def format_answer(question: Question, answer: Answer) -> str:
 
 class AskUserTool(Tool[AskUserArgs]):
     name: ClassVar[str] = "ask_user_question"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Ask the user one clarifying question and wait for the answer. Use it only when the "
         "request is ambiguous in a way that changes the result (which company, which period, "

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from dexter.errors import DexterError
 from dexter.models.types import ToolSpec
+from dexter.principal import OPERATOR, Principal, ToolScope
 from dexter.tools.citations import SourceLedger
 from dexter.tools.results import ResultStore
 from dexter.tools.schema import provider_safe_schema
@@ -36,6 +37,8 @@ class ToolContext:
     sources: SourceLedger = field(default_factory=SourceLedger)
     # The run's stored full results (read back by `read_tool_result`); None outside a run.
     results: ResultStore | None = None
+    # Whose data this call may touch (the run's principal).
+    principal: Principal = OPERATOR
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Tool(ABC, Generic[ArgsT]):
     writes_memory: ClassVar[bool] = False
     # Returns text written by others even when it is not framed (sub-agent answers).
     carries_outside_text: ClassVar[bool] = False
+    # What the tool reaches (see `dexter.principal.ToolScope`): only the operator gets
+    # "operator" tools unless a grant names them, so a new tool is private until it says not.
+    scope: ClassVar[ToolScope] = "operator"
 
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...

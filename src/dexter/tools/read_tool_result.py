@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.results import ResultStore, safe_key
 
@@ -55,6 +56,7 @@ class ReadToolResultArgs(BaseModel):
 
 class ReadToolResult(Tool[ReadToolResultArgs]):
     name: ClassVar[str] = "read_tool_result"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Read a tool result that was too large for the context or was cleared from it. "
         "Give the call_id from the notice; page with offset/length, or pass search to get "

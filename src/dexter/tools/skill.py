@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.principal import ToolScope
 from dexter.skills.discovery import Skill
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
@@ -119,6 +120,7 @@ def _by_sources(ctx: ToolContext) -> object:
 
 class SkillTool(Tool[SkillArgs]):
     name: ClassVar[str] = "skill"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Load a skill: step-by-step instructions for a larger task (e.g. a DCF valuation or an "
         "investment memo). Returns the instructions to follow; call it once per question, before "

@@ -25,6 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 PRECISION = 34
@@ -196,6 +197,7 @@ class _Outcome:
 
 class CalculateTool(Tool[CalculateArgs]):
     name: ClassVar[str] = "calculate"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Exact decimal arithmetic for financial math; use it instead of computing numbers "
         "yourself.\n"

@@ -22,6 +22,7 @@ from dexter.data.models import Company, Period, StatementBase
 from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.sec import urls as sec_urls
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.finance.format import (
     PriceRows,
@@ -407,6 +408,8 @@ def _provider_for(router: DataRouter, capability: Capability) -> str:
 
 class DataCall(Tool[ArgsT]):
     """One data call: resolve the company, ask the router, format with the run's ledger."""
+
+    scope: ClassVar[ToolScope] = "public"
 
     capability: ClassVar[Capability]
     concurrency_safe: ClassVar[bool] = True

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
 from dexter.models.types import ModelRequest, SystemMessage, ToolCall, UserMessage
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.invoke import parse_arguments, run_tool, validate_arguments
 
@@ -55,6 +56,8 @@ def describe_call(name: str, args: dict[str, Any]) -> str:
 
 class RoutedTool(Tool[RoutedArgs]):
     """A meta-tool over a set of data-call tools. Subclasses set name, description and guidance."""
+
+    scope: ClassVar[ToolScope] = "public"
 
     Args = RoutedArgs
     concurrency_safe: ClassVar[bool] = True

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.ssrf import BlockedURL, Resolver, check_url, normalise_hosts
@@ -138,6 +139,7 @@ class BrowserSession:
 
 class BrowserTool(Tool[BrowserArgs]):
     name: ClassVar[str] = "browser"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Use a real headless browser for pages that need JavaScript or interaction (investor-"
         "relations sites, tables that load late, forms); prefer web_fetch for ordinary pages. "

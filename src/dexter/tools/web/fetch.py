@@ -28,6 +28,7 @@ from dexter.config import Settings
 from dexter.data.cache import DiskCache
 from dexter.data.errors import DataError
 from dexter.data.sec.urls import is_sec_host
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.extract import html_to_markdown
@@ -95,6 +96,7 @@ class _Page:
 
 class WebFetchTool(Tool[WebFetchArgs]):
     name: ClassVar[str] = "web_fetch"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Fetch a web page and return its main text as markdown (title, final URL, content). "
         "Use it to read an article, press release or page found with web_search. "

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.config import Settings, get_secret
 from dexter.errors import DexterError
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 
@@ -348,6 +349,7 @@ class WebSearchArgs(BaseModel):
 
 class WebSearchTool(Tool[WebSearchArgs]):
     name: ClassVar[str] = "web_search"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Search the web and get results with titles, URLs, dates and snippets. Use it for news, "
         "analyst commentary, events and anything not in the financial data tools; follow up "

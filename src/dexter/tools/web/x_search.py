@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 
@@ -219,6 +220,7 @@ async def search_posts(
 
 class XSearchTool(Tool[XSearchArgs]):
     name: ClassVar[str] = "x_search"
+    scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Search recent posts on X (Twitter) for market chatter, sentiment and breaking news: "
         "command search (X query operators allowed, e.g. '$NVDA earnings lang:en'), profile "
