@@ -101,7 +101,8 @@ def test_doctor_reports_corrupt_settings(tmp_path: Path) -> None:
     settings = load_settings(
         cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET}, tolerate_corrupt=True
     )
-    code, output = render(settings)
+    # Wide enough that the settings path (long under a test worker's folder) stays on one line.
+    code, output = render(settings, width=240)
     assert code == 1
     assert "does not parse" in output
     assert "not valid JSON" in output

@@ -39,6 +39,8 @@ def test_doctor_names_the_project_home_from_a_subfolder(
     sub = fresh / "notes" / "2026"
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
+    # Wide enough that the path (long under a test worker's folder) stays on one line.
+    monkeypatch.setenv("COLUMNS", "240")
     main(["doctor"])
     out = capsys.readouterr().out
     assert str(fresh / ".dexter") in out
