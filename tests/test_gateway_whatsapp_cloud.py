@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import io
 import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 
+from dexter.gateway.service import console_log
 from dexter.gateway.types import InboundMessage
 from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
 
@@ -75,12 +80,22 @@ class Hooks:
     def __init__(self) -> None:
         self.messages: list[InboundMessage] = []
         self.up = asyncio.Event()
+        self.arrived = asyncio.Event()
 
     def connected(self, identity: str = "") -> None:
         self.up.set()
 
     async def message(self, message: InboundMessage) -> None:
         self.messages.append(message)
+        self.arrived.set()
+
+    async def received(self, count: int) -> list[InboundMessage]:
+        """The messages once `count` have arrived (they are handled after Meta is answered)."""
+        async with asyncio.timeout(10):  # only keeps a regression from hanging the suite
+            while len(self.messages) < count:
+                self.arrived.clear()
+                await self.arrived.wait()
+        return self.messages
 
 
 def signed(body: bytes, secret: str = SECRET) -> dict[str, str]:
@@ -186,3 +201,87 @@ async def test_a_stop_that_lands_before_start_is_kept() -> None:
     hooks = Hooks()
     await asyncio.wait_for(channel.start(hooks), 5)  # returns: no webhook server is opened
     assert not hooks.up.is_set()
+
+
+def webhook_channel() -> WhatsAppCloudChannel:
+    return WhatsAppCloudChannel(
+        "default",
+        access_token="EAAG-token",
+        phone_number_id="106540352242922",
+        app_secret=SECRET,
+        verify_token="verify-me",
+        listen="127.0.0.1:0",
+        transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json={})),
+    )
+
+
+@asynccontextmanager
+async def serving(channel: WhatsAppCloudChannel) -> AsyncIterator[Hooks]:
+    hooks = Hooks()
+    task = asyncio.create_task(channel.start(hooks))
+    await hooks.up.wait()
+    try:
+        yield hooks
+    finally:
+        await channel.stop()
+        await task
+
+
+def message_from(number: str, body: str, **fields: object) -> dict[str, object]:
+    raw: dict[str, object] = {
+        "from": number,
+        "id": f"wamid.{number}.{len(body)}",
+        "timestamp": "1764600000",
+        "text": {"body": body},
+        "type": "text",
+    }
+    raw.update(fields)
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+# Messages whose fields do not have the types Meta documents: each is skipped with one log line.
+MALFORMED_MESSAGES: dict[str, object] = {
+    "a message that is a string": "SECRET",
+    "from as a number": message_from("15551234567", "SECRET", **{"from": 15551234567}),
+    "from that is not a number": message_from("15551234567", "SECRET", **{"from": "ann"}),
+    "text body as a number": message_from("15551234567", "SECRET", text={"body": 42}),
+    "text as a string": message_from("15551234567", "SECRET", text="SECRET"),
+    "id missing": message_from("15551234567", "SECRET", id=None),
+    "timestamp in words": message_from("15551234567", "SECRET", timestamp="yesterday"),
+    "timestamp past any clock": message_from("15551234567", "SECRET", timestamp="9" * 20),
+    "a caption that is a list": message_from(
+        "15551234567", "SECRET", type="image", image={"id": "1", "caption": ["SECRET"]}
+    ),
+}
+MALFORMED_PAYLOADS: list[object] = [
+    ["SECRET"],
+    {"object": "whatsapp_business_account", "entry": "SECRET"},
+    {"entry": [{"id": "1", "changes": [{"field": "messages", "value": ["SECRET"]}]}]},
+]
+
+
+async def test_a_malformed_message_is_skipped_in_one_line_and_its_neighbours_are_read() -> None:
+    """A bad message used to raise out of the request handler: the good messages in the same
+    payload were lost, and asyncio printed the traceback on the console."""
+    console = io.StringIO()
+    handler = console_log(console)
+    logging.getLogger("dexter.gateway").addHandler(handler)
+    channel = webhook_channel()
+    try:
+        async with serving(channel) as hooks:
+            url = f"http://127.0.0.1:{channel.bound_port}/webhook"
+            first = change({"messages": [*MALFORMED_MESSAGES.values(), message_from("1555", "a")]})
+            second = change({"messages": [message_from("1666", "b")]})
+            async with httpx2.AsyncClient() as client:
+                for payload in (first, *MALFORMED_PAYLOADS, second):
+                    body = json.dumps(payload).encode()
+                    response = await client.post(url, content=body, headers=signed(body))
+                    assert response.status_code == 200
+            received = await hooks.received(2)
+            assert [(m.sender_id, m.text) for m in received] == [("+1555", "a"), ("+1666", "b")]
+    finally:
+        logging.getLogger("dexter.gateway").removeHandler(handler)
+    skipped = [line for line in console.getvalue().splitlines() if "skipped" in line]
+    assert len(skipped) == len(MALFORMED_MESSAGES) + len(MALFORMED_PAYLOADS), skipped
+    assert all("whatsapp_cloud/default: skipped malformed" in line for line in skipped)
+    assert "Traceback" not in console.getvalue() and "SECRET" not in console.getvalue()

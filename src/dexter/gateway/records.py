@@ -65,14 +65,19 @@ class Record:
     def maybe_obj(self, key: str) -> Record | None:
         return self.obj(key) if self._present(key) else None
 
-    def objects(self, key: str) -> list[Record]:
-        """A list of objects; absent is empty."""
+    def items(self, key: str) -> list[tuple[object, str]]:
+        """A list's items as they are, each with its path, to be read one by one (so one bad
+        item need not cost the others); absent is empty."""
         items = self.data.get(key)
         if items is None:
             return []
         if not isinstance(items, list):
             raise self._wrong(key, "a list")
-        return [Record(item, f"{self.path}.{key}[{i}]") for i, item in enumerate(items)]
+        return [(item, f"{self.path}.{key}[{i}]") for i, item in enumerate(items)]
+
+    def objects(self, key: str) -> list[Record]:
+        """A list of objects; absent is empty."""
+        return [Record(item, path) for item, path in self.items(key)]
 
     def text(self, key: str) -> str:
         """A string field; absent (or null) is ""."""

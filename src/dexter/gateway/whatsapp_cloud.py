@@ -15,11 +15,12 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from dexter.gateway.config import AccountConfig
+from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
 from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
 
@@ -50,42 +51,78 @@ def signature_valid(app_secret: str, body: bytes, header: str | None) -> bool:
     return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
 
 
-def parse_webhook(payload: Any, account_id: str) -> list[InboundMessage]:
-    """Messages in a webhook payload; delivery/read status updates carry none."""
+def parse_webhook(payload: object, account_id: str) -> list[InboundMessage]:
+    """Messages in a webhook payload; delivery/read status updates carry none.
+
+    A payload whose envelope (`entry[].changes[].value`) has an unexpected shape is skipped, and
+    so is each message that does, with one log line each: the messages beside a bad one are
+    still read."""
+    source = f"whatsapp_cloud/{account_id}"
+    values = parse_or_skip(partial(_values, payload), source=source, what="webhook payload")
     found: list[InboundMessage] = []
-    if not isinstance(payload, dict):
-        return found
-    for entry in payload.get("entry") or []:
-        for change in entry.get("changes") or []:
-            value = change.get("value") or {}
-            names = {
-                str(c.get("wa_id")): str((c.get("profile") or {}).get("name") or "")
-                for c in value.get("contacts") or []
-            }
-            for raw in value.get("messages") or []:
-                sender = str(raw.get("from", ""))
-                kind = _KINDS.get(str(raw.get("type")), "other")
-                body = raw.get(str(raw.get("type"))) or {}
-                text = ""
-                if kind == "text":
-                    text = str(body.get("body") or "")
-                elif isinstance(body, dict):
-                    text = str(body.get("caption") or "")
-                found.append(
-                    InboundMessage(
-                        channel="whatsapp_cloud",
-                        account_id=account_id,
-                        message_id=str(raw.get("id", "")),
-                        chat_id=f"+{sender}",
-                        chat_type="direct",
-                        sender_id=f"+{sender}",
-                        sender_name=names.get(sender, ""),
-                        text=text,
-                        kind=kind,
-                        timestamp=datetime.fromtimestamp(int(raw.get("timestamp") or 0), UTC),
-                    )
-                )
+    for value in values or []:
+        names = parse_or_skip(partial(_names, value), source=source, what=f"{value.path}.contacts")
+        messages = parse_or_skip(
+            partial(value.items, "messages"), source=source, what=f"{value.path}.messages"
+        )
+        for raw, path in messages or []:
+            message = parse_or_skip(
+                partial(_message, raw, path, names or {}, account_id),
+                source=source,
+                what=f"message {path}",
+            )
+            if message is not None:
+                found.append(message)
     return found
+
+
+def _values(payload: object) -> list[Record]:
+    return [
+        value
+        for entry in Record(payload, "payload").objects("entry")
+        for change in entry.objects("changes")
+        if (value := change.maybe_obj("value")) is not None
+    ]
+
+
+def _names(value: Record) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for contact in value.objects("contacts"):
+        profile = contact.maybe_obj("profile")
+        names[contact.text("wa_id")] = profile.text("name") if profile else ""
+    return names
+
+
+def _digits(record: Record, key: str) -> str:
+    value = record.required_text(key)
+    if not value.isascii() or not value.isdigit():
+        raise MalformedRecord(f"{record.path}.{key} is not a string of digits")
+    return value
+
+
+def _message(raw: object, path: str, names: dict[str, str], account_id: str) -> InboundMessage:
+    record = Record(raw, path)
+    sender = _digits(record, "from")
+    declared = record.text("type")
+    kind = _KINDS.get(declared, "other")
+    text = ""
+    if kind == "text":
+        text = record.obj("text").text("body")
+    elif kind != "other":  # media: its caption is the question, if any
+        media = record.maybe_obj(declared)
+        text = media.text("caption") if media is not None else ""
+    return InboundMessage(
+        channel="whatsapp_cloud",
+        account_id=account_id,
+        message_id=record.required_text("id"),
+        chat_id=f"+{sender}",
+        chat_type="direct",
+        sender_id=f"+{sender}",
+        sender_name=names.get(sender, ""),
+        text=text,
+        kind=kind,
+        timestamp=timestamp(int(_digits(record, "timestamp")), f"{path}.timestamp"),
+    )
 
 
 class WhatsAppCloudChannel:
@@ -167,6 +204,9 @@ class WhatsAppCloudChannel:
                 await self._serve_one(reader, writer, hooks)
             except (ConnectionError, asyncio.IncompleteReadError, ValueError) as exc:
                 log.debug("webhook request failed: %s", exc)
+            except Exception as exc:  # one bad request must never reach asyncio's traceback
+                log.warning("webhook request failed (%s)", type(exc).__name__)
+                log.debug("webhook request failed", exc_info=True)
             finally:
                 writer.close()
                 with contextlib.suppress(Exception):
