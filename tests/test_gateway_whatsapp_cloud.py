@@ -285,3 +285,73 @@ async def test_a_malformed_message_is_skipped_in_one_line_and_its_neighbours_are
     assert len(skipped) == len(MALFORMED_MESSAGES) + len(MALFORMED_PAYLOADS), skipped
     assert all("whatsapp_cloud/default: skipped malformed" in line for line in skipped)
     assert "Traceback" not in console.getvalue() and "SECRET" not in console.getvalue()
+
+
+Idle = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def idle_connection(port: int, sent: bytes = b"") -> Idle:
+    """A client that connects, sends `sent` (maybe part of a request) and then nothing. The
+    writer is kept: dropping it would close the socket from this side."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    if sent:
+        writer.write(sent)
+        await writer.drain()
+    return reader, writer
+
+
+async def closed_by_server(connection: Idle) -> bool:
+    reader, writer = connection
+    try:
+        return await reader.read() == b"" and not writer.is_closing()
+    finally:
+        writer.close()
+
+
+async def post_signed(url: str, payload: dict[str, object]) -> httpx2.Response:
+    body = json.dumps(payload).encode()
+    async with httpx2.AsyncClient() as client:
+        return await client.post(url, content=body, headers=signed(body))
+
+
+SLOW_STARTS = [
+    b"",
+    b"PO",
+    b"POST /webhook HTTP/1.1\r\nHost: x\r\n",
+    b'POST /webhook HTTP/1.1\r\ncontent-length: 100\r\n\r\n{"entry":',
+]
+
+
+async def test_idle_connections_past_the_cap_are_closed_and_a_signed_post_gets_through() -> None:
+    """1,100 idle connections used to hold 1,100 sockets open (past a 1,024 file limit, so
+    Meta's signed posts could not even be accepted). Past the cap, the connection that has
+    waited longest for its request is closed to make room."""
+    channel = webhook_channel()
+    channel.max_connections = 8
+    channel.read_timeout = 600.0  # only the cap is at work here
+    async with serving(channel) as hooks:
+        port = channel.bound_port
+        idle = [await idle_connection(port, SLOW_STARTS[i % 4]) for i in range(30)]
+        response = await post_signed(f"http://127.0.0.1:{port}/webhook", TEXT)
+        assert response.status_code == 200
+        assert [m.text for m in await hooks.received(1)] == ["What did NVDA earn last quarter?"]
+        # The oldest idle connections were closed by the server as newer ones came: all but the
+        # newest few (the cap less the signed post).
+        closes = [asyncio.ensure_future(closed_by_server(connection)) for connection in idle]
+        done, waiting = await asyncio.wait(closes[:-7], timeout=10)
+        assert not waiting and all(task.result() for task in done)
+        for task in closes:
+            task.cancel()
+
+
+async def test_a_connection_that_sends_no_whole_request_in_time_is_closed() -> None:
+    channel = webhook_channel()
+    channel.read_timeout = 0.2
+    async with serving(channel) as hooks:
+        port = channel.bound_port
+        idle = [await idle_connection(port, start) for start in SLOW_STARTS]
+        async with asyncio.timeout(10):  # generous: the server closes them after 0.2 s
+            assert all(await asyncio.gather(*(closed_by_server(c) for c in idle)))
+        response = await post_signed(f"http://127.0.0.1:{port}/webhook", TEXT)
+        assert response.status_code == 200
+        assert len(await hooks.received(1)) == 1
