@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import logging
 import re
 from pathlib import Path
 
@@ -14,8 +12,8 @@ from dexter.gateway.config import ConfigSource
 from dexter.gateway.dispatch import ChatTurn, Replier
 from dexter.gateway.pairing import MAX_PENDING_PER_ACCOUNT, PairingStore
 from dexter.gateway.pipeline import Gateway
-from dexter.gateway.service import console_log
 from dexter.gateway.types import InboundMessage
+from tests.support.gateway_console import gateway_console
 
 
 class Recording:
@@ -106,12 +104,9 @@ async def test_600_strangers_cannot_push_out_the_first_real_pairing_request(
 ) -> None:
     """Pending requests used to be trimmed to the newest 500: a flood of strangers evicted the
     request the operator was about to approve. Now a full queue refuses newcomers instead."""
-    console = io.StringIO()
-    handler = console_log(console)
-    logging.getLogger("dexter.gateway").addHandler(handler)
     gateway, dispatcher = pairing_gateway(tmp_path)
     channel = Recording()
-    try:
+    with gateway_console() as console:
         assert await gateway.handle(channel, dm(1, "hi, it's Ann")) == "pairing:sent"  # type: ignore[arg-type]
         code = re.search(r"Pairing code: (\d{6})", channel.sent[0])
         assert code is not None
@@ -119,13 +114,10 @@ async def test_600_strangers_cannot_push_out_the_first_real_pairing_request(
             await gateway.handle(channel, dm(1000 + n, "let me in"))  # type: ignore[arg-type]
             for n in range(600)
         ]
-    finally:
-        logging.getLogger("dexter.gateway").removeHandler(handler)
     # Codes went out until the account's queue was full; the rest got nothing (no amplification).
     assert len(channel.sent) == MAX_PENDING_PER_ACCOUNT
     assert outcomes.count("pairing:full") == 600 - (MAX_PENDING_PER_ACCOUNT - 1)
-    full_lines = [line for line in console.getvalue().splitlines() if "pairing" in line]
-    assert len(full_lines) == 1, full_lines  # said once, not once per stranger
+    assert len(console.lines("pairing requests are waiting")) == 1  # once, not per stranger
     # The first real request is still there and approvable; Ann is answered from then on.
     gateway.pairing.approve(code.group(1))
     assert await gateway.handle(channel, dm(1, "what did NVDA earn?")) == "dispatched"  # type: ignore[arg-type]

@@ -4,9 +4,7 @@ over HTTP, events over a real WebSocket, runtime-built agents with a scripted mo
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -32,7 +30,6 @@ from dexter.gateway.service import (
     GatewayService,
     build_channel,
     build_service,
-    console_log,
     pairing_store,
 )
 from dexter.gateway.slack import (
@@ -53,6 +50,7 @@ from tests.support.fake_slack import (
     serve_slack,
     until,
 )
+from tests.support.gateway_console import gateway_console
 from tests.test_gateway_delivery import Alert
 from tests.test_gateway_telegram_e2e import MAIN, ChatModel, last_user, runtime_with
 from tests.test_gateway_telegram_e2e import home as home  # the same isolated $DEXTER_HOME
@@ -592,10 +590,7 @@ def test_each_malformed_event_is_refused_by_name_not_by_a_crash(shape: str) -> N
 async def test_a_malformed_event_is_logged_in_one_line_and_the_next_is_answered(
     home: Path,
 ) -> None:
-    console = io.StringIO()
-    handler = console_log(console)
-    logging.getLogger("dexter.gateway").addHandler(handler)
-    try:
+    with gateway_console() as console:
         async with slack_gateway(home) as running:
             fake = running.fake
             for number, fields in enumerate(MALFORMED_EVENTS.values()):
@@ -606,12 +601,10 @@ async def test_a_malformed_event_is_logged_in_one_line_and_the_next_is_answered(
             await running.answered()
             assert [p["text"] for p in fake.posts()] == ["Answer to: the real question"]
             assert fake.connections == 1 and running.service.manager.snapshot()[0].connected
-    finally:
-        logging.getLogger("dexter.gateway").removeHandler(handler)
-    skipped = [line for line in console.getvalue().splitlines() if "skipped" in line]
+    skipped = console.lines("skipped")
     assert len(skipped) == len(MALFORMED_EVENTS), skipped
     assert all("slack/default: skipped malformed event EvBAD" in line for line in skipped)
-    assert "Traceback" not in console.getvalue() and "SECRET" not in console.getvalue()
+    assert "Traceback" not in console.text and "SECRET" not in console.text
 
 
 def test_slack_text_and_mrkdwn() -> None:

@@ -18,6 +18,7 @@ from dexter.models.types import ModelRequest, StreamChunk, UserMessage
 from dexter.runtime import Runtime
 from dexter.store.sessions import SessionStore
 from tests.support.fake_telegram import BOT_USERNAME, FakeTelegram, serve_telegram
+from tests.support.gateway_console import gateway_console
 
 MAIN = "openai:main-test"
 ROUTER = "openai:router-test"
@@ -334,46 +335,34 @@ OTHER_KINDS: dict[str, dict[str, object]] = {
 async def test_a_malformed_update_is_logged_skipped_and_never_blocks_the_next(home: Path) -> None:
     """One bad update used to crash the poll loop before the offset was saved: the same batch
     came back after every reconnect and no later message was ever answered."""
-    import io
-    import logging
-
-    from dexter.gateway.service import console_log
-
     model = ChatModel()
-    console = io.StringIO()
-    handler = console_log(console)
-    logging.getLogger("dexter.gateway").addHandler(handler)
-    try:
-        with serve_telegram() as fake:
-            write_config(home, fake)
-            for update in (*MALFORMED.values(), *OTHER_KINDS.values()):
-                fake.push_raw(update)
-            fake.push_raw(["not", "an", "update"])
-            fake.push_raw(sent_by_42(), with_id=False)  # no update_id
-            last = fake.push("the real question", user=42)
-            async with runtime_with(model) as rt:
-                service = build_service(rt, ConfigSource(config_path(home), interval=0))
-                await service.start()
-                try:
-                    await until(fake, lambda: fake.texts())
-                    await handled(fake, last)
-                    await service.dispatcher.join()
-                    # Answered from the first batch: no reconnect, nothing fetched twice.
-                    assert fake.texts() == ["Answer to: the real question"]
-                    assert fake.count("getMe") == 1
-                    assert service.manager.snapshot()[0].reconnect_attempts == 0
-                    offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
-                    assert offsets[0] is None and set(offsets[1:]) == {last + 1}
-                finally:
-                    await service.stop()
-            saved = (home / "gateway" / "telegram" / "default.offset").read_text().strip()
-            assert int(saved) == last + 1
-    finally:
-        logging.getLogger("dexter.gateway").removeHandler(handler)
-    lines = console.getvalue().splitlines()
-    skipped = [line for line in lines if "skipped" in line]
+    with gateway_console() as console, serve_telegram() as fake:
+        write_config(home, fake)
+        for update in (*MALFORMED.values(), *OTHER_KINDS.values()):
+            fake.push_raw(update)
+        fake.push_raw(["not", "an", "update"])
+        fake.push_raw(sent_by_42(), with_id=False)  # no update_id
+        last = fake.push("the real question", user=42)
+        async with runtime_with(model) as rt:
+            service = build_service(rt, ConfigSource(config_path(home), interval=0))
+            await service.start()
+            try:
+                await until(fake, lambda: fake.texts())
+                await handled(fake, last)
+                await service.dispatcher.join()
+                # Answered from the first batch: no reconnect, nothing fetched twice.
+                assert fake.texts() == ["Answer to: the real question"]
+                assert fake.count("getMe") == 1
+                assert service.manager.snapshot()[0].reconnect_attempts == 0
+                offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
+                assert offsets[0] is None and set(offsets[1:]) == {last + 1}
+            finally:
+                await service.stop()
+        saved = (home / "gateway" / "telegram" / "default.offset").read_text().strip()
+        assert int(saved) == last + 1
+    skipped = console.lines("skipped")
     # One line per malformed update (and for the two without a usable id), none for the others.
     assert len(skipped) == len(MALFORMED) + 2, skipped
     assert all("telegram/default" in line for line in skipped)
-    assert "Traceback" not in console.getvalue()
-    assert "SECRET" not in console.getvalue()  # field names and types, never the content
+    assert "Traceback" not in console.text
+    assert "SECRET" not in console.text  # field names and types, never the content

@@ -6,18 +6,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import io
 import json
-import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 
-from dexter.gateway.service import console_log
 from dexter.gateway.types import InboundMessage
 from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
+from tests.support.gateway_console import gateway_console
 
 SECRET = "app-secret-123"
 
@@ -98,6 +96,21 @@ class Hooks:
         return self.messages
 
 
+def webhook_channel(
+    graph: Callable[[httpx2.Request], httpx2.Response] | None = None,
+) -> WhatsAppCloudChannel:
+    """A channel on a free port; `graph` answers its Graph API calls (replies, read receipts)."""
+    return WhatsAppCloudChannel(
+        "default",
+        access_token="EAAG-token",
+        phone_number_id="106540352242922",
+        app_secret=SECRET,
+        verify_token="verify-me",
+        listen="127.0.0.1:0",
+        transport=httpx2.MockTransport(graph or (lambda request: httpx2.Response(200, json={}))),
+    )
+
+
 def signed(body: bytes, secret: str = SECRET) -> dict[str, str]:
     digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return {"x-hub-signature-256": f"sha256={digest}", "content-type": "application/json"}
@@ -112,15 +125,7 @@ async def test_webhook_verifies_signs_and_normalises() -> None:
         graph.append(json.loads(request.content))
         return httpx2.Response(200, json={"messages": [{"id": "wamid.OUT"}]})
 
-    channel = WhatsAppCloudChannel(
-        "default",
-        access_token="EAAG-token",
-        phone_number_id="106540352242922",
-        app_secret=SECRET,
-        verify_token="verify-me",
-        listen="127.0.0.1:0",
-        transport=httpx2.MockTransport(handler),
-    )
+    channel = webhook_channel(handler)
     hooks = Hooks()
     task = asyncio.create_task(channel.start(hooks))
     await hooks.up.wait()
@@ -189,30 +194,11 @@ async def test_webhook_verifies_signs_and_normalises() -> None:
 
 
 async def test_a_stop_that_lands_before_start_is_kept() -> None:
-    channel = WhatsAppCloudChannel(
-        "default",
-        access_token="EAAG-token",
-        phone_number_id="106540352242922",
-        app_secret=SECRET,
-        verify_token="verify-me",
-        listen="127.0.0.1:0",
-    )
+    channel = webhook_channel()
     await channel.stop()
     hooks = Hooks()
     await asyncio.wait_for(channel.start(hooks), 5)  # returns: no webhook server is opened
     assert not hooks.up.is_set()
-
-
-def webhook_channel() -> WhatsAppCloudChannel:
-    return WhatsAppCloudChannel(
-        "default",
-        access_token="EAAG-token",
-        phone_number_id="106540352242922",
-        app_secret=SECRET,
-        verify_token="verify-me",
-        listen="127.0.0.1:0",
-        transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json={})),
-    )
 
 
 @asynccontextmanager
@@ -263,11 +249,8 @@ MALFORMED_PAYLOADS: list[object] = [
 async def test_a_malformed_message_is_skipped_in_one_line_and_its_neighbours_are_read() -> None:
     """A bad message used to raise out of the request handler: the good messages in the same
     payload were lost, and asyncio printed the traceback on the console."""
-    console = io.StringIO()
-    handler = console_log(console)
-    logging.getLogger("dexter.gateway").addHandler(handler)
     channel = webhook_channel()
-    try:
+    with gateway_console() as console:
         async with serving(channel) as hooks:
             url = f"http://127.0.0.1:{channel.bound_port}/webhook"
             first = change({"messages": [*MALFORMED_MESSAGES.values(), message_from("1555", "a")]})
@@ -279,12 +262,10 @@ async def test_a_malformed_message_is_skipped_in_one_line_and_its_neighbours_are
                     assert response.status_code == 200
             received = await hooks.received(2)
             assert [(m.sender_id, m.text) for m in received] == [("+1555", "a"), ("+1666", "b")]
-    finally:
-        logging.getLogger("dexter.gateway").removeHandler(handler)
-    skipped = [line for line in console.getvalue().splitlines() if "skipped" in line]
+    skipped = console.lines("skipped")
     assert len(skipped) == len(MALFORMED_MESSAGES) + len(MALFORMED_PAYLOADS), skipped
     assert all("whatsapp_cloud/default: skipped malformed" in line for line in skipped)
-    assert "Traceback" not in console.getvalue() and "SECRET" not in console.getvalue()
+    assert "Traceback" not in console.text and "SECRET" not in console.text
 
 
 Idle = tuple[asyncio.StreamReader, asyncio.StreamWriter]

@@ -4,9 +4,7 @@ neonize's client and protobuf objects: self-chat, strangers, groups, media, typi
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import logging
 import stat
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -18,7 +16,7 @@ from dexter.config import ConfigError
 from dexter.gateway.config import ConfigSource, config_path
 from dexter.gateway.delivery import ChannelDeliverer, DeliveryError
 from dexter.gateway.dispatch import ChatTurn, RunOutcome
-from dexter.gateway.service import GatewayService, console_log, gateway_dir, pairing_store
+from dexter.gateway.service import GatewayService, gateway_dir, pairing_store
 from dexter.gateway.text import MEDIA_REPLY
 from dexter.gateway.types import ChannelError
 from dexter.gateway.whatsapp_web import (
@@ -42,6 +40,7 @@ from tests.support.fake_neonize import (
     event_for,
     text_message,
 )
+from tests.support.gateway_console import gateway_console
 
 OWNER = "15550001111"
 ME = JID(OWNER)
@@ -219,10 +218,7 @@ async def test_a_malformed_message_event_is_one_log_line_and_the_next_is_answere
 ) -> None:
     """neonize runs each handler as its own task: a parser error was lost without a word (and
     with these fakes, which await handlers inline, it raised into the event loop)."""
-    console = io.StringIO()
-    handler = console_log(console)
-    logging.getLogger("dexter.gateway").addHandler(handler)
-    try:
+    with gateway_console() as console:
         rig = await start(home, dm_policy="allowlist", allow_from=["+15552223333"])
         rigs.append(rig)
         bad = malformed_events()
@@ -231,12 +227,10 @@ async def test_a_malformed_message_event_is_one_log_line_and_the_next_is_answere
         await rig.say(text_message("the real question", chat=BOB))
         assert rig.world.sent() == [("15552223333@s.whatsapp.net", "Answer to: the real question")]
         assert rig.service.manager.snapshot()[0].connected
-    finally:
-        logging.getLogger("dexter.gateway").removeHandler(handler)
-    skipped = [line for line in console.getvalue().splitlines() if "skipped" in line]
+    skipped = console.lines("skipped")
     assert len(skipped) == len(bad), skipped
     assert all("whatsapp_web/default: skipped" in line for line in skipped)
-    assert "Traceback" not in console.getvalue() and "SECRET" not in console.getvalue()
+    assert "Traceback" not in console.text and "SECRET" not in console.text
 
 
 async def test_groups_answer_only_when_mentioned_or_replied_to(home: Path, rigs: list[Rig]) -> None:

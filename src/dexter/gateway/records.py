@@ -14,6 +14,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from dexter.config import json_type
+
 log = logging.getLogger("dexter.gateway")
 
 T = TypeVar("T")
@@ -23,28 +25,12 @@ class MalformedRecord(ValueError):
     """A record that does not have the shape the platform documents."""
 
 
-def type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 class Record:
     """One JSON object and where it sits (`message.chat`), for errors that name the field."""
 
     def __init__(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
-            raise MalformedRecord(f"{path} is {type_name(value)}, not an object")
+            raise MalformedRecord(f"{path} is {json_type(value)}, not an object")
         self.data: dict[str, Any] = value
         self.path = path
 
@@ -53,7 +39,7 @@ class Record:
 
     def _wrong(self, key: str, expected: str) -> MalformedRecord:
         return MalformedRecord(
-            f"{self.path}.{key} is {type_name(self.data.get(key))}, not {expected}"
+            f"{self.path}.{key} is {json_type(self.data.get(key))}, not {expected}"
         )
 
     def _present(self, key: str) -> bool:
@@ -72,7 +58,7 @@ class Record:
         if items is None:
             return []
         if not isinstance(items, list):
-            raise self._wrong(key, "a list")
+            raise self._wrong(key, "an array")
         return [(item, f"{self.path}.{key}[{i}]") for i, item in enumerate(items)]
 
     def objects(self, key: str) -> list[Record]:
