@@ -137,6 +137,8 @@ class TelegramChannel:
                 body = response.json()
             except ValueError:
                 body = {}
+            if not isinstance(body, dict):
+                body = {}
             if response.status_code == 200 and body.get("ok"):
                 return body.get("result")
             code = int(body.get("error_code") or response.status_code)
