@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,12 @@ from dexter.gateway.config import ConfigSource, load_config
 from dexter.gateway.dedupe import Deduper
 from dexter.gateway.history import GroupHistory, HistoryEntry, group_query
 from dexter.gateway.mention import is_mentioned, strip_mention
-from dexter.gateway.pairing import PairingStore
+from dexter.gateway.pairing import (
+    MAX_PENDING_PER_ACCOUNT,
+    PENDING_TTL,
+    PairingQueueFull,
+    PairingStore,
+)
 from dexter.gateway.routing import delivery_target, session_key
 from dexter.gateway.text import (
     markdown_to_slack,
@@ -52,6 +57,30 @@ def test_denied_code_is_gone_and_the_sender_is_not_approved(tmp_path: Path) -> N
     store.deny(request.code)
     assert store.pending() == [] and store.approved() == []
     assert (tmp_path / "pairing.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_full_pairing_queue_refuses_newcomers_keeps_the_waiting_and_clears_by_expiry(
+    tmp_path: Path,
+) -> None:
+    now = [AT]
+    store = PairingStore(tmp_path / "pairing.json", clock=lambda: now[0])
+    first, _ = store.request("telegram", "default", "1")
+    for n in range(2, MAX_PENDING_PER_ACCOUNT + 1):
+        store.request("telegram", "default", str(n))
+    with pytest.raises(PairingQueueFull, match="20 pairing requests are waiting"):
+        store.request("telegram", "default", "stranger")
+    # Someone already waiting still gets their own code back; other accounts have their own room.
+    assert store.request("telegram", "default", "1") == (first, False)
+    assert store.request("slack", "default", "U1")[1]
+    waiting = store.pending()
+    assert waiting[0] == first and len(waiting) == MAX_PENDING_PER_ACCOUNT + 1
+    # A day later the requests have expired: the queue has room again, old codes are gone.
+    now[0] = AT + PENDING_TTL + timedelta(seconds=1)
+    assert store.pending() == []
+    with pytest.raises(ConfigError, match="expire"):
+        store.approve(first.code)
+    later, new = store.request("telegram", "default", "stranger")
+    assert new and [p.code for p in store.pending()] == [later.code]
 
 
 def msg(**kw: object) -> InboundMessage:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from dexter.gateway.config import ConfigSource
 from dexter.gateway.dispatch import ChatTurn, Replier
-from dexter.gateway.pairing import PairingStore
+from dexter.gateway.pairing import MAX_PENDING_PER_ACCOUNT, PairingStore
 from dexter.gateway.pipeline import Gateway
 from dexter.gateway.types import InboundMessage
+from tests.support.gateway_console import gateway_console
 
 
 class Recording:
@@ -75,3 +77,48 @@ async def test_read_receipts_follow_mark_read(
     assert await gateway.handle(channel, message) == "dispatched"  # type: ignore[arg-type]
     assert channel.read == receipts
     assert [t.text for t in dispatcher.turns] == ["hi"]
+
+
+def pairing_gateway(tmp_path: Path) -> tuple[Gateway, Accepting]:
+    path = tmp_path / "gateway.json"
+    path.write_text(
+        json.dumps(
+            {"channels": {"whatsapp_cloud": {"accounts": {"default": {"dm_policy": "pairing"}}}}}
+        )
+    )
+    dispatcher = Accepting()
+    return Gateway(
+        ConfigSource(path), PairingStore(tmp_path / "pairing.json"), dispatcher
+    ), dispatcher
+
+
+def dm(number: int, text: str) -> InboundMessage:
+    sender = f"+1555{number:07d}"
+    return InboundMessage(
+        "whatsapp_cloud", "default", f"m{number}-{text}", sender, "direct", sender, text=text
+    )
+
+
+async def test_600_strangers_cannot_push_out_the_first_real_pairing_request(
+    tmp_path: Path,
+) -> None:
+    """Pending requests used to be trimmed to the newest 500: a flood of strangers evicted the
+    request the operator was about to approve. Now a full queue refuses newcomers instead."""
+    gateway, dispatcher = pairing_gateway(tmp_path)
+    channel = Recording()
+    with gateway_console() as console:
+        assert await gateway.handle(channel, dm(1, "hi, it's Ann")) == "pairing:sent"  # type: ignore[arg-type]
+        code = re.search(r"Pairing code: (\d{6})", channel.sent[0])
+        assert code is not None
+        outcomes = [
+            await gateway.handle(channel, dm(1000 + n, "let me in"))  # type: ignore[arg-type]
+            for n in range(600)
+        ]
+    # Codes went out until the account's queue was full; the rest got nothing (no amplification).
+    assert len(channel.sent) == MAX_PENDING_PER_ACCOUNT
+    assert outcomes.count("pairing:full") == 600 - (MAX_PENDING_PER_ACCOUNT - 1)
+    assert len(console.lines("pairing requests are waiting")) == 1  # once, not per stranger
+    # The first real request is still there and approvable; Ann is answered from then on.
+    gateway.pairing.approve(code.group(1))
+    assert await gateway.handle(channel, dm(1, "what did NVDA earn?")) == "dispatched"  # type: ignore[arg-type]
+    assert [t.text for t in dispatcher.turns] == ["what did NVDA earn?"]

@@ -25,7 +25,13 @@ from dexter.gateway.config import (
 )
 from dexter.gateway.delivery import DeliveryError, deliverers
 from dexter.gateway.pairing import PairingStore
-from dexter.gateway.service import GatewayService, build_channel, build_service, pairing_store
+from dexter.gateway.records import MalformedRecord
+from dexter.gateway.service import (
+    GatewayService,
+    build_channel,
+    build_service,
+    pairing_store,
+)
 from dexter.gateway.slack import (
     SLACK_LIMIT,
     SlackChannel,
@@ -44,6 +50,7 @@ from tests.support.fake_slack import (
     serve_slack,
     until,
 )
+from tests.support.gateway_console import gateway_console
 from tests.test_gateway_delivery import Alert
 from tests.test_gateway_telegram_e2e import MAIN, ChatModel, last_user, runtime_with
 from tests.test_gateway_telegram_e2e import home as home  # the same isolated $DEXTER_HOME
@@ -553,6 +560,51 @@ def test_events_become_inbound_messages() -> None:
         {"type": "reaction_added", "user": ANN},
     ):
         assert parsed(ignored) is None
+
+
+# Events whose fields do not have the types Slack documents: each is skipped with one log line.
+MALFORMED_EVENTS: dict[str, dict[str, Any]] = {
+    "user as an object": {"user": {"id": ANN}},
+    "text as a list": {"text": ["SECRET"]},
+    "text as a number": {"text": 42},
+    "ts as a number": {"ts": 1700000000.1},
+    "ts out of any clock's range": {"ts": "1e400"},
+    "files as a number": {"files": 5},
+    "a file that is a string": {"files": ["SECRET.pdf"]},
+    "a file mimetype that is a number": {"files": [{"mimetype": 7}]},
+    "user_profile as a string": {"user_profile": "SECRET"},
+    "channel as a list": {"channel": [ANN_DM]},
+    "channel_type as an object": {"channel_type": {}},
+    "thread_ts as an object": {"thread_ts": {"ts": "1"}},
+    "parent_user_id as a list": {"parent_user_id": [BOT_USER_ID]},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(MALFORMED_EVENTS))
+def test_each_malformed_event_is_refused_by_name_not_by_a_crash(shape: str) -> None:
+    with pytest.raises(MalformedRecord, match=r"^event\.") as refused:
+        parsed(event(**MALFORMED_EVENTS[shape]))
+    assert "SECRET" not in str(refused.value)
+
+
+async def test_a_malformed_event_is_logged_in_one_line_and_the_next_is_answered(
+    home: Path,
+) -> None:
+    with gateway_console() as console:
+        async with slack_gateway(home) as running:
+            fake = running.fake
+            for number, fields in enumerate(MALFORMED_EVENTS.values()):
+                bad = fake.message("SECRET question", user=ANN, channel=ANN_DM)
+                await fake.push_event({**bad, **fields}, event_id=f"EvBAD{number:03d}")
+            await fake.push_event(fake.message("the real question", user=ANN, channel=ANN_DM))
+            await until(fake, lambda: fake.posts())
+            await running.answered()
+            assert [p["text"] for p in fake.posts()] == ["Answer to: the real question"]
+            assert fake.connections == 1 and running.service.manager.snapshot()[0].connected
+    skipped = console.lines("skipped")
+    assert len(skipped) == len(MALFORMED_EVENTS), skipped
+    assert all("slack/default: skipped malformed event EvBAD" in line for line in skipped)
+    assert "Traceback" not in console.text and "SECRET" not in console.text
 
 
 def test_slack_text_and_mrkdwn() -> None:

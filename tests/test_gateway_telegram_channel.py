@@ -1,13 +1,19 @@
-"""The Telegram channel on its own against the fake Bot API: connections, rate limits, stop."""
+"""The Telegram channel on its own against the fake Bot API: connections, rate limits, stop; and
+its update parser on its own."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from dexter.gateway.records import MalformedRecord
 from dexter.gateway.telegram import SEND_CONNECTIONS, TelegramChannel
+from dexter.gateway.telegram_updates import BotIdentity, parse_update
 from dexter.gateway.types import InboundMessage
-from tests.support.fake_telegram import FakeTelegram, serve_telegram
+from tests.support.fake_telegram import BOT_ID, BOT_USERNAME, FakeTelegram, serve_telegram
+from tests.test_gateway_telegram_e2e import MALFORMED, OTHER_KINDS
 
 
 class Hooks:
@@ -87,3 +93,51 @@ async def test_a_stop_that_lands_before_start_is_kept(tmp_path: Path) -> None:
         hooks = Hooks()
         await asyncio.wait_for(tg.start(hooks), 5)
         assert not hooks.up.is_set() and fake.calls == []
+
+
+BOT = BotIdentity("default", str(BOT_ID), BOT_USERNAME)
+
+
+@pytest.mark.parametrize("shape", sorted(MALFORMED))
+def test_each_malformed_shape_is_refused_by_name_not_by_a_crash(shape: str) -> None:
+    update = {"update_id": 5, **MALFORMED[shape]}
+    with pytest.raises(MalformedRecord, match=r"^update\.message") as refused:
+        parse_update(update, BOT)
+    assert "SECRET" not in str(refused.value)
+
+
+@pytest.mark.parametrize("kind", sorted(OTHER_KINDS))
+def test_update_kinds_other_than_message_are_passed_over(kind: str) -> None:
+    """Inline-button presses (`callback_query`) and kinds added to the Bot API later are not
+    questions: they are neither answered nor an error."""
+    assert parse_update({"update_id": 5, **OTHER_KINDS[kind]}, BOT) is None
+
+
+def test_a_well_formed_topic_message_with_a_mention_and_a_caption_is_read() -> None:
+    raw: dict[str, object] = {
+        "message_id": 31,
+        "from": {"id": 6, "is_bot": False, "first_name": "Bo", "last_name": "Li"},
+        "chat": {"id": -1001, "type": "supergroup", "title": "Research"},
+        "date": 1764600000,
+        "is_topic_message": True,
+        "message_thread_id": 12,
+        "photo": [{"file_id": "p1", "width": 90, "height": 90}],
+        "caption": "what is this chart?",
+        "caption_entities": [
+            {"type": "text_mention", "offset": 0, "length": 4, "user": {"id": BOT_ID}}
+        ],
+    }
+    message = parse_update({"update_id": 9, "message": raw}, BOT)
+    assert message is not None
+    assert (message.chat_id, message.chat_type, message.chat_title) == (
+        "-1001",
+        "group",
+        "Research",
+    )
+    assert (message.sender_id, message.sender_name, message.message_id) == ("6", "Bo Li", "31")
+    assert (message.text, message.kind, message.thread_id) == ("what is this chart?", "image", "12")
+    assert message.mentioned
+    assert message.timestamp.year == 2025
+    # The bot's own message is never a question to itself.
+    own = {**raw, "from": {"id": BOT_ID, "is_bot": True}}
+    assert parse_update({"update_id": 10, "message": own}, BOT) is None

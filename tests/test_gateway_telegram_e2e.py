@@ -18,6 +18,7 @@ from dexter.models.types import ModelRequest, StreamChunk, UserMessage
 from dexter.runtime import Runtime
 from dexter.store.sessions import SessionStore
 from tests.support.fake_telegram import BOT_USERNAME, FakeTelegram, serve_telegram
+from tests.support.gateway_console import gateway_console
 
 MAIN = "openai:main-test"
 ROUTER = "openai:router-test"
@@ -276,3 +277,92 @@ async def test_gateway_runs_schedules_and_delivers_alerts_through_telegram(home:
             finally:
                 await service.stop()
             assert [item.status for item in cron.outbox(job.id)] == ["delivered"]
+
+
+def sent_by_42(**fields: object) -> dict[str, object]:
+    """A private message from user 42 with `fields` changed (None removes a field)."""
+    message: dict[str, object] = {
+        "message_id": 7,
+        "from": {"id": 42, "is_bot": False, "first_name": "Ann"},
+        "chat": {"id": 42, "type": "private"},
+        "date": 1764600000,
+        "text": "SECRET question",
+    }
+    message.update(fields)
+    return {"message": {k: v for k, v in message.items() if v is not None}}
+
+
+# Updates whose shape the Bot API never documents: each is skipped with one line in the log.
+MALFORMED: dict[str, dict[str, object]] = {
+    "message without chat": sent_by_42(chat=None),
+    "chat id as a string": sent_by_42(chat={"id": "42", "type": "private"}),
+    "chat id as an object": sent_by_42(chat={"id": {"n": 42}, "type": "private"}),
+    "chat as a list": sent_by_42(chat=[42]),
+    "text as a number": sent_by_42(text=42),
+    "text as a list": sent_by_42(text=["SECRET"]),
+    "from missing": sent_by_42(**{"from": None}),
+    "from as a string": sent_by_42(**{"from": "ann"}),
+    "entities not a list": sent_by_42(entities="bold"),
+    "an entity that is a string": sent_by_42(entities=["bold"]),
+    "a text_mention without a user object": sent_by_42(
+        entities=[{"type": "text_mention", "offset": 0, "length": 3, "user": "ann"}]
+    ),
+    "date as a string": sent_by_42(date="yesterday"),
+    "date out of range": sent_by_42(date=10**20),
+    "message_thread_id as an object": sent_by_42(is_topic_message=True, message_thread_id={}),
+    "reply_to_message as a string": sent_by_42(reply_to_message="SECRET"),
+    "a null message": {"message": None},
+    "a message that is a list": {"message": ["SECRET"]},
+}
+# Kinds of update that carry no new question (inline-button presses among them): passed over.
+OTHER_KINDS: dict[str, dict[str, object]] = {
+    "callback_query": {
+        "callback_query": {
+            "id": "4382bfdwdsb323b2d9",
+            "from": {"id": 42, "is_bot": False, "first_name": "Ann"},
+            "message": sent_by_42()["message"],
+            "chat_instance": "-83620923",
+            "data": "approve:run-17",
+        }
+    },
+    "callback_query of an odd shape": {"callback_query": ["approve", None]},
+    "edited_message with odd fields": {"edited_message": {"chat": 42, "text": {"x": 1}}},
+    "my_chat_member": {"my_chat_member": {"chat": {"id": 42}, "new_chat_member": {}}},
+    "an update of a kind not invented yet": {"kind_from_2030": {"anything": True}},
+}
+
+
+async def test_a_malformed_update_is_logged_skipped_and_never_blocks_the_next(home: Path) -> None:
+    """One bad update used to crash the poll loop before the offset was saved: the same batch
+    came back after every reconnect and no later message was ever answered."""
+    model = ChatModel()
+    with gateway_console() as console, serve_telegram() as fake:
+        write_config(home, fake)
+        for update in (*MALFORMED.values(), *OTHER_KINDS.values()):
+            fake.push_raw(update)
+        fake.push_raw(["not", "an", "update"])
+        fake.push_raw(sent_by_42(), with_id=False)  # no update_id
+        last = fake.push("the real question", user=42)
+        async with runtime_with(model) as rt:
+            service = build_service(rt, ConfigSource(config_path(home), interval=0))
+            await service.start()
+            try:
+                await until(fake, lambda: fake.texts())
+                await handled(fake, last)
+                await service.dispatcher.join()
+                # Answered from the first batch: no reconnect, nothing fetched twice.
+                assert fake.texts() == ["Answer to: the real question"]
+                assert fake.count("getMe") == 1
+                assert service.manager.snapshot()[0].reconnect_attempts == 0
+                offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
+                assert offsets[0] is None and set(offsets[1:]) == {last + 1}
+            finally:
+                await service.stop()
+        saved = (home / "gateway" / "telegram" / "default.offset").read_text().strip()
+        assert int(saved) == last + 1
+    skipped = console.lines("skipped")
+    # One line per malformed update (and for the two without a usable id), none for the others.
+    assert len(skipped) == len(MALFORMED) + 2, skipped
+    assert all("telegram/default" in line for line in skipped)
+    assert "Traceback" not in console.text
+    assert "SECRET" not in console.text  # field names and types, never the content

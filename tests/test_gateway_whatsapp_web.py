@@ -40,6 +40,7 @@ from tests.support.fake_neonize import (
     event_for,
     text_message,
 )
+from tests.support.gateway_console import gateway_console
 
 OWNER = "15550001111"
 ME = JID(OWNER)
@@ -193,6 +194,43 @@ async def test_allowlist_refuses_strangers_silently(home: Path, rigs: list[Rig])
     assert rig.world.sent() == []
     await rig.say(text_message("hi", chat=BOB))
     assert rig.world.sent() == [("15552223333@s.whatsapp.net", "Answer to: hi")]
+
+
+def malformed_events() -> dict[str, object]:
+    """Message events neonize could hand over in a shape the parser does not expect."""
+    far_future = text_message("SECRET", chat=BOB, timestamp_ms=2**62)
+    no_source = text_message("SECRET", chat=BOB)
+    no_source.Info.MessageSource = None  # type: ignore[assignment]
+    odd_body = text_message("SECRET", chat=BOB)
+    odd_body.Message = "SECRET"  # type: ignore[assignment]
+    no_chat = text_message("SECRET", chat=BOB)
+    no_chat.Info.MessageSource.Chat = None  # type: ignore[assignment]
+    return {
+        "a timestamp past any clock": far_future,
+        "no message source": no_source,
+        "a message body that is a string": odd_body,
+        "no chat": no_chat,
+    }
+
+
+async def test_a_malformed_message_event_is_one_log_line_and_the_next_is_answered(
+    home: Path, rigs: list[Rig]
+) -> None:
+    """neonize runs each handler as its own task: a parser error was lost without a word (and
+    with these fakes, which await handlers inline, it raised into the event loop)."""
+    with gateway_console() as console:
+        rig = await start(home, dm_policy="allowlist", allow_from=["+15552223333"])
+        rigs.append(rig)
+        bad = malformed_events()
+        for event in bad.values():
+            await rig.say(event)
+        await rig.say(text_message("the real question", chat=BOB))
+        assert rig.world.sent() == [("15552223333@s.whatsapp.net", "Answer to: the real question")]
+        assert rig.service.manager.snapshot()[0].connected
+    skipped = console.lines("skipped")
+    assert len(skipped) == len(bad), skipped
+    assert all("whatsapp_web/default: skipped" in line for line in skipped)
+    assert "Traceback" not in console.text and "SECRET" not in console.text
 
 
 async def test_groups_answer_only_when_mentioned_or_replied_to(home: Path, rigs: list[Rig]) -> None:

@@ -137,13 +137,16 @@ def read_settings_file(path: Path) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise ConfigError(
-            f"Settings file {path} must hold a JSON object ({{...}}), not {_json_type(data)}. "
+            f"Settings file {path} must hold a JSON object ({{...}}), not {json_type(data)}. "
             "Fix it or move it aside."
         )
     return data
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, for messages: "an array", "a string", "an object" …"""
+    if isinstance(value, dict):
+        return "an object"
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):
@@ -152,7 +155,7 @@ def _json_type(value: object) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    return "null"
+    return "null" if value is None else type(value).__name__
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 Speaks getMe, getUpdates (long polling with offset; updates below the offset stay stored, as a
 restarted client with a stale offset would see them again), sendMessage, sendChatAction, and can
-answer the next call of a method with an error (429 with retry_after, 409 conflict …).
+answer the next call of a method with an error (429 with retry_after, 409 conflict …). `push_raw`
+queues an update of any shape, malformed ones included.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ BOT_USERNAME = "dexter_test_bot"
 @dataclass
 class FakeTelegram:
     token: str = "123:TEST"
-    updates: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[Any] = field(default_factory=list)
     sent: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -34,6 +35,9 @@ class FakeTelegram:
     peers: set[int] = field(default_factory=set)
     url: str = ""
     _next_id: int = 1
+    # The position of each update in `updates`, which getUpdates' offset counts against (the
+    # update's own id, or where a raw update without one was pushed).
+    _positions: list[int] = field(default_factory=list)
     _message_id: int = 1000
     _cond: threading.Condition = field(default_factory=threading.Condition)
 
@@ -71,9 +75,24 @@ class FakeTelegram:
                     "from": {"id": BOT_ID, "is_bot": True, "first_name": "Dexter"},
                 }
             message.update(extra or {})
-            self.updates.append({"update_id": update_id, "message": message})
-            self._cond.notify_all()
+            self._store(update_id, {"update_id": update_id, "message": message})
             return update_id
+
+    def push_raw(self, update: Any, *, with_id: bool = True) -> int:
+        """An update exactly as given (any shape), with the next `update_id` added unless
+        `with_id` is false; returns the position getUpdates' offset counts against."""
+        with self._cond:
+            update_id = self._next_id
+            self._next_id += 1
+            if with_id and isinstance(update, dict):
+                update = {"update_id": update_id, **update}
+            self._store(update_id, update)
+            return update_id
+
+    def _store(self, position: int, update: Any) -> None:
+        self.updates.append(update)
+        self._positions.append(position)
+        self._cond.notify_all()
 
     def fail_next(self, method: str, code: int, description: str, **parameters: Any) -> None:
         body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
@@ -120,7 +139,11 @@ class FakeTelegram:
             deadline = time.monotonic() + wait
             with self._cond:
                 while True:
-                    ready = [u for u in self.updates if u["update_id"] >= offset]
+                    ready = [
+                        u
+                        for at, u in zip(self._positions, self.updates, strict=True)
+                        if at >= offset
+                    ]
                     left = deadline - time.monotonic()
                     if ready or left <= 0:
                         return {"ok": True, "result": ready}

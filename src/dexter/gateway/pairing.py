@@ -3,6 +3,10 @@
 Stored in `$DEXTER_HOME/gateway/pairing.json`, shared by the running gateway and
 `dexter gateway pair …` in another process, so every change is a locked read-modify-write and
 readers reload when the file changes.
+
+A flood of strangers must not push out the request the operator is about to approve: when an
+account has `MAX_PENDING_PER_ACCOUNT` requests waiting, a new one is refused (no code is sent),
+never made room for. Requests expire after `PENDING_TTL`, so a flood clears itself.
 """
 
 from __future__ import annotations
@@ -10,10 +14,10 @@ from __future__ import annotations
 import fcntl
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,14 @@ from dexter.atomicfile import PRIVATE, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import normalize_id
 
+# Waiting requests at most, per account and in the whole file.
+MAX_PENDING_PER_ACCOUNT = 20
 MAX_PENDING = 500
+PENDING_TTL = timedelta(hours=24)
+
+
+class PairingQueueFull(Exception):
+    """The account has as many requests waiting as it may: this sender gets no code for now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +66,9 @@ def pairing_text(channel: str, sender_id: str, code: str) -> str:
 
 
 class PairingStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, clock: Callable[[], datetime] | None = None) -> None:
         self.path = path
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._cache: tuple[float, dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ storage
@@ -88,6 +100,7 @@ class PairingStore:
             try:
                 self._cache = None
                 data = self._read()
+                data["pending"] = self._waiting(data["pending"])
                 yield data
                 write_json(self.path, data, mode=PRIVATE)
                 self._cache = None
@@ -96,8 +109,13 @@ class PairingStore:
 
     # ------------------------------------------------------------------ queries
 
+    def _waiting(self, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The requests not yet expired."""
+        oldest = self._clock() - PENDING_TTL
+        return [raw for raw in pending if not _before(raw.get("created_at"), oldest)]
+
     def pending(self) -> list[PairingRequest]:
-        return [PairingRequest(**item) for item in self._read()["pending"]]
+        return [PairingRequest(**item) for item in self._waiting(self._read()["pending"])]
 
     def approved(self) -> list[Approved]:
         return [Approved(**item) for item in self._read()["approved"]]
@@ -120,31 +138,33 @@ class PairingStore:
         sender_name: str = "",
         chat_id: str = "",
     ) -> tuple[PairingRequest, bool]:
-        """The sender's request and whether it is new (only a new one is answered with a code)."""
-        sender = normalize_id(channel, sender_id)
-        for item in self.pending():
-            if (item.channel, item.account_id, item.sender_id) == (channel, account_id, sender):
-                return item, False
+        """The sender's request and whether it is new (only a new one is answered with a code).
+
+        Raises `PairingQueueFull` when the account already has `MAX_PENDING_PER_ACCOUNT`
+        requests waiting: the requests that wait are never dropped to make room."""
+        key = (channel, account_id, normalize_id(channel, sender_id))
+        # Without the lock first: a sender already waiting, or a full queue, changes nothing,
+        # so a flood of messages costs a cached read each, not a write.
+        waiting = self._waiting(self._read()["pending"])
+        known = _find(waiting, key)
+        if known is not None:
+            return known, False
+        _check_room(waiting, channel, account_id)
         with self._locked() as data:
-            for raw in data["pending"]:
-                if (raw["channel"], raw["account_id"], raw["sender_id"]) == (
-                    channel,
-                    account_id,
-                    sender,
-                ):
-                    return PairingRequest(**raw), False
-            taken = {raw["code"] for raw in data["pending"]}
-            code = _new_code(taken)
+            known = _find(data["pending"], key)
+            if known is not None:
+                return known, False
+            _check_room(data["pending"], channel, account_id)
             request = PairingRequest(
                 channel=channel,
                 account_id=account_id,
-                sender_id=sender,
-                code=code,
-                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                sender_id=key[2],
+                code=_new_code({raw["code"] for raw in data["pending"]}),
+                created_at=self._clock().isoformat(timespec="seconds"),
                 sender_name=sender_name,
                 chat_id=chat_id,
             )
-            data["pending"] = [*data["pending"], asdict(request)][-MAX_PENDING:]
+            data["pending"].append(asdict(request))
         return request, True
 
     def approve(self, code: str) -> PairingRequest:
@@ -159,7 +179,7 @@ class PairingStore:
                     channel=request.channel,
                     account_id=request.account_id,
                     sender_id=request.sender_id,
-                    approved_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    approved_at=self._clock().isoformat(timespec="seconds"),
                     sender_name=request.sender_name,
                 )
                 data["approved"].append(asdict(approved))
@@ -181,6 +201,32 @@ class PairingStore:
             return before - len(data["approved"])
 
 
+def _find(pending: list[dict[str, Any]], key: tuple[str, str, str]) -> PairingRequest | None:
+    for raw in pending:
+        if (raw["channel"], raw["account_id"], raw["sender_id"]) == key:
+            return PairingRequest(**raw)
+    return None
+
+
+def _check_room(pending: list[dict[str, Any]], channel: str, account_id: str) -> None:
+    mine = sum(1 for raw in pending if (raw["channel"], raw["account_id"]) == (channel, account_id))
+    if mine >= MAX_PENDING_PER_ACCOUNT or len(pending) >= MAX_PENDING:
+        raise PairingQueueFull(
+            f"{channel}/{account_id}: {mine} pairing requests are waiting ({len(pending)} in all), "
+            "so new strangers get no code until you approve or deny some (`dexter gateway pair "
+            "list`) or they expire"
+        )
+
+
+def _before(created_at: object, oldest: datetime) -> bool:
+    """Was the request made before `oldest`? A time that cannot be read never expires."""
+    try:
+        made = datetime.fromisoformat(str(created_at))
+        return made.replace(tzinfo=made.tzinfo or UTC) < oldest
+    except ValueError:
+        return False
+
+
 def _take(data: dict[str, Any], code: str) -> PairingRequest:
     wanted = code.strip()
     for index, raw in enumerate(data["pending"]):
@@ -188,7 +234,8 @@ def _take(data: dict[str, Any], code: str) -> PairingRequest:
             del data["pending"][index]
             return PairingRequest(**raw)
     raise ConfigError(
-        f"No pending pairing request has code {wanted}. See `dexter gateway pair list`."
+        f"No pending pairing request has code {wanted} (codes expire after "
+        f"{PENDING_TTL.total_seconds() / 3600:.0f} hours). See `dexter gateway pair list`."
     )
 
 

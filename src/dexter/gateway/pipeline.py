@@ -12,7 +12,7 @@ from dexter.gateway.config import ConfigSource
 from dexter.gateway.dedupe import Deduper
 from dexter.gateway.dispatch import ChatTurn, Dispatcher
 from dexter.gateway.history import GroupHistory, HistoryEntry, group_query
-from dexter.gateway.pairing import PairingStore, pairing_text
+from dexter.gateway.pairing import PairingQueueFull, PairingStore, pairing_text
 from dexter.gateway.routing import session_key
 from dexter.gateway.text import MEDIA_REPLY
 from dexter.gateway.types import Channel, InboundMessage
@@ -58,6 +58,8 @@ class Gateway:
         # Per account: the platform's own id for this account (self-chat mode, mentions).
         self.self_ids: dict[tuple[str, str], str] = {}
         self.connected_at: dict[tuple[str, str], datetime] = {}
+        # Accounts whose pairing queue was last seen full (logged once until it has room).
+        self.pairing_full: set[tuple[str, str]] = set()
 
     def reply_allowed(self, message: InboundMessage) -> bool:
         policy = self.config.get().access(message.channel, message.account_id)
@@ -85,13 +87,21 @@ class Gateway:
         )
         if not decision.allowed:
             if decision.request_pairing:
-                request, new = self.pairing.request(
-                    message.channel,
-                    message.account_id,
-                    message.sender_id,
-                    sender_name=message.sender_name,
-                    chat_id=message.chat_id,
-                )
+                try:
+                    request, new = self.pairing.request(
+                        message.channel,
+                        message.account_id,
+                        message.sender_id,
+                        sender_name=message.sender_name,
+                        chat_id=message.chat_id,
+                    )
+                except PairingQueueFull as full:
+                    # Said once per flood, not once per stranger; the stranger gets no reply.
+                    if account not in self.pairing_full:
+                        self.pairing_full.add(account)
+                        log.warning("%s", full)
+                    return "pairing:full"
+                self.pairing_full.discard(account)
                 if new:
                     await channel.send_text(
                         message.chat_id,

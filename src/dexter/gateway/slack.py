@@ -30,13 +30,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.dedupe import Deduper
 from dexter.gateway.mention import is_mentioned
+from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_slack, split_message
 from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
 
@@ -64,6 +65,7 @@ NAME_TIMEOUT = 3.0
 # Message subtypes that are a person saying something; the rest (edits, joins, bots) are not.
 _SPOKEN = (None, "file_share", "thread_broadcast")
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
+_TS = re.compile(r"\d{1,12}(?:\.\d{1,9})?")
 
 
 class SlackError(ChannelError):
@@ -103,19 +105,27 @@ def slack_to_text(text: str, *, bot_user_id: str = "", bot_name: str = "") -> st
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-def _kind_of(files: list[Any]) -> ContentKind:
-    mime = str((files[0] or {}).get("mimetype") or "") if files else ""
+def _kind_of(files: list[Record]) -> ContentKind:
+    mime = files[0].text("mimetype") if files else ""
     if mime.startswith("image/"):
         return "image"
     if mime.startswith("video/"):
         return "video"
     if mime.startswith("audio/"):
-        return "voice" if (files[0] or {}).get("subtype") == "slack_audio" else "audio"
+        return "voice" if files[0].text("subtype") == "slack_audio" else "audio"
     return "document"
 
 
+def _ts(event: Record, key: str) -> str:
+    """A Slack message timestamp ("1700000000.000100"): the message's id and a thread's."""
+    value = event.text(key)
+    if value and not _TS.fullmatch(value):
+        raise MalformedRecord(f"{event.path}.{key} is not a Slack timestamp")
+    return value
+
+
 def parse_event(
-    event: dict[str, Any],
+    event: object,
     *,
     account_id: str,
     bot_user_id: str,
@@ -123,35 +133,34 @@ def parse_event(
     in_our_thread: Callable[[str, str], bool] = lambda channel, thread: False,
 ) -> InboundMessage | None:
     """One `message` or `app_mention` event as an inbound message; None for what is not a
-    person talking (edits, deletions, joins, other bots, our own posts)."""
-    if event.get("type") not in ("message", "app_mention"):
+    person talking (edits, deletions, joins, other bots, our own posts). Raises
+    `MalformedRecord` for an event whose fields do not have the types Slack documents."""
+    record = Record(event, "event")
+    if record.data.get("type") not in ("message", "app_mention"):
         return None
-    if event.get("subtype") not in _SPOKEN or event.get("bot_id") or not event.get("user"):
+    if record.data.get("subtype") not in _SPOKEN or record.data.get("bot_id"):
         return None
-    sender = str(event["user"])
-    if sender == bot_user_id:
+    sender = record.text("user")
+    if not sender or sender == bot_user_id:
         return None
-    channel = str(event.get("channel") or "")
-    ts = str(event.get("ts") or "")
+    channel = record.text("channel")
+    ts = _ts(record, "ts")
     if not channel or not ts:
         return None
-    channel_type = event.get("channel_type") or ("im" if channel.startswith("D") else "channel")
+    channel_type = record.text("channel_type") or ("im" if channel.startswith("D") else "channel")
     direct = channel_type == "im"
-    raw = str(event.get("text") or "")
-    files = [f for f in event.get("files") or [] if isinstance(f, dict)]
-    thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
+    raw = record.text("text")
+    files = record.objects("files")
+    thread_ts = _ts(record, "thread_ts") or None
+    parent = record.text("parent_user_id")
     mentioned = is_mentioned(
         raw,
         mentioned_ids=[m.group(1) for m in _MENTION.finditer(raw)],
         self_ids=[bot_user_id],
-        replied_to_id=str(event["parent_user_id"]) if event.get("parent_user_id") else None,
+        replied_to_id=parent or None,
     ) or (thread_ts is not None and in_our_thread(channel, thread_ts))
-    profile = event.get("user_profile") or {}
-    name = str(profile.get("display_name") or profile.get("real_name") or "")
-    try:
-        at = datetime.fromtimestamp(float(ts), UTC)
-    except ValueError:
-        at = datetime.now(UTC)
+    profile = record.maybe_obj("user_profile")
+    name = (profile.text("display_name") or profile.text("real_name")) if profile else ""
     return InboundMessage(
         channel="slack",
         account_id=account_id,
@@ -162,7 +171,7 @@ def parse_event(
         sender_name=name,
         text=slack_to_text(raw, bot_user_id=bot_user_id, bot_name=bot_name).strip(),
         kind=_kind_of(files) if files else "text",
-        timestamp=at,
+        timestamp=timestamp(float(ts), f"{record.path}.ts"),
         mentioned=mentioned,
         # In a channel the answer starts a thread under the message that asked.
         thread_id=thread_ts if direct else (thread_ts or ts),
@@ -423,12 +432,19 @@ class SlackChannel:
         event_id = str(body.get("event_id") or "")
         if event_id and not self._events.first_sighting(event_id):
             return  # Slack's retry of an event we already have
-        message = parse_event(
-            event,
-            account_id=self._account_id,
-            bot_user_id=self.bot_user_id,
-            bot_name=self.bot_name,
-            in_our_thread=lambda channel, thread: (channel, thread) in self._threads,
+        # Slack-bolt would log a parser error with its traceback and carry on; here a bad event
+        # is one line naming the field, like on every channel.
+        message = parse_or_skip(
+            partial(
+                parse_event,
+                event,
+                account_id=self._account_id,
+                bot_user_id=self.bot_user_id,
+                bot_name=self.bot_name,
+                in_our_thread=lambda channel, thread: (channel, thread) in self._threads,
+            ),
+            source=f"slack/{self._account_id}",
+            what=f"event {event_id}" if event_id else "event",
         )
         if message is None:
             return

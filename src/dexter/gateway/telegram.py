@@ -1,7 +1,8 @@
 """Telegram over the Bot API with long polling (`getUpdates`), on httpx2.
 
 The update offset is saved under `$DEXTER_HOME/gateway/telegram/<account>.offset` after each batch
-has been handed on, so a restart neither loses nor repeats a message. Replies are sent in
+has been handed on, so a restart neither loses nor repeats a message. An update of an unexpected
+shape is logged in one line and stepped past (telegram_updates.py reads them). Replies are sent in
 Telegram's HTML mode (converted from Markdown) in pieces of at most 4,096 characters.
 """
 
@@ -12,14 +13,15 @@ import html
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dexter.atomicfile import write_text
-from dexter.gateway.mention import is_mentioned
+from dexter.gateway.records import parse_or_skip
+from dexter.gateway.telegram_updates import BotIdentity, parse_update, update_id_of
 from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
-from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+from dexter.gateway.types import ChannelError, ChannelHooks, InboundMessage
 
 if TYPE_CHECKING:
     import httpx2
@@ -34,19 +36,6 @@ MAX_429_RETRIES = 5
 # burst of chats opens one new connection per call at once, and the connects that overflow
 # the server's accept queue wait a whole SYN retransmit (1 s) before "typing…" goes out.
 SEND_CONNECTIONS = 8
-_MEDIA_KINDS: tuple[tuple[str, ContentKind], ...] = (
-    ("photo", "image"),
-    ("video", "video"),
-    ("video_note", "video"),
-    ("animation", "video"),
-    ("voice", "voice"),
-    ("audio", "audio"),
-    ("sticker", "sticker"),
-    ("document", "document"),
-    ("location", "location"),
-    ("venue", "location"),
-    ("contact", "contact"),
-)
 
 
 class TelegramError(ChannelError):
@@ -148,6 +137,8 @@ class TelegramChannel:
                 body = response.json()
             except ValueError:
                 body = {}
+            if not isinstance(body, dict):
+                body = {}
             if response.status_code == 200 and body.get("ok"):
                 return body.get("result")
             code = int(body.get("error_code") or response.status_code)
@@ -185,8 +176,11 @@ class TelegramChannel:
         saved: int | None = None
         try:
             me = await self._call("getMe", {}, client=poll)
+            if not isinstance(me, dict):
+                raise TelegramError("Telegram getMe answered something other than an object")
             self.bot_id = str(me.get("id", ""))
             self.username = str(me.get("username", ""))
+            source = f"telegram/{self._account_id}"
             # Made now, not on the first reply: creating a client loads the TLS trust store
             # (tens of milliseconds), which the first "typing…" would otherwise wait for.
             self._sender()
@@ -202,13 +196,30 @@ class TelegramChannel:
                 updates = await self._call("getUpdates", payload, client=poll)
                 if not updates:
                     continue
+                if not isinstance(updates, list):
+                    raise TelegramError("Telegram getUpdates answered something other than a list")
+                before = offset
                 for update in updates:
-                    message = self.parse(update)
+                    update_id = update_id_of(update)
+                    if update_id is None:
+                        log.warning("%s: skipped an update without a usable update_id", source)
+                        continue
+                    # A malformed update is logged and stepped over like any other: were it to
+                    # raise, the offset would never pass it and nothing after it be answered.
+                    message = parse_or_skip(
+                        partial(parse_update, update, self.identity),
+                        source=source,
+                        what=f"update {update_id}",
+                    )
                     if message is not None:
                         await hooks.message(message)
-                    offset = int(update["update_id"]) + 1
-                    handled = offset
-                await asyncio.to_thread(self.offsets.save, offset)  # type: ignore[arg-type]
+                    if offset is None or update_id >= offset:
+                        offset = handled = update_id + 1
+                if offset is None or offset == before:
+                    # Nothing in the batch had an id to move past: asking again at once would
+                    # fetch the same batch in a tight loop. The manager backs off instead.
+                    raise TelegramError("Telegram sent updates without an update_id")
+                await asyncio.to_thread(self.offsets.save, offset)
                 saved = offset
         except Exception:
             if self._stopped:  # stop() closed the connection under the pending long poll
@@ -230,53 +241,13 @@ class TelegramChannel:
 
     # ------------------------------------------------------------------ inbound
 
-    def parse(self, update: dict[str, Any]) -> InboundMessage | None:
-        raw = update.get("message")
-        if not isinstance(raw, dict):
-            return None
-        chat = raw.get("chat") or {}
-        sender = raw.get("from") or {}
-        if sender.get("is_bot") and str(sender.get("id")) == self.bot_id:
-            return None
-        group = chat.get("type") in ("group", "supergroup")
-        text = str(raw.get("text") or raw.get("caption") or "")
-        kind: ContentKind = "text"
-        for key, value in _MEDIA_KINDS:
-            if key in raw:
-                kind = value
-                break
-        mentioned_ids = [
-            str((e.get("user") or {}).get("id"))
-            for e in raw.get("entities") or raw.get("caption_entities") or []
-            if e.get("type") == "text_mention"
-        ]
-        reply = raw.get("reply_to_message") or {}
-        replied_to = (reply.get("from") or {}).get("id")
-        name = " ".join(p for p in (sender.get("first_name"), sender.get("last_name")) if p) or str(
-            sender.get("username") or ""
-        )
-        thread = raw.get("message_thread_id") if raw.get("is_topic_message") else None
-        return InboundMessage(
-            channel="telegram",
-            account_id=self._account_id,
-            message_id=str(raw.get("message_id", update.get("update_id"))),
-            chat_id=str(chat.get("id", "")),
-            chat_type="group" if group else "direct",
-            sender_id=str(sender.get("id", "")),
-            sender_name=name,
-            text=text,
-            kind=kind,
-            timestamp=datetime.fromtimestamp(int(raw.get("date", 0)), UTC),
-            mentioned=is_mentioned(
-                text,
-                mentioned_ids=mentioned_ids,
-                self_ids=[self.bot_id],
-                username=self.username,
-                replied_to_id=str(replied_to) if replied_to is not None else None,
-            ),
-            thread_id=str(thread) if thread is not None else None,
-            chat_title=str(chat.get("title") or ""),
-        )
+    @property
+    def identity(self) -> BotIdentity:
+        return BotIdentity(self._account_id, self.bot_id, self.username)
+
+    def parse(self, update: object) -> InboundMessage | None:
+        """See `parse_update`: raises `MalformedRecord` for an update of an unexpected shape."""
+        return parse_update(update, self.identity)
 
     # ------------------------------------------------------------------ outbound
 

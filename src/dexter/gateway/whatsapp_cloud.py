@@ -3,7 +3,10 @@
 The webhook is a small asyncio HTTP server (standard library only). It answers Meta's
 verification handshake (`hub.verify_token`) and accepts a POST only when its
 `X-Hub-Signature-256` is the HMAC-SHA256 of the body under the app secret, so nobody else can
-inject messages. Put it behind your HTTPS reverse proxy or tunnel; Meta needs a public URL.
+inject messages. A request must arrive whole within `READ_TIMEOUT` and at most `MAX_CONNECTIONS`
+are open at once, so idle or slow clients cannot use up the process's files. A message of an
+unexpected shape is skipped with one log line. Put it behind your HTTPS reverse proxy or tunnel;
+Meta needs a public URL.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from dexter.gateway.config import AccountConfig
+from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
 from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
 
@@ -31,6 +35,12 @@ log = logging.getLogger("dexter.gateway")
 GRAPH_BASE = "https://graph.facebook.com/v21.0"
 WHATSAPP_LIMIT = 4096
 MAX_BODY = 1 << 20
+MAX_HEADERS = 100
+# A whole request (line, headers, body) must arrive within this; Meta sends one in milliseconds.
+READ_TIMEOUT = 15.0
+# Open connections at most, far below the usual 1,024 file limit. Past it, the connection that
+# has waited longest for its request is closed to make room: idle sockets cannot starve Meta.
+MAX_CONNECTIONS = 128
 _KINDS: dict[str, ContentKind] = {
     "text": "text",
     "image": "image",
@@ -50,42 +60,78 @@ def signature_valid(app_secret: str, body: bytes, header: str | None) -> bool:
     return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
 
 
-def parse_webhook(payload: Any, account_id: str) -> list[InboundMessage]:
-    """Messages in a webhook payload; delivery/read status updates carry none."""
+def parse_webhook(payload: object, account_id: str) -> list[InboundMessage]:
+    """Messages in a webhook payload; delivery/read status updates carry none.
+
+    A payload whose envelope (`entry[].changes[].value`) has an unexpected shape is skipped, and
+    so is each message that does, with one log line each: the messages beside a bad one are
+    still read."""
+    source = f"whatsapp_cloud/{account_id}"
+    values = parse_or_skip(partial(_values, payload), source=source, what="webhook payload")
     found: list[InboundMessage] = []
-    if not isinstance(payload, dict):
-        return found
-    for entry in payload.get("entry") or []:
-        for change in entry.get("changes") or []:
-            value = change.get("value") or {}
-            names = {
-                str(c.get("wa_id")): str((c.get("profile") or {}).get("name") or "")
-                for c in value.get("contacts") or []
-            }
-            for raw in value.get("messages") or []:
-                sender = str(raw.get("from", ""))
-                kind = _KINDS.get(str(raw.get("type")), "other")
-                body = raw.get(str(raw.get("type"))) or {}
-                text = ""
-                if kind == "text":
-                    text = str(body.get("body") or "")
-                elif isinstance(body, dict):
-                    text = str(body.get("caption") or "")
-                found.append(
-                    InboundMessage(
-                        channel="whatsapp_cloud",
-                        account_id=account_id,
-                        message_id=str(raw.get("id", "")),
-                        chat_id=f"+{sender}",
-                        chat_type="direct",
-                        sender_id=f"+{sender}",
-                        sender_name=names.get(sender, ""),
-                        text=text,
-                        kind=kind,
-                        timestamp=datetime.fromtimestamp(int(raw.get("timestamp") or 0), UTC),
-                    )
-                )
+    for value in values or []:
+        names = parse_or_skip(partial(_names, value), source=source, what=f"{value.path}.contacts")
+        messages = parse_or_skip(
+            partial(value.items, "messages"), source=source, what=f"{value.path}.messages"
+        )
+        for raw, path in messages or []:
+            message = parse_or_skip(
+                partial(_message, raw, path, names or {}, account_id),
+                source=source,
+                what=f"message {path}",
+            )
+            if message is not None:
+                found.append(message)
     return found
+
+
+def _values(payload: object) -> list[Record]:
+    return [
+        value
+        for entry in Record(payload, "payload").objects("entry")
+        for change in entry.objects("changes")
+        if (value := change.maybe_obj("value")) is not None
+    ]
+
+
+def _names(value: Record) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for contact in value.objects("contacts"):
+        profile = contact.maybe_obj("profile")
+        names[contact.text("wa_id")] = profile.text("name") if profile else ""
+    return names
+
+
+def _digits(record: Record, key: str) -> str:
+    value = record.required_text(key)
+    if not value.isascii() or not value.isdigit():
+        raise MalformedRecord(f"{record.path}.{key} is not a string of digits")
+    return value
+
+
+def _message(raw: object, path: str, names: dict[str, str], account_id: str) -> InboundMessage:
+    record = Record(raw, path)
+    sender = _digits(record, "from")
+    declared = record.text("type")
+    kind = _KINDS.get(declared, "other")
+    text = ""
+    if kind == "text":
+        text = record.obj("text").text("body")
+    elif kind != "other":  # media: its caption is the question, if any
+        media = record.maybe_obj(declared)
+        text = media.text("caption") if media is not None else ""
+    return InboundMessage(
+        channel="whatsapp_cloud",
+        account_id=account_id,
+        message_id=record.required_text("id"),
+        chat_id=f"+{sender}",
+        chat_type="direct",
+        sender_id=f"+{sender}",
+        sender_name=names.get(sender, ""),
+        text=text,
+        kind=kind,
+        timestamp=timestamp(int(_digits(record, "timestamp")), f"{path}.timestamp"),
+    )
 
 
 class WhatsAppCloudChannel:
@@ -100,6 +146,8 @@ class WhatsAppCloudChannel:
         listen: str = "127.0.0.1:8787",
         api_base: str | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
+        read_timeout: float = READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         missing = [
             name
@@ -130,6 +178,11 @@ class WhatsAppCloudChannel:
         self._stop = asyncio.Event()
         self._last_inbound: dict[str, str] = {}
         self.on_payload: Callable[[Any], Awaitable[None]] | None = None
+        self.read_timeout = read_timeout
+        self.max_connections = max_connections
+        self._open = 0
+        # Connections still sending their request, oldest first: the ones closed to make room.
+        self._reading: dict[asyncio.StreamWriter, None] = {}
 
     @classmethod
     def from_config(cls, account_id: str, account: AccountConfig) -> WhatsAppCloudChannel:
@@ -163,14 +216,27 @@ class WhatsAppCloudChannel:
             return
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self._admit(writer)
+            messages: list[InboundMessage] = []
             try:
-                await self._serve_one(reader, writer, hooks)
+                messages = await self._serve_one(reader, writer)
+            except TimeoutError:
+                log.debug("webhook connection sent no whole request in time; closed")
             except (ConnectionError, asyncio.IncompleteReadError, ValueError) as exc:
                 log.debug("webhook request failed: %s", exc)
+            except Exception as exc:  # one bad request must never reach asyncio's traceback
+                log.warning("webhook request failed (%s)", type(exc).__name__)
+                log.debug("webhook request failed", exc_info=True)
             finally:
+                # Closed before the messages are handled: a connection lives for one request.
+                self._reading.pop(writer, None)
+                self._open -= 1
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
+            for message in messages:
+                self._last_inbound[message.chat_id] = message.message_id
+                await hooks.message(message)
 
         try:
             self._server = await asyncio.start_server(serve, self.host, self.port)
@@ -183,22 +249,54 @@ class WhatsAppCloudChannel:
             self._server.close()
             await self._server.wait_closed()
 
-    async def _serve_one(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, hooks: ChannelHooks
-    ) -> None:
+    def _admit(self, writer: asyncio.StreamWriter) -> None:
+        self._open += 1
+        self._reading[writer] = None
+        if self._open > self.max_connections:
+            oldest = next(iter(self._reading))
+            self._reading.pop(oldest)
+            log.debug("webhook connections at the cap (%d); closed the longest idle", self._open)
+            oldest.transport.abort()  # its pending read ends at once; its handler cleans up
+
+    async def _read_request(
+        self, reader: asyncio.StreamReader
+    ) -> tuple[str, str, dict[str, str], bytes] | None:
+        """(method, target, headers, body), or None when the client went away first."""
         request_line = (await reader.readline()).decode("latin-1").strip()
+        if not request_line:
+            return None
         method, target, _ = [*request_line.split(" ", 2), "", ""][:3]
         headers: dict[str, str] = {}
         while True:
             line = (await reader.readline()).decode("latin-1")
             if line in ("\r\n", "\n", ""):
                 break
+            if len(headers) >= MAX_HEADERS:
+                raise _Refused(431, "too many headers")
             key, _, value = line.partition(":")
             headers[key.strip().lower()] = value.strip()
-        length = int(headers.get("content-length") or 0)
-        if length > MAX_BODY:
-            return await _respond(writer, 413, "too large")
-        body = await reader.readexactly(length) if length else b""
+        length = headers.get("content-length") or "0"
+        if not length.isdigit():
+            raise _Refused(400, "bad content-length")
+        if int(length) > MAX_BODY:
+            raise _Refused(413, "too large")
+        body = await reader.readexactly(int(length)) if int(length) else b""
+        return method, target, headers, body
+
+    async def _serve_one(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> list[InboundMessage]:
+        """Answer one request; the messages a signed POST carried, to be handed on after."""
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                request = await self._read_request(reader)
+        except _Refused as refused:
+            await _respond(writer, refused.status, refused.text)
+            return []
+        if request is None or writer.transport.is_closing():
+            return []  # gone, or closed to make room for a newer connection
+        self._reading.pop(writer, None)
+        method, target, headers, body = request
         url = urlsplit(target)
         if method == "GET":
             query = parse_qs(url.query)
@@ -206,22 +304,25 @@ class WhatsAppCloudChannel:
             token = (query.get("hub.verify_token") or [""])[0]
             challenge = (query.get("hub.challenge") or [""])[0]
             if mode == "subscribe" and hmac.compare_digest(token, self._verify):
-                return await _respond(writer, 200, challenge)
-            return await _respond(writer, 403, "verification failed")
+                await _respond(writer, 200, challenge)
+            else:
+                await _respond(writer, 403, "verification failed")
+            return []
         if method != "POST":
-            return await _respond(writer, 405, "method not allowed")
+            await _respond(writer, 405, "method not allowed")
+            return []
         if not signature_valid(self._secret, body, headers.get("x-hub-signature-256")):
             log.warning("webhook POST with a bad signature refused")
-            return await _respond(writer, 401, "bad signature")
+            await _respond(writer, 401, "bad signature")
+            return []
         try:
             payload = json.loads(body or b"{}")
         except json.JSONDecodeError:
-            return await _respond(writer, 400, "bad json")
+            await _respond(writer, 400, "bad json")
+            return []
         # Answer Meta first (it retries slow webhooks); the messages are handled after.
         await _respond(writer, 200, "ok")
-        for message in parse_webhook(payload, self._account_id):
-            self._last_inbound[message.chat_id] = message.message_id
-            await hooks.message(message)
+        return parse_webhook(payload, self._account_id)
 
     async def stop(self) -> None:
         self._stop.set()
@@ -286,8 +387,25 @@ class WhatsAppCloudChannel:
         )
 
 
+class _Refused(Exception):
+    """A request answered with an error status before it is read to the end."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
 async def _respond(writer: asyncio.StreamWriter, status: int, text: str) -> None:
-    reasons = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}
+    reasons = {
+        200: "OK",
+        400: "Bad Request",
+        401: "Unauthorized",
+        403: "Forbidden",
+        405: "Method Not Allowed",
+        413: "Content Too Large",
+        431: "Request Header Fields Too Large",
+    }
     body = text.encode()
     head = (
         f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\ncontent-type: text/plain\r\n"

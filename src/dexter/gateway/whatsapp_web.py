@@ -23,13 +23,14 @@ import platform
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.mention import is_mentioned
+from dexter.gateway.records import parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
 from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
 
@@ -506,13 +507,19 @@ class WhatsAppWebChannel:
             sender_name=str(info.Pushname or ""),
             text=text,
             kind=kind,
-            timestamp=datetime.fromtimestamp(int(info.Timestamp) / 1000, UTC),
+            timestamp=timestamp(int(info.Timestamp) / 1000, "Info.Timestamp"),
             mentioned=mentioned,
             is_from_me=from_me,
         )
 
     async def _inbound(self, event: Any) -> None:
-        message = self.parse(event)
+        # neonize runs each handler as a task nobody awaits: an error raised here would vanish
+        # without a word. A message the parser cannot read is one log line instead.
+        message = parse_or_skip(
+            partial(self.parse, event),
+            source=f"whatsapp_web/{self._account_id}",
+            what="message event",
+        )
         if message is None or self._hooks is None:
             return
         if message.chat_type == "group" and message.mentioned:
