@@ -67,9 +67,11 @@ def run_ask(
     if output:
         from pathlib import Path
 
+        from dexter.outputfile import refuse_link
         from dexter.reports.render import format_for
 
         format_for(Path(output), None)  # a bad file name fails before the run, not after
+        refuse_link(Path(output).expanduser())  # and so does a symlink there
         folder = Path(output).expanduser().resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise ConfigError(

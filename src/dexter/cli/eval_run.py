@@ -378,6 +378,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
     from dexter.evals.report import build_report, to_html, to_markdown
+    from dexter.outputfile import write_output
     from dexter.runtime import Runtime
 
     runtime = Runtime(load_settings())
@@ -395,7 +396,7 @@ def run_show(args: argparse.Namespace) -> int:
     wrote = False
     for path, render in ((args.markdown, to_markdown), (args.html, to_html)):
         if path is not None:
-            Path(path).write_text(render(report), encoding="utf-8")
+            write_output(Path(path), render(report).encode("utf-8"))  # never through a link
             print(f"Wrote {path}", file=sys.stderr)
             wrote = True
     if args.json:

@@ -10,7 +10,6 @@ raw numbers rather than the display text, for scripts.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
@@ -19,6 +18,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from dexter import spreadsheet
 
 # Below this a wrapped label is harder to read than a folded table.
 _MIN_TEXT_WIDTH = 14
@@ -222,15 +223,14 @@ def _render_vertical(console: Console, grid: Grid) -> None:
 
 
 def write_csv(grid: Grid, out: IO[str]) -> None:
-    """Headers, then one line per row; figures as their raw values."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([c.csv_header or c.header for c in grid.columns])
-    for cells, _ in grid.rows:
-        writer.writerow(
-            [
-                (cell.text if cell.value is None else cell.value)
-                if isinstance(cell, Figure)
-                else cell
-                for cell in cells
-            ]
-        )
+    """Headers, then one line per row; figures as their raw values, and text that a spreadsheet
+    would take for a formula (a question starting with `=`) kept as text."""
+    header = [c.csv_header or c.header for c in grid.columns]
+    rows = (
+        [
+            (cell.text if cell.value is None else cell.value) if isinstance(cell, Figure) else cell
+            for cell in cells
+        ]
+        for cells, _ in grid.rows
+    )
+    spreadsheet.write_csv(out, [header, *rows])

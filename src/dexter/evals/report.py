@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dexter.evals.results import FAILURE_LABELS, Cost, QuestionResult, RunInfo
 from dexter.evals.scoring import Interval, Summary, summarise
+from dexter.reports.markup import md_answer, md_inline, web_url
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ def score_lines(s: Summary) -> list[str]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # Questions, answers, rationales and page titles are data: shown as text, never markup.
+    return md_inline(text)
 
 
 def to_markdown(report: Report) -> str:
@@ -114,15 +116,15 @@ def to_markdown(report: Report) -> str:
     for r in report.results:
         status = pct(r.score) if r.status == "scored" else FAILURE_LABELS[r.status]
         out += [
-            f"### {r.question_id} · {r.category} · {status}",
+            f"### {_cell(r.question_id)} · {_cell(r.category)} · {status}",
             "",
-            f"**Question.** {r.question}",
+            f"**Question.** {_cell(r.question)}",
             "",
-            f"**Answer.**\n\n{r.answer.strip() or '(no answer)'}",
+            f"**Answer.**\n\n{md_answer(r.answer.strip()) or '(no answer)'}",
             "",
         ]
         if r.error:
-            out += [f"**Error.** {r.error}", ""]
+            out += [f"**Error.** {_cell(r.error)}", ""]
         if r.verdicts:
             out += ["| Criterion | Kind | Verdict | Rationale |", "|---|---|---|---|"]
             for v in r.verdicts:
@@ -137,7 +139,7 @@ def to_markdown(report: Report) -> str:
             out.append("")
         if r.sources:
             out += ["**Sources.**", ""]
-            out += [f"- [{s['id']}] {s['label']}" for s in r.sources]
+            out += [f"- \\[{_cell(str(s['id']))}\\] {_cell(str(s['label']))}" for s in r.sources]
             out.append("")
         if r.tool_calls:
             calls = ", ".join(
@@ -251,8 +253,8 @@ def to_html(report: Report) -> str:
             items = "".join(
                 f"<li>[{e(s['id'])}] "
                 + (
-                    f"<a href='{e(s['url'])}'>{e(s['label'])}</a>"
-                    if s.get("url")
+                    f"<a href='{e(link)}' rel='noreferrer'>{e(s['label'])}</a>"
+                    if (link := web_url(s.get("url")))
                     else e(s["label"])
                 )
                 + "</li>"

@@ -85,18 +85,29 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
             marker="o",
             linewidth=2,
             color=_PALETTE[index % len(_PALETTE)],
-            label=row.label.replace(" (computed)", ""),
+            label=_literal(row.label.replace(" (computed)", ""), 48),
         )
-    axes.set_xticks(x, chart.periods, rotation=30 if len(x) > 6 else 0, fontsize=8)
+    axes.set_xticks(
+        x, [_literal(p, 16) for p in chart.periods], rotation=30 if len(x) > 6 else 0, fontsize=8
+    )
     axes.yaxis.set_major_formatter(_thousands)
     axes.tick_params(axis="y", labelsize=8)
-    axes.set_ylabel(chart.unit, fontsize=9)
-    axes.set_title(chart.title, fontsize=10, loc="left")
+    axes.set_ylabel(_literal(chart.unit, 32), fontsize=9)
+    axes.set_title(_literal(chart.title, 80), fontsize=10, loc="left")
     axes.grid(True, axis="y", alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
     axes.legend(fontsize=8, frameon=False, loc="best")
     figure.tight_layout()
     return figure
+
+
+def _literal(text: str, limit: int) -> str:
+    # matplotlib reads text between two `$` as math and raises on what does not parse: a company
+    # name is shown as written, never as math (and never stops the report). Cut to what fits, so
+    # a long name from a data source cannot push the plot off the image either.
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text.replace("$", r"\$")
 
 
 def _thousands(value: float, _position: float) -> str:

@@ -2,22 +2,38 @@
 
 HTML comes from a Jinja2 template with its own stylesheet and inline SVG charts; PDF is that
 HTML laid out by WeasyPrint (pure Python over Debian's Pango, no browser), with page numbers;
-XLSX has a sheet per table with real numbers, units in the headers, and a sources sheet. The
-heavy libraries are imported only here, when a report is made (the `reports` extra).
+XLSX (`reports.xlsx`) has a sheet per table with real numbers, units in the headers, and a
+sources sheet. The heavy libraries are imported only here, when a report is made (the `reports`
+extra).
+
+What a report shows came from outside (the question, the model's answer, page titles, company
+names): every format shows it as text and nothing in it runs or loads (`reports.markup`); the
+PDF renderer fetches nothing and embeds no file; a report is written to the file named and
+never through a symlink there (`dexter.outputfile`).
 """
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from dexter.config import ConfigError
+from dexter.outputfile import refuse_link, write_output
 from dexter.reports.charts import Chart, render_image, table_charts
-from dexter.reports.model import Report, Table
+from dexter.reports.markup import (
+    answer_html,
+    md_answer,
+    md_block,
+    md_inline,
+    plain,
+    unsafe_markdown,
+    web_url,
+)
+from dexter.reports.model import Report, Source, Table
 from dexter.tools.finance.format import format_cell
 
 Format = Literal["md", "html", "pdf", "xlsx"]
@@ -108,22 +124,32 @@ def _unit_header(table: Table, kind: str) -> str:
 
 
 def to_markdown(report: Report, *, chart_files: dict[str, str] | None = None) -> str:
-    """Markdown; `chart_files` maps chart titles to image paths written beside the file."""
-    out = [f"# {report.heading}", ""]
-    out += [f"- **{key}:** {value}" for key, value in _meta(report)]
-    out += ["", "## Question", "", report.question.strip(), "", "## Answer", ""]
-    out += [_footnoted(report.answer.strip(), markdown=True), ""]
+    """Markdown; `chart_files` maps chart titles to image paths written beside the file. Every
+    text from outside is escaped; the answer keeps its Markdown, minus anything live."""
+    out = [f"# {md_inline(report.heading)}", ""]
+    out += [f"- **{key}:** {md_inline(value)}" for key, value in _meta(report)]
+    out += ["", "## Question", "", md_block(report.question), "", "## Answer", ""]
+    out += [md_answer(_footnoted(report.answer.strip(), markdown=True)), ""]
     for table in report.tables:
-        out += [f"## {table.title}", "", *_markdown_table(table), ""]
+        out += [f"## {md_inline(table.title)}", "", *_markdown_table(table), ""]
     for title, path in (chart_files or {}).items():
-        out += [f"![{title}]({path})", ""]
+        out += [f"![{md_inline(title)}]({quote(path)})", ""]
     if report.sources:
         out += ["## Sources", ""]
-        for source in report.sources:
-            link = f" <{source.url}>" if source.url else ""
-            out.append(f"[^{source.id}]: {source.label}{link}")
+        out += [_footnote(source) for source in report.sources]
         out.append("")
     return "\n".join(out)
+
+
+def _footnote(source: Source) -> str:
+    link = web_url(source.url)
+    shown = f" <{link}>" if link else f" {md_inline(source.url)}" if source.url else ""
+    line = f"[^{md_inline(source.id)}]: {md_inline(source.label)}{shown}"
+    if unsafe_markdown(line):
+        # Without footnote support, "[^S1]: javascript:…" is a link definition: a word first
+        # and a dash after it keep the line from being one.
+        line = f"[^{md_inline(source.id)}]: Source — {md_inline(source.label)}{shown}"
+    return line
 
 
 def _footnoted(answer: str, *, markdown: bool) -> str:
@@ -139,13 +165,12 @@ def _footnoted(answer: str, *, markdown: bool) -> str:
 
 
 def _markdown_table(table: Table) -> list[str]:
-    header = ["", *table.periods, "unit"]
+    header = ["", *(md_inline(p) for p in table.periods), "unit"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.rows:
-        cells = [format_cell(row.kind, v) for v in row.values]
-        lines.append(
-            f"| {row.label} | " + " | ".join(cells) + f" | {_unit_header(table, row.kind)} |"
-        )
+        cells = [md_inline(format_cell(row.kind, v)) for v in row.values]
+        unit = md_inline(_unit_header(table, row.kind))
+        lines.append(f"| {md_inline(row.label)} | " + " | ".join(cells) + f" | {unit} |")
     return lines
 
 
@@ -153,25 +178,20 @@ def _markdown_table(table: Table) -> list[str]:
 
 
 def _answer_html(answer: str) -> str:
-    from markdown_it import MarkdownIt
-
-    # The answer is model output: raw HTML in it is shown as text, never rendered.
-    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
-    html: str = parser.render(answer)
-
     def cite(match: re.Match[str]) -> str:
         ids = re.findall(r"S\d+", match.group(1))
         links = ",".join(f'<a href="#src-{i}">{i}</a>' for i in ids)
         return f'<sup class="cite">[{links}]</sup>'
 
-    return _CITATION.sub(cite, html)
+    return _CITATION.sub(cite, answer_html(answer))
 
 
 def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: bool = False) -> str:
     jinja2 = _need("jinja2")
+    # Autoescape on for every template: the template's name ends in .j2, which Jinja's
+    # select_autoescape(["html"]) would have treated as not HTML, leaving every label raw.
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("dexter.reports", "templates"),
-        autoescape=jinja2.select_autoescape(["html"]),
+        loader=jinja2.PackageLoader("dexter.reports", "templates"), autoescape=True
     )
     drawn = charts if charts is not None else table_charts(report.tables)
     svgs = []
@@ -193,129 +213,101 @@ def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: boo
         }
         for table in report.tables
     ]
+    sources = [
+        {"id": s.id, "label": plain(s.label), "link": web_url(s.url), "url": plain(s.url or "")}
+        for s in report.sources
+    ]
     template = environment.get_template("report.html.j2")
+    markup = jinja2.utils.markupsafe.Markup
     return str(
         template.render(
             report=report,
             meta=_meta(report),
-            answer=jinja2.utils.markupsafe.Markup(_answer_html(report.answer)),
+            # Trusted markup, and only these two: the answer rendered by `answer_html` (HTML off,
+            # no images, links checked) and matplotlib's own SVG (its text escaped by it).
+            answer=markup(_answer_html(report.answer)),
             tables=tables,
-            charts=[(t, jinja2.utils.markupsafe.Markup(s)) for t, s in svgs],
+            sources=sources,
+            charts=[(t, markup(s)) for t, s in svgs],
             for_print=for_print,
         )
     )
 
 
 def to_pdf(report: Report) -> bytes:
+    return html_to_pdf(to_html(report, for_print=True))
+
+
+def html_to_pdf(html: str) -> bytes:
+    """`html` laid out as PDF, loading nothing: only images inline in the page (data: URLs)
+    are read, never a file, a web or internal address; and no file is attached."""
     weasyprint = _need("weasyprint")
-    html = to_html(report, for_print=True)
-    document = weasyprint.HTML(string=html)
+    document = weasyprint.HTML(string=html, url_fetcher=_inline_only(weasyprint)).render()
+    # `<link rel=attachment>` and `<a rel=attachment>` would embed what they name in the PDF.
+    document.metadata.attachments = []
+    for page in document.pages:
+        page.links = [link for link in page.links if link[0] != "attachment"]
     result: bytes = document.write_pdf()
     return result
+
+
+def _inline_only(weasyprint: Any) -> Any:
+    class InlineOnly(weasyprint.urls.URLFetcher):  # type: ignore[misc]
+        def fetch(self, url: str, headers: Any = None) -> Any:
+            if not url[:11].lower().startswith("data:image/"):
+                raise ValueError("a report loads nothing from outside itself")
+            return super().fetch(url, headers)
+
+    return InlineOnly(allowed_protocols=("data",), allow_redirects=False)
 
 
 # --------------------------------------------------------------------------- XLSX
 
 
 def to_xlsx(report: Report) -> bytes:
-    xlsxwriter = _need("xlsxwriter")
-    buffer = io.BytesIO()
-    book = xlsxwriter.Workbook(buffer, {"in_memory": True, "strings_to_numbers": False})
-    bold = book.add_format({"bold": True})
-    wrap = book.add_format({"text_wrap": True, "valign": "top"})
-    formats = {
-        "money": book.add_format({"num_format": "#,##0.0"}),
-        "shares": book.add_format({"num_format": "#,##0.0"}),
-        "per_share": book.add_format({"num_format": "0.00"}),
-        "per_share_computed": book.add_format({"num_format": "0.00"}),
-        "percent": book.add_format({"num_format": "0.0%"}),
-        "multiple": book.add_format({"num_format": "0.00"}),
-        "days": book.add_format({"num_format": "0.0"}),
-    }
-    summary = book.add_worksheet("Report")
-    summary.set_column(0, 0, 14)
-    summary.set_column(1, 1, 100)
-    summary.write(0, 0, report.heading, bold)
-    line = 2
-    for key, value in [*_meta(report), ("Question", report.question), ("Answer", report.answer)]:
-        summary.write(line, 0, key, bold)
-        summary.write_string(line, 1, value, wrap)
-        line += 1
-    used: set[str] = {"Report", "Sources"}
-    for table in report.tables:
-        sheet = book.add_worksheet(_sheet_name(f"{table.ticker} {table.kind}", used))
-        sheet.write(0, 0, table.title, bold)
-        sheet.write_row(2, 0, ["Line", "Unit", *table.periods], bold)
-        sheet.write_row(3, 0, ["Period end", "", *table.period_ends])
-        sheet.set_column(0, 0, 34)
-        sheet.set_column(1, 1, 14)
-        sheet.set_column(2, 1 + len(table.periods), 14)
-        for index, row in enumerate(table.rows, start=4):
-            kind = row.kind
-            sheet.write(index, 0, row.label)
-            money = kind in ("money", "shares")
-            unit = _unit_header(table, kind)
-            sheet.write(index, 1, unit)
-            for column, number in enumerate(row.values, start=2):
-                if number is None:
-                    continue
-                # Money and share counts in millions, as the header says; real numbers.
-                sheet.write_number(index, column, number / 1e6 if money else number, formats[kind])
-    sources = book.add_worksheet("Sources")
-    sources.write_row(0, 0, ["Id", "Source", "Link"], bold)
-    sources.set_column(0, 0, 6)
-    sources.set_column(1, 1, 80)
-    sources.set_column(2, 2, 80)
-    for index, source in enumerate(report.sources, start=1):
-        sources.write_row(index, 0, [source.id, source.label])
-        if source.url:
-            sources.write_url(index, 2, source.url, string=source.url)
-    book.close()
-    return buffer.getvalue()
+    from dexter.reports.xlsx import to_xlsx as workbook
 
-
-def _sheet_name(wanted: str, used: set[str]) -> str:
-    base = re.sub(r"[\[\]:*?/\\]", " ", wanted)[:28].strip() or "Table"
-    name, n = base, 2
-    while name in used:
-        name, n = f"{base[:25]} {n}", n + 1
-    used.add(name)
-    return name
+    return workbook(report, _need("xlsxwriter"), _meta(report), _unit_header)
 
 
 # --------------------------------------------------------------------------- files
 
 
 def write_report(report: Report, path: Path, fmt: Format) -> list[Path]:
-    """Write the report (and, for Markdown, its chart images beside it); the paths written."""
+    """Write the report (and, for Markdown, its chart images beside it); the paths written.
+    Each file is written whole, or not at all; a symlink at any of their names is refused
+    before anything is written."""
+    refuse_link(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    written = [path]
-    if fmt == "md":
-        charts = table_charts(report.tables)
-        files: dict[str, str] = {}
-        if charts:
-            folder = path.with_name(path.stem + "_charts")
-            folder.mkdir(exist_ok=True)
-            for number, chart in enumerate(charts, 1):
-                image = folder / f"chart-{number}.png"
-                image.write_bytes(render_image(chart, "png"))
-                files[chart.title] = f"{folder.name}/{image.name}"
-                written.append(image)
-        path.write_text(to_markdown(report, chart_files=files), encoding="utf-8")
-        return written
-    renderers: dict[str, Callable[[Report], bytes]] = {
-        "html": lambda r: to_html(r).encode("utf-8"),
-        "pdf": to_pdf,
-        "xlsx": to_xlsx,
-    }
-    path.write_bytes(renderers[fmt](report))
-    return written
+    if fmt != "md":
+        renderers: dict[str, Callable[[Report], bytes]] = {
+            "html": lambda r: to_html(r).encode("utf-8"),
+            "pdf": to_pdf,
+            "xlsx": to_xlsx,
+        }
+        write_output(path, renderers[fmt](report))
+        return [path]
+    charts = table_charts(report.tables)
+    folder = path.with_name(path.stem + "_charts")
+    images = [folder / f"chart-{number}.png" for number in range(1, len(charts) + 1)]
+    if charts:
+        refuse_link(folder)
+        for image in images:
+            refuse_link(image)
+        folder.mkdir(exist_ok=True)
+    files: dict[str, str] = {}
+    for chart, image in zip(charts, images, strict=True):
+        write_output(image, render_image(chart, "png"))
+        files[chart.title] = f"{folder.name}/{image.name}"
+    write_output(path, to_markdown(report, chart_files=files).encode("utf-8"))
+    return [path, *images]
 
 
 __all__ = [
     "FORMATS",
     "Format",
     "format_for",
+    "html_to_pdf",
     "to_html",
     "to_markdown",
     "to_pdf",

@@ -1,0 +1,97 @@
+"""A `Report` as an XLSX workbook: a summary sheet, a sheet per table with real numbers and units,
+and a sources sheet. Every cell goes through `dexter.spreadsheet`: text is written as text (a
+question starting with `=` is not a formula), figures as numbers, links only to web addresses."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dexter.reports.markup import web_url
+from dexter.reports.model import Report, Table
+from dexter.spreadsheet import XLSX_OPTIONS, XlsxCells
+
+_NUMBER_FORMATS = {
+    "money": "#,##0.0",
+    "shares": "#,##0.0",
+    "per_share": "0.00",
+    "per_share_computed": "0.00",
+    "percent": "0.0%",
+    "multiple": "0.00",
+    "days": "0.0",
+}
+
+
+def to_xlsx(
+    report: Report,
+    xlsxwriter: Any,
+    meta: list[tuple[str, str]],
+    unit_header: Callable[[Table, str], str],
+) -> bytes:
+    """The workbook's bytes; `meta` and `unit_header` are the renderers' shared summary lines
+    and unit notes."""
+    buffer = io.BytesIO()
+    book = xlsxwriter.Workbook(buffer, {"in_memory": True, **XLSX_OPTIONS})
+    cells = XlsxCells(book)
+    summary = book.add_worksheet("Report")
+    summary.set_column(0, 0, 14)
+    summary.set_column(1, 1, 100)
+    cells.text(summary, 0, 0, report.heading, bold=True)
+    line = 2
+    for key, value in [*meta, ("Question", report.question), ("Answer", report.answer)]:
+        cells.text(summary, line, 0, key, bold=True)
+        cells.text(summary, line, 1, value, text_wrap=True, valign="top")
+        line += 1
+    used: set[str] = {"Report", "Sources"}
+    for table in report.tables:
+        sheet = book.add_worksheet(_sheet_name(f"{table.ticker} {table.kind}", used))
+        _table_sheet(cells, sheet, table, unit_header)
+    sources = book.add_worksheet("Sources")
+    cells.texts(sources, 0, 0, ["Id", "Source", "Link"], bold=True)
+    sources.set_column(0, 0, 6)
+    sources.set_column(1, 1, 80)
+    sources.set_column(2, 2, 80)
+    for index, source in enumerate(report.sources, start=1):
+        cells.texts(sources, index, 0, [source.id, source.label])
+        link = web_url(source.url)
+        if link:
+            cells.link(sources, index, 2, link)
+        elif source.url:
+            cells.text(sources, index, 2, source.url)  # shown, never a live link
+    book.close()
+    return buffer.getvalue()
+
+
+def _table_sheet(
+    cells: XlsxCells, sheet: Any, table: Table, unit_header: Callable[[Table, str], str]
+) -> None:
+    cells.text(sheet, 0, 0, table.title, bold=True)
+    cells.texts(sheet, 2, 0, ["Line", "Unit", *table.periods], bold=True)
+    cells.texts(sheet, 3, 0, ["Period end", "", *table.period_ends])
+    sheet.set_column(0, 0, 34)
+    sheet.set_column(1, 1, 14)
+    sheet.set_column(2, 1 + len(table.periods), 14)
+    for index, row in enumerate(table.rows, start=4):
+        cells.text(sheet, index, 0, row.label)
+        cells.text(sheet, index, 1, unit_header(table, row.kind))
+        money = row.kind in ("money", "shares")
+        for column, number in enumerate(row.values, start=2):
+            if number is not None:
+                # Money and share counts in millions, as the header says; real numbers.
+                value = number / 1e6 if money else number
+                cells.number(sheet, index, column, value, num_format=_NUMBER_FORMATS[row.kind])
+
+
+def _sheet_name(wanted: str, used: set[str]) -> str:
+    # Excel refuses []:*?/\ in a sheet name, and a leading or trailing apostrophe.
+    base = re.sub(r"[\[\]:*?/\\\x00-\x1f]", " ", wanted)[:28].strip(" '") or "Table"
+    name, n = base, 2
+    while name.lower() in {u.lower() for u in used}:
+        name, n = f"{base[:25]} {n}", n + 1
+    used.add(name)
+    return name
+
+
+__all__ = ["to_xlsx"]
