@@ -130,11 +130,12 @@ async def test_file_and_desktop_deliverers(tmp_path: Path) -> None:
     alert = Alert("j1", "NVDA watch", "NVDA filed.", datetime(2026, 12, 1, tzinfo=UTC), "file")
     await FileDeliverer(tmp_path).deliver(alert)
     await FileDeliverer(tmp_path).deliver(alert)
-    text = (tmp_path / "alerts.md").read_text()
+    # Alerts files live in the alerts folder of the Dexter home.
+    text = (tmp_path / "alerts" / "alerts.md").read_text()
     assert text.count("## NVDA watch (2026-12-01T00:00:00+00:00)") == 2
     custom = Alert("j1", "NVDA watch", "x", alert.created_at, "file:notes/out.md")
     await FileDeliverer(tmp_path).deliver(custom)
-    assert (tmp_path / "notes" / "out.md").is_file()
+    assert (tmp_path / "alerts" / "notes" / "out.md").is_file()
     with pytest.raises(DeliveryError, match="not installed"):
         await DesktopDeliverer("no-such-notify-send").deliver(alert)
 

@@ -33,8 +33,8 @@ def _schedule_flags(parser: argparse.ArgumentParser, *, required_message: bool) 
     parser.add_argument(
         "--deliver",
         metavar="TARGET",
-        help="outbox (default), desktop, file[:PATH], telegram:CHAT, slack:CHANNEL, "
-        "whatsapp:NUMBER",
+        help="outbox (default), desktop, file[:PATH] (inside DEXTER_HOME/alerts), telegram:CHAT, "
+        "slack:CHANNEL, whatsapp:NUMBER",
     )
     parser.add_argument("-m", "--model", dest="job_model", help="provider:model for this job")
     parser.add_argument("--description", help="a note for yourself")
@@ -75,8 +75,13 @@ def add_cron_parser(commands: Any) -> None:
     add = actions.add_parser("add", help="schedule a new job")
     add.add_argument("name", help='a short name, e.g. "NVDA 10-Q watch"')
     _schedule_flags(add, required_message=True)
-    listing = actions.add_parser("list", help="every job with its next run and last status")
+    listing = actions.add_parser("list", help="every job with its owner, next run and last status")
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--principal",
+        metavar="ID",
+        help="only the jobs of this principal (operator, telegram:222 …; see `dexter principals`)",
+    )
     show = actions.add_parser("show", help="one job in full, with its recent runs")
     show.add_argument("id", help="job id, unique prefix, or name")
     show.add_argument("--json", action="store_true", help="print JSON")
@@ -182,6 +187,7 @@ def _job_dict(job: Job) -> dict[str, Any]:
     return {
         "id": job.id,
         "name": job.name,
+        "owner": job.owner,
         "kind": job.kind,
         "enabled": job.enabled,
         "schedule": to_dict(job.schedule),
@@ -214,6 +220,8 @@ def _schedule_from(args: argparse.Namespace, tz: str, now: datetime) -> Any:
 def run_cron_command(args: argparse.Namespace) -> int:
     from dexter.cron import jobs as job_api
     from dexter.cron.schedule import describe, local_zone_name
+    from dexter.cron.targets import target_for
+    from dexter.principal import OPERATOR
 
     settings = _settings()
     action = args.cron_command
@@ -229,7 +237,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
                 )
             return 0 if action == "list" else (0 if action == "logs" and not args.id else 1)
         if action == "list":
-            return _list(cron, as_json=args.json)
+            return _list(cron, as_json=args.json, owner=args.principal)
         if action == "show":
             return _show(cron, cron.find(args.id), as_json=args.json)
         return _logs(cron, args.id, limit=args.limit, as_json=args.json)
@@ -237,6 +245,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
     cron = _store(settings, create=True)
     assert cron is not None
     tz = args.tz if getattr(args, "tz", None) else local_zone_name()
+    # The terminal is the operator's: it acts on every principal's jobs, and a new job is theirs.
     if action == "add":
         job = job_api.create_job(
             cron,
@@ -246,7 +255,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
             now=now,
             fulfillment=args.fulfillment,
             active=job_api.build_active(args.active, tz, args.days),
-            target=args.deliver,
+            target=target_for(args.deliver, by=OPERATOR, home=settings.home),
             model=args.job_model,
             description=args.description or "",
         )
@@ -270,7 +279,9 @@ def run_cron_command(args: argparse.Namespace) -> int:
         elif args.active:
             changes["active"] = job_api.build_active(args.active, tz, args.days)
         if args.deliver is not None:
-            changes["target"] = job_api.validate_target(args.deliver)
+            changes["target"] = target_for(
+                args.deliver, by=OPERATOR, owner=job.owner, home=settings.home
+            )
         if args.fulfillment:
             changes["fulfillment"] = args.fulfillment
         if args.job_model is not None:
@@ -322,19 +333,27 @@ def _warn_target(target: str) -> None:
         )
 
 
-def _list(cron: CronStore, *, as_json: bool) -> int:
+def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    jobs = cron.all()
+    from dexter.principal import OPERATOR_ID
+
+    jobs = cron.all(owner=owner.strip() if owner else None)
     if as_json:
         _print_json([_job_dict(j) for j in jobs])
         return 0
     if not jobs:
+        if owner:
+            print(f"No scheduled jobs of {owner}.")
+            return 0
         print("No scheduled jobs. Add one with `dexter cron add NAME --every 1h --message …`.")
         return 0
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("ID", "Name", "Schedule", "Next (job zone)", "Next (yours)", "Last", "Err"):
+    # Whose job it is matters once someone besides the operator has one.
+    owners = any(job.owner != OPERATOR_ID for job in jobs)
+    columns = ("ID", "Name", *(("Owner",) if owners else ()), "Schedule", "Next (job zone)")
+    for column in (*columns, "Next (yours)", "Last", "Err"):
         table.add_column(column, overflow="fold", no_wrap=column.startswith(("ID", "Next")))
     for job in jobs:
         nxt = job.state.next_run_at if job.enabled else None
@@ -342,6 +361,7 @@ def _list(cron: CronStore, *, as_json: bool) -> int:
         table.add_row(
             job.id,
             job.name,
+            *((job.owner,) if owners else ()),
             _short_schedule(job) + ("" if job.enabled else " (off)"),
             _when(nxt, zone_name) if zone_name else "-",
             _when(nxt, None) if job.enabled else "disabled",
@@ -393,9 +413,13 @@ def _show(cron: CronStore, job: Job, *, as_json: bool) -> int:
 
 
 def _logs(cron: CronStore, ref: str | None, *, limit: int, as_json: bool) -> int:
+    from dexter.principal import OPERATOR_ID
+
     job = cron.find(ref) if ref else None
     items = cron.outbox(job.id if job else None, limit=limit)
     runs = cron.runs(job.id, limit=limit) if job else []
+    # Whose job each alert came from, so another principal's alerts are told apart.
+    owners = {j.id: j.owner for j in ([job] if job else cron.all())}
     if as_json:
         _print_json(
             {
@@ -404,6 +428,7 @@ def _logs(cron: CronStore, ref: str | None, *, limit: int, as_json: bool) -> int
                         "id": i.id,
                         "job_id": i.job_id,
                         "job_name": i.job_name,
+                        "owner": owners.get(i.job_id),
                         "created_at": i.created_at.isoformat(),
                         "target": i.target,
                         "status": i.status,
@@ -431,9 +456,11 @@ def _logs(cron: CronStore, ref: str | None, *, limit: int, as_json: bool) -> int
             state: str = item.status
             if item.status != "delivered" and item.last_error:
                 state += f" after {item.attempts} attempt(s): {item.last_error}"
+            owner = owners.get(item.job_id, OPERATOR_ID)
+            mark = "" if owner == OPERATOR_ID else f" (for {owner})"
             print(
-                f"#{item.id} {_when(item.created_at, None)}  {item.job_name} -> {item.target} "
-                f"[{state}]"
+                f"#{item.id} {_when(item.created_at, None)}  {item.job_name}{mark} -> "
+                f"{item.target} [{state}]"
             )
             for line in item.text.strip().splitlines():
                 print(f"    {line}")
@@ -546,6 +573,7 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
         active=job_api.build_active(args.active, tz, args.days),
         target=args.deliver,
         model=args.job_model,
+        home=settings.home,
     )
     print(
         f"Heartbeat on: {describe(job.schedule)}"

@@ -1,14 +1,19 @@
 """Job runs as isolated agents built by the runtime on the `cron` channel: nobody to ask, so
 anything needing approval is refused (and listed in the alert); no shell, no writes, memory
-read-only. Each run is its own session, so `dexter sessions show` can replay it."""
+read-only. Each run is its own session, so `dexter sessions show` can replay it.
+
+A run acts for the job's owner: a chat user's job reads that user's memory and records its
+session under them, with only the tools they may use (see `owners`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
 from dexter.cron.executor import Outcome
 from dexter.cron.model import Job
+from dexter.cron.owners import PrincipalResolver, principal_for_job
 
 if TYPE_CHECKING:
     from dexter.runtime import Runtime
@@ -26,14 +31,23 @@ def _describe_call(tool: str, args: dict[str, object]) -> str:
 
 
 class AgentExecutor:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, principal_for: PrincipalResolver | None = None) -> None:
         self.runtime = runtime
+        self.principal_for = principal_for or (
+            lambda owner: principal_for_job(runtime.store, owner)
+        )
 
     async def execute(self, job: Job, prompt: str) -> Outcome:
         from dexter.agent.events import Done, ToolDenied
         from dexter.runtime import CRON, AgentSpec
 
-        spec = AgentSpec(model=job.model, channel=CRON, max_iterations=job.max_iterations)
+        principal = await asyncio.to_thread(self.principal_for, job.owner)
+        spec = AgentSpec(
+            model=job.model,
+            channel=CRON,
+            max_iterations=job.max_iterations,
+            principal=principal,
+        )
         agent = self.runtime.agent(spec, approver=None)
         refused: list[str] = []
         done: Done | None = None

@@ -3,14 +3,12 @@ refuse the same things with the same messages."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from dexter.cron.active import ActiveHours, parse_active_hours
 from dexter.cron.model import (
-    DEFAULT_TARGET,
     FULFILLMENTS,
     HEARTBEAT_NAME,
     Fulfillment,
@@ -26,8 +24,9 @@ from dexter.cron.schedule import (
     parse_every,
 )
 from dexter.cron.store import CronStore, new_job_id
+from dexter.cron.targets import target_for, validate_target
+from dexter.principal import OPERATOR, OPERATOR_ID
 
-TARGET_SCHEMES = ("outbox", "desktop", "file", "telegram", "slack", "whatsapp")
 _NAME_CHARS = 80
 _MESSAGE_CHARS = 8000
 
@@ -54,27 +53,6 @@ def build_schedule(
         return parse_at(at, tz, now=now)
     assert cron is not None
     return parse_cron(cron, tz, now=now)
-
-
-def validate_target(target: str | None) -> str:
-    """`telegram:CHAT`, `slack:CHANNEL`, `whatsapp:NUMBER`, `desktop`, `file[:PATH]`, `outbox`."""
-    if target is None or not target.strip():
-        return DEFAULT_TARGET
-    text = target.strip()
-    scheme, _, address = text.partition(":")
-    scheme = scheme.lower()
-    if scheme not in TARGET_SCHEMES:
-        raise ScheduleError(
-            f"Unknown delivery target {target!r}: use outbox, desktop, file[:PATH], "
-            "telegram:CHAT_ID, slack:CHANNEL or whatsapp:NUMBER."
-        )
-    if scheme in ("telegram", "slack", "whatsapp") and not address.strip():
-        raise ScheduleError(f"A {scheme} target needs an address, like {scheme}:123456.")
-    if scheme in ("outbox", "desktop") and address:
-        raise ScheduleError(f"The {scheme} target takes no address (write just {scheme}).")
-    if scheme == "whatsapp" and not re.fullmatch(r"\+?[\d ()-]{6,20}", address.strip()):
-        raise ScheduleError(f"{address!r} is not a phone number (write it like +15551234567).")
-    return f"{scheme}:{address.strip()}" if address.strip() else scheme
 
 
 def validate_text(name: str, message: str | None, *, kind: str = "job") -> tuple[str, str]:
@@ -127,7 +105,10 @@ def create_job(
     description: str = "",
     kind: str = "job",
     max_iterations: int = 6,
+    owner: str = OPERATOR_ID,
 ) -> Job:
+    """A new job of `owner`; `target` is checked for shape here, and for whether the owner may
+    use it by the caller (`targets.target_for`), which knows who is asking."""
     clean_name, clean_message = validate_text(name, message, kind=kind)
     job = Job(
         id=new_job_id(),
@@ -144,6 +125,7 @@ def create_job(
         target=validate_target(target),
         max_iterations=max_iterations,
         state=JobState(next_run_at=first_run(schedule, active, now)),
+        owner=owner,
     )
     return cron.add(job)
 
@@ -172,9 +154,12 @@ def set_heartbeat(
     active: ActiveHours | None,
     target: str | None,
     model: str | None,
+    home: Path | None = None,
 ) -> Job:
-    """Create or reconfigure the single heartbeat job and enable it."""
+    """Create or reconfigure the single heartbeat job (the operator's) and enable it."""
     schedule = parse_every(every, anchor=now)
+    if target is not None:
+        target = target_for(target, by=OPERATOR, home=home)
     existing = cron.heartbeat()
     if existing is None:
         return create_job(
@@ -191,7 +176,7 @@ def set_heartbeat(
         )
     changes: dict[str, object] = {"schedule": schedule, "active": active, "enabled": True}
     if target is not None:
-        changes["target"] = validate_target(target)
+        changes["target"] = target
     if model is not None:
         changes["model"] = model.strip() or None
     return update_job(cron, existing, now=now, **changes)

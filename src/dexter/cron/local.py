@@ -6,11 +6,11 @@ import asyncio
 import shutil
 from pathlib import Path
 
+from dexter.cron.alerts_file import AlertsPathError, alerts_path, append_alert
 from dexter.cron.delivery import Alert, Deliverer, DeliveryError, target_address
 
 _NOTIFY_TIMEOUT = 10.0
 _NOTIFY_BODY_CHARS = 600
-DEFAULT_ALERTS_FILE = "alerts.md"
 
 
 class DesktopDeliverer:
@@ -59,31 +59,24 @@ class DesktopDeliverer:
 
 
 class FileDeliverer:
-    """Appends each alert as a Markdown section to the file the target names
-    (`file:PATH`, relative to the Dexter home; plain `file` means alerts.md there)."""
+    """Appends each alert as a Markdown section to the file the target names inside the alerts
+    folder (`file:PATH` is DEXTER_HOME/alerts/PATH; plain `file` is alerts/alerts.md), never
+    through a link out of it (see `alerts_file`)."""
 
     scheme = "file"
 
     def __init__(self, home: Path) -> None:
         self.home = home
 
-    def path_for(self, target: str) -> Path:
-        raw = target_address(target)
-        path = Path(raw).expanduser() if raw else Path(DEFAULT_ALERTS_FILE)
-        return path if path.is_absolute() else self.home / path
-
     async def deliver(self, alert: Alert) -> None:
-        path = self.path_for(alert.target)
         stamp = alert.created_at.isoformat(timespec="seconds")
         block = f"## {alert.job_name} ({stamp})\n\n{alert.text.strip()}\n\n"
-
-        def append() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(block)
-
+        address = target_address(alert.target)
         try:
-            await asyncio.to_thread(append)
+            path = alerts_path(self.home, address)
+            await asyncio.to_thread(append_alert, self.home, address, block)
+        except AlertsPathError as exc:
+            raise DeliveryError(str(exc)) from None
         except OSError as exc:
             raise DeliveryError(f"Cannot append to {path}: {exc.strerror or exc}.") from exc
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from dexter.cron.active import ActiveHours
 from dexter.cron.schedule import Schedule
+from dexter.principal import OPERATOR_ID
 
 Fulfillment = Literal["keep", "once", "ask"]
 JobKind = Literal["job", "heartbeat"]
@@ -51,6 +52,9 @@ class Job:
     target: str = DEFAULT_TARGET
     max_iterations: int = 6
     state: JobState = field(default_factory=JobState)
+    # The principal who created it: only they (or the operator) see or change it, and its
+    # unattended runs act for them.
+    owner: str = OPERATOR_ID
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from dexter.cron.model import DEFAULT_TARGET, Job, JobState, RunStatus
 from dexter.cron.prompts import heartbeat_prompt, job_prompt, read_checklist
 from dexter.cron.schedule import ScheduleError, format_duration, local_zone_name
 from dexter.cron.store import CronStore
+from dexter.cron.targets import delivery_refusal
 
 DEFAULT_TICK = 30.0
 DEFAULT_RUN_TIMEOUT = timedelta(minutes=15)
@@ -423,6 +424,12 @@ class Runner:
                 delivered=local_only,
             )
         )
+        refusal = delivery_refusal(job.owner, target)
+        if refusal is not None:
+            # Only a row changed behind the tools' back gets here; the alert stays readable.
+            await asyncio.to_thread(self.cron.delivery_failed, item_id, refusal, None)
+            self._log(f"{job.name}: not delivered to {target}: {refusal}")
+            return item_id
         if local_only or target_scheme(target) not in self.deliverers:
             return item_id  # another runner with that channel (the gateway) delivers it
         until = now + timedelta(seconds=DELIVERY_TIMEOUT * 2)

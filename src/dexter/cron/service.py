@@ -19,6 +19,7 @@ from dexter.cron.store import CronStore
 
 if TYPE_CHECKING:
     from dexter.cron.clock import Clock
+    from dexter.cron.owners import PrincipalResolver
     from dexter.runtime import Runtime
 
 
@@ -72,9 +73,12 @@ def make_runner(
     deliverers: Mapping[str, Deliverer] | None = None,
     clock: Clock | None = None,
     log: Callable[[str], None] | None = None,
+    principal_for: PrincipalResolver | None = None,
 ) -> Runner:
     """The runner over `runtime`'s store, with agent runs built by it. `deliverers` default to
-    the local ones (desktop, file); the gateway passes its channels' deliverers in addition."""
+    the local ones (desktop, file); the gateway passes its channels' deliverers in addition.
+    `principal_for` says who a job's owner is when it runs (default: the principals table,
+    with no grants beyond the default; a front door that knows grants passes its own)."""
     from dexter.cron.agent_executor import AgentExecutor
     from dexter.cron.local import local_deliverers
 
@@ -83,7 +87,7 @@ def make_runner(
     chosen.update(deliverers or {})
     return Runner(
         CronStore(runtime.store),
-        AgentExecutor(runtime),
+        AgentExecutor(runtime, principal_for),
         home=runtime.settings.home,
         deliverers=chosen,
         clock=clock,

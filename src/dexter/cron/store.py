@@ -140,7 +140,13 @@ def _job(row: Any) -> Job:
         target=row["target"],
         max_iterations=row["max_iterations"],
         state=state,
+        owner=row["owner"],
     )
+
+
+def _owned_by(owner: str | None) -> tuple[str, tuple[str, ...]]:
+    """The condition limiting a query to `owner`'s jobs (None: everyone's)."""
+    return ("", ()) if owner is None else (" AND owner = ?", (owner,))
 
 
 def _run(row: Any) -> RunRecord:
@@ -192,10 +198,16 @@ class CronStore:
 
     def add_many(self, jobs: Sequence[Job]) -> None:
         """Insert jobs in one transaction (imports, benchmarks)."""
-        columns = ("id", "created_at", *_CONFIG_COLUMNS, *_STATE_COLUMNS)
+        columns = ("id", "created_at", "owner", *_CONFIG_COLUMNS, *_STATE_COLUMNS)
         marks = ", ".join("?" for _ in columns)
         rows = [
-            (job.id, _iso(job.created_at), *_config_values(job), *_state_values(job.state))
+            (
+                job.id,
+                _iso(job.created_at),
+                job.owner,
+                *_config_values(job),
+                *_state_values(job.state),
+            )
             for job in jobs
         ]
         with self.store.transaction() as conn:
@@ -223,18 +235,22 @@ class CronStore:
                 (*_state_values(state), job_id),
             )
 
-    def get(self, job_id: str) -> Job | None:
-        rows = self.store.query("SELECT * FROM cron_jobs WHERE id = ?", (job_id,))
+    def get(self, job_id: str, *, owner: str | None = None) -> Job | None:
+        """The job `job_id`; with `owner`, only if it is theirs."""
+        mine, params = _owned_by(owner)
+        rows = self.store.query(f"SELECT * FROM cron_jobs WHERE id = ?{mine}", (job_id, *params))
         return _job(rows[0]) if rows else None
 
-    def find(self, ref: str) -> Job:
-        """A job by id, unique id prefix, or exact name (case-insensitive)."""
+    def find(self, ref: str, *, owner: str | None = None) -> Job:
+        """A job by id, unique id prefix, or exact name (case-insensitive). With `owner`, only
+        their jobs are searched: another's job is "not found", in the very same words."""
         text = ref.strip()
         if not text:
             raise JobNotFound("Give a job id or name; see `dexter cron list`.")
-        exact = self.get(text)
+        exact = self.get(text, owner=owner)
         if exact is not None:
             return exact
+        mine, owned = _owned_by(owner)
         pattern = text.replace("%", "").replace("_", "")
         rows = []
         for sql, param in (
@@ -244,7 +260,7 @@ class CronStore:
             ("lower(name) LIKE lower(?)", "%" + pattern + "%"),
         ):
             rows = self.store.query(
-                f"SELECT * FROM cron_jobs WHERE {sql} ORDER BY created_at", (param,)
+                f"SELECT * FROM cron_jobs WHERE {sql}{mine} ORDER BY created_at", (param, *owned)
             )
             if rows:
                 break
@@ -259,8 +275,11 @@ class CronStore:
         rows = self.store.query("SELECT * FROM cron_jobs WHERE kind = 'heartbeat'")
         return _job(rows[0]) if rows else None
 
-    def all(self) -> list[Job]:
-        return [_job(r) for r in self.store.query("SELECT * FROM cron_jobs ORDER BY created_at")]
+    def all(self, *, owner: str | None = None) -> list[Job]:
+        """Every job, or only `owner`'s."""
+        mine, params = _owned_by(owner)
+        sql = f"SELECT * FROM cron_jobs WHERE 1{mine} ORDER BY created_at"
+        return [_job(r) for r in self.store.query(sql, params)]
 
     def remove(self, job_id: str) -> None:
         with self.store.transaction() as conn:

@@ -4,6 +4,10 @@ Same validation as `dexter cron` (cron/jobs.py). Listing and viewing run freely;
 changing, removing or running a job and editing the checklist are writes that pass the
 permission gate's approval path, so where nobody can approve (scheduled runs, chats without a
 rule) they are refused.
+
+Jobs belong to the principal who made them. Anyone but the operator sees and touches only their
+own: another's job is "not found", in the same words as an id that matches nothing. Where their
+alerts may go is decided by `cron.targets` (a chat's jobs: that chat only).
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ class CronToolContext:
     # Whose jobs these tools see and change.
     principal: Principal = OPERATOR
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    # The Dexter home, to check a `file:` target against the alerts folder on disk.
+    home: Path | None = None
 
 
 class CronArgs(BaseModel):
@@ -72,12 +78,15 @@ def _fmt(moment: datetime | None) -> str:
     return moment.isoformat(timespec="minutes") if moment else "none"
 
 
-def describe_job(job: Job) -> str:
+def describe_job(job: Job, *, viewer: Principal = OPERATOR) -> str:
+    """A job in a few lines; the operator is also told whose it is when it is not theirs."""
     from dexter.cron.schedule import describe
 
     state = job.state
-    lines = [
-        f"**{job.name}** ({job.id}) [{'enabled' if job.enabled else 'DISABLED'}]",
+    lines = [f"**{job.name}** ({job.id}) [{'enabled' if job.enabled else 'DISABLED'}]"]
+    if viewer.is_operator and job.owner != OPERATOR.id:
+        lines.append(f"  Owner: {job.owner}")
+    lines += [
         f"  Schedule: {describe(job.schedule)}",
         f"  Fulfillment: {job.fulfillment}; deliver to {job.target}",
         f"  Next run: {_fmt(state.next_run_at) if job.enabled else 'none (disabled)'}",
@@ -118,26 +127,42 @@ class CronTool(Tool[CronArgs]):
         return args.get("action") != "list"
 
     async def run(self, args: CronArgs, ctx: ToolContext) -> ToolResult | str:
+        from dexter.cron.store import JobNotFound
+
+        # The tools were bound for one principal; should the call say otherwise, the one that
+        # is not the operator wins, so a mismatch can only narrow what is seen.
+        principal = self.context.principal if not self.context.principal.is_operator else None
         try:
-            return await self._run(args)
-        except ConfigError as exc:
+            return await self._run(args, principal or ctx.principal)
+        except (ConfigError, JobNotFound) as exc:
             raise ToolFailure(str(exc)) from None
 
-    async def _run(self, args: CronArgs) -> str:
+    async def _run(self, args: CronArgs, principal: Principal) -> str:
         from dexter.cron import jobs as job_api
         from dexter.cron.schedule import local_zone_name
+        from dexter.cron.targets import target_for
 
         cron = self.context.cron()
         now = self.context.clock()
         zone_name = args.tz or self.context.user_zone or local_zone_name()
+        # None: every job (the operator's view); otherwise only the principal's own.
+        owner = None if principal.is_operator else principal.id
         if args.action == "list":
-            found = cron.all()
-            return "\n\n".join(describe_job(j) for j in found) if found else "No scheduled jobs."
+            found = cron.all(owner=owner)
+            if not found:
+                return "No scheduled jobs."
+            return "\n\n".join(describe_job(j, viewer=principal) for j in found)
         if args.action == "add":
             if not args.name:
                 raise ToolFailure("name is required for add.")
             schedule = job_api.build_schedule(
                 every=args.every, at=args.at, cron=args.cron, tz=zone_name, now=now
+            )
+            target = target_for(
+                args.deliver,
+                by=principal,
+                default=self.context.default_target,
+                home=self.context.home,
             )
             job = job_api.create_job(
                 cron,
@@ -147,8 +172,9 @@ class CronTool(Tool[CronArgs]):
                 now=now,
                 fulfillment=args.fulfillment,
                 active=job_api.build_active(args.active, zone_name, args.days),
-                target=args.deliver or self.context.default_target,
+                target=target,
                 model=args.model,
+                owner=principal.id,
             )
             return (
                 f'Created job "{job.name}" (id: {job.id}, fulfillment: {job.fulfillment}). '
@@ -156,7 +182,7 @@ class CronTool(Tool[CronArgs]):
             )
         if not args.job_id:
             raise ToolFailure(f"job_id is required for {args.action}; list the jobs first.")
-        job = cron.find(args.job_id)
+        job = cron.find(args.job_id, owner=owner)
         if args.action == "remove":
             cron.remove(job.id)
             return f'Removed job "{job.name}" (id: {job.id}).'
@@ -177,7 +203,9 @@ class CronTool(Tool[CronArgs]):
         if args.fulfillment is not None:
             changes["fulfillment"] = job_api.validate_fulfillment(args.fulfillment)
         if args.deliver is not None:
-            changes["target"] = job_api.validate_target(args.deliver)
+            changes["target"] = target_for(
+                args.deliver, by=principal, owner=job.owner, home=self.context.home
+            )
         if args.model is not None:
             changes["model"] = args.model.strip() or None
         if args.enabled is not None:
@@ -273,6 +301,10 @@ def cron_tools(
         return CronStore(runtime.store)
 
     context = CronToolContext(
-        cron=cron_store, run_job=run_job, default_target=default_target, principal=principal
+        cron=cron_store,
+        run_job=run_job,
+        default_target=default_target,
+        principal=principal,
+        home=runtime.settings.home,
     )
     return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]
