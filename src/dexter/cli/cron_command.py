@@ -516,8 +516,10 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
         return 0
     if action == "edit":
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("# Heartbeat checklist\n\n" + DEFAULT_CHECKLIST, encoding="utf-8")
+            from dexter.atomicfile import PRIVATE, private_dir, write_text
+
+            private_dir(path.parent)
+            write_text(path, "# Heartbeat checklist\n\n" + DEFAULT_CHECKLIST, mode=PRIVATE)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             return subprocess.call([*shlex.split(editor), str(path)])

@@ -6,6 +6,7 @@ import asyncio
 import shutil
 from pathlib import Path
 
+from dexter.atomicfile import open_private, private_dir
 from dexter.cron.delivery import Alert, Deliverer, DeliveryError, target_address
 
 _NOTIFY_TIMEOUT = 10.0
@@ -78,8 +79,8 @@ class FileDeliverer:
         block = f"## {alert.job_name} ({stamp})\n\n{alert.text.strip()}\n\n"
 
         def append() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
+            private_dir(path.parent)
+            with open_private(path) as handle:
                 handle.write(block)
 
         try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.config import ConfigError
 from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
 from dexter.principal import OPERATOR, Principal, ToolScope
@@ -237,8 +238,8 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
             return f"Current heartbeat checklist:\n\n{text}\n\n{self._schedule_note()}"
         if args.content is None:
             raise ToolFailure("content is required for the update action.")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(args.content.rstrip() + "\n", encoding="utf-8")
+        private_dir(path.parent)
+        write_text(path, args.content.rstrip() + "\n", mode=PRIVATE, keep_mode=True)
         items = count_items(args.content)
         counted = f" ({items} item{'s' if items != 1 else ''})" if items else ""
         return f"Updated heartbeat checklist{counted}. {self._schedule_note()}"

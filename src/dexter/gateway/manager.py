@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dexter.atomicfile import PRIVATE, write_json
+from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.gateway.backoff import ReconnectPolicy
 from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
 
@@ -121,7 +121,7 @@ class ChannelManager:
             "accounts": [s.to_dict() for s in self.snapshot()],
         }
         try:
-            self.status_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.status_path.parent)
             write_json(self.status_path, payload, mode=PRIVATE)
         except OSError as exc:  # status is informational; never stop a channel for it
             log.debug("could not write gateway status: %s", exc)

@@ -6,6 +6,11 @@ busy timeout and then crash the run, answer and all. Instead the recorder hands 
 this writer: one background thread with its own connection applies them in order, retrying
 while the database is busy. What still cannot be written when the writer is closed (the process
 is ending) goes to `journal.jsonl` in the Dexter home, replayed the next time the store opens.
+
+When neither the database nor the journal takes a write (a full disk), it is held in memory and
+tried again before each later write and once more at close, so a long-running process saves it
+when space returns; what is still held after close is in `unsaved()`, for the front door to say
+that it was not saved.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from dexter.atomicfile import open_private, private_dir
 from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
 from dexter.store.db import Store, open_store
@@ -125,6 +131,10 @@ class StoreWriter:
         self._idle.set()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        # Writes neither the database nor the journal took, in order; only the thread touches it
+        # until it has stopped.
+        self._held: list[Write] = []
+        self.failure: OSError | None = None
 
     # ------------------------------------------------------------------ API
 
@@ -168,6 +178,11 @@ class StoreWriter:
                 self._waiters = [w for w in self._waiters if w[2] is not future]
         return True
 
+    def unsaved(self) -> list[Write]:
+        """After `close`: the writes that could be neither applied nor journalled (the reason is
+        in `failure`)."""
+        return list(self._held)
+
     def close(self, timeout: float = 3.0) -> None:
         """Apply what can be applied within `timeout`; journal the rest; stop the thread."""
         with self._lock:
@@ -194,6 +209,7 @@ class StoreWriter:
                         self._journal(write)  # closing: no more waiting on a busy database
                         continue
                     store = store or self._open()
+                    self._retry_held(store)
                     self._apply(store, write)
                 except Exception:  # a write that cannot be applied must not stop the others
                     log.debug("could not record %s; journalled", write.kind, exc_info=True)
@@ -202,8 +218,19 @@ class StoreWriter:
                     self._done()
         finally:
             self._drain_to_journal()
+            held, self._held = self._held, []
+            for write in held:  # one last chance, now that nothing else is waiting
+                self._journal(write)
             if store is not None:
                 store.close()
+
+    def _retry_held(self, store: Store) -> None:
+        held, self._held = self._held, []
+        for write in held:
+            try:
+                self._apply(store, write)
+            except Exception:
+                self._journal(write)
 
     def _open(self) -> Store:
         store = open_store(self.home)
@@ -245,11 +272,14 @@ class StoreWriter:
 
     def _journal(self, write: Write) -> None:
         try:
-            self.home.mkdir(parents=True, exist_ok=True)
-            with self.journal.open("a", encoding="utf-8") as handle:
+            private_dir(self.home)
+            with open_private(self.journal) as handle:
                 handle.write(write.to_json() + "\n")
-        except OSError:
-            log.warning("could not journal a %s record", write.kind, exc_info=True)
+        except OSError as error:
+            if self.failure is None:
+                log.warning("could not journal a %s record (%s); holding it", write.kind, error)
+            self.failure = error
+            self._held.append(write)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -283,7 +313,7 @@ def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None 
                 kept.append(line)
         if kept:
             # Appended, like any other journalled record, for the next open to try again.
-            with (home / JOURNAL_NAME).open("a", encoding="utf-8") as handle:
+            with open_private(home / JOURNAL_NAME) as handle:
                 handle.write("\n".join(kept) + "\n")
         claim.unlink(missing_ok=True)
     return applied
