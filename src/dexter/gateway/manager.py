@@ -21,6 +21,7 @@ from typing import Any
 from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.gateway.backoff import ReconnectPolicy
 from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
+from dexter.processes import process_alive
 
 log = logging.getLogger("dexter.gateway")
 
@@ -211,14 +212,5 @@ def read_status(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         return None
     pid = data.get("pid")
-    alive = False
-    if isinstance(pid, int):
-        try:
-            os.kill(pid, 0)
-            alive = True
-        except ProcessLookupError:
-            alive = False
-        except PermissionError:
-            alive = True
-    data["alive"] = alive
+    data["alive"] = isinstance(pid, int) and process_alive(pid)
     return data

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from dexter.atomicfile import open_private, private_dir
 from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
+from dexter.processes import process_alive
 from dexter.store.db import Store, open_store
 from dexter.store.ledger import Ledger
 from dexter.store.prices import Price
@@ -328,7 +329,7 @@ def _claim_journals(home: Path) -> list[Path]:
     for stale in sorted(home.glob(f"{JOURNAL_NAME}.*.replaying")):
         pid = stale.name.removeprefix(f"{JOURNAL_NAME}.").removesuffix(".replaying")
         pid = pid.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != mine and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != mine and not process_alive(int(pid)):
             found.append(stale)
     journal = home / JOURNAL_NAME
     if journal.is_file():
@@ -342,20 +343,6 @@ def _claim_journals(home: Path) -> list[Path]:
             continue
         claims.append(claim)
     return claims
-
-
-def _alive(pid: int) -> bool:
-    import os
-
-    if os.name == "nt":  # signal 0 would terminate it there; a stale claim waits instead
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else (or a platform without signal 0)
-        return True
-    return True
 
 
 __all__ = ["JOURNAL_NAME", "StoreWriter", "Write", "apply_write", "replay_journal", "usage_payload"]
