@@ -25,7 +25,7 @@ from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 # Every `dexter ask` offers these tools; the schedule parser, job rules and cron store load when
 # one of them runs.
 if TYPE_CHECKING:
-    from dexter.cron.model import Job
+    from dexter.cron.model import DamagedJob, Job
     from dexter.cron.store import CronStore
     from dexter.runtime import Runtime
 
@@ -94,6 +94,17 @@ def describe_job(job: Job) -> str:
     return "\n".join(lines)
 
 
+def _describe_entry(entry: Job | DamagedJob) -> str:
+    from dexter.cron.model import DamagedJob
+
+    if isinstance(entry, DamagedJob):
+        return (
+            f"**{entry.name}** ({entry.id}) [DAMAGED: {entry.problem}]\n"
+            "  It cannot run; remove it and add it again."
+        )
+    return describe_job(entry)
+
+
 class CronTool(Tool[CronArgs]):
     name: ClassVar[str] = "cron"
     scope: ClassVar[ToolScope] = "principal"
@@ -132,8 +143,8 @@ class CronTool(Tool[CronArgs]):
         now = self.context.clock()
         zone_name = args.tz or self.context.user_zone or local_zone_name()
         if args.action == "list":
-            found = cron.all()
-            return "\n\n".join(describe_job(j) for j in found) if found else "No scheduled jobs."
+            found = cron.entries()
+            return "\n\n".join(map(_describe_entry, found)) if found else "No scheduled jobs."
         if args.action == "add":
             if not args.name:
                 raise ToolFailure("name is required for add.")
@@ -157,10 +168,11 @@ class CronTool(Tool[CronArgs]):
             )
         if not args.job_id:
             raise ToolFailure(f"job_id is required for {args.action}; list the jobs first.")
-        job = cron.find(args.job_id)
         if args.action == "remove":
-            cron.remove(job.id)
-            return f'Removed job "{job.name}" (id: {job.id}).'
+            entry = cron.find_entry(args.job_id)
+            cron.remove(entry.id)
+            return f'Removed job "{entry.name}" (id: {entry.id}).'
+        job = cron.find(args.job_id)
         if args.action == "run":
             status = await self.context.run_job(job)
             return f'Job "{job.name}" ran: {status}'
