@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from dexter.cron.runner import ABANDONED, Runner
 from dexter.cron.schedule import parse_every
 from dexter.cron.store import CronStore
 from dexter.store import open_store
-from tests.support.cron import FakeClock, ScriptedExecutor
+from tests.support.cron import FakeClock, ScriptedExecutor, StoppingClock
 
 START = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
 
@@ -29,9 +30,8 @@ START = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
     monkeypatch.setenv("TZ", "UTC")
-    return tmp_path / ".dexter"
+    return Path(os.environ["DEXTER_HOME"])  # the test's own (see conftest)
 
 
 @pytest.fixture
@@ -95,14 +95,7 @@ async def test_the_daemon_sets_a_damaged_job_aside_and_keeps_running(
     good = add_job(cron, "Filing watch")
     damage(cron, broken)
     stop = asyncio.Event()
-
-    class TwoPassClock(FakeClock):
-        async def sleep(self, seconds: float) -> None:
-            await super().sleep(seconds)
-            if len(self.sleeps) >= 2:
-                stop.set()
-
-    clock = TwoPassClock(START + timedelta(hours=1))
+    clock = StoppingClock(START + timedelta(hours=1), stop, sleeps=2)
     executor = ScriptedExecutor("NVDA filed its 10-Q.")
     lines: list[str] = []
     r = runner(cron, home, clock, executor, log=lines.append, tick_seconds=30)
