@@ -280,3 +280,25 @@ def test_temporary_names_are_hidden_and_never_reused(
         write_text(tmp_path / "f.json", str(n))
     assert len(set(seen)) == 3
     assert all(name.startswith(".f.json.") and name.endswith(".tmp") for name in seen)
+
+
+def test_private_folders_and_files_are_exact_whatever_the_umask(tmp_path: Path) -> None:
+    from dexter.atomicfile import create_private, open_private, private_dir
+
+    old = os.umask(0o277)  # would take the owner's write bit away
+    try:
+        folder = private_dir(tmp_path / "a" / "b")
+        with open_private(folder / "log.txt") as handle:
+            handle.write("one\n")
+        assert create_private(folder / "db") is True
+        assert create_private(folder / "db") is False
+    finally:
+        os.umask(old)
+    assert [mode_of(p) for p in (tmp_path / "a", folder)] == [0o700, 0o700]
+    assert [mode_of(folder / n) for n in ("log.txt", "db")] == [0o600, 0o600]
+    # An existing file keeps its mode and its content; appending adds to it.
+    os.chmod(folder / "log.txt", 0o640)
+    with open_private(folder / "log.txt") as handle:
+        handle.write("two\n")
+    assert mode_of(folder / "log.txt") == 0o640
+    assert (folder / "log.txt").read_text() == "one\ntwo\n"

@@ -16,7 +16,7 @@ from dexter.cron.runner import Runner
 from dexter.cron.schedule import parse_at, parse_cron, parse_every
 from dexter.cron.store import CronStore
 from dexter.store import open_store
-from tests.support.cron import FakeClock, RecordingDeliverer, ScriptedExecutor
+from tests.support.cron import FakeClock, RecordingDeliverer, ScriptedExecutor, StoppingClock
 
 START = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)  # Tuesday 10:00 in New York
 
@@ -405,14 +405,7 @@ async def test_stopping_mid_run_records_it_and_frees_the_lease(cron: CronStore, 
 
 async def test_the_loop_does_not_spin_while_a_run_is_in_flight(cron: CronStore, home: Path) -> None:
     stop = asyncio.Event()
-
-    class CountingClock(FakeClock):
-        async def sleep(self, seconds: float) -> None:
-            await super().sleep(seconds)
-            if len(self.sleeps) >= 4:
-                stop.set()
-
-    clock = CountingClock(START + timedelta(hours=1))
+    clock = StoppingClock(START + timedelta(hours=1), stop, sleeps=4)
     every_job(cron)
     executor = HangingExecutor()
     r = Runner(cron, executor, home=home, clock=clock, tick_seconds=30)

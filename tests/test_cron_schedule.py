@@ -91,7 +91,10 @@ def test_every_stays_on_the_grid_of_its_anchor() -> None:
     assert next_run(every, NOW) == NOW + timedelta(minutes=30)
     # A run that finished 7 minutes late does not push later runs back.
     assert next_run(every, NOW + timedelta(minutes=37)) == NOW + timedelta(minutes=60)
-    assert next_run(every, NOW - timedelta(hours=1)) == NOW
+    # Before the anchor (a clock set back to before the job was made) the grid runs backwards:
+    # the next run is the next point on it, not the anchor, which may be a day away.
+    assert next_run(every, NOW - timedelta(hours=1)) == NOW - timedelta(minutes=30)
+    assert next_run(every, NOW - timedelta(days=1, minutes=10)) == NOW - timedelta(days=1)
 
 
 def test_every_below_the_minimum_interval_is_refused() -> None:

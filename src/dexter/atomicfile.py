@@ -13,6 +13,11 @@ Modes:
 - `keep_mode=True`: an existing target keeps its permission bits (the temporary file is created
   with them, never wider); a new one falls back to `mode`.
 
+Dexter's own state (everything under its home) is private whatever the umask: folders are made
+with `private_dir` (0700), files it appends to are opened with `open_private`, and a file another
+library fills (a SQLite database) is first made empty with `create_private` (0600). These never
+change the mode of anything that already exists.
+
 `durable=True` also flushes the file and then its directory to disk before returning, so the
 new content survives a power cut, not just a crash of this process.
 
@@ -26,12 +31,14 @@ Standard library only, and importable from every layer.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 PRIVATE = 0o600
+PRIVATE_DIR = 0o700
 
 # O_EXCL: never reuse or follow anything already at the temporary name. O_BINARY: on Windows a
 # descriptor from os.open is in text mode unless asked otherwise, which would turn \n into \r\n.
@@ -165,4 +172,74 @@ def _sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["PRIVATE", "write_bytes", "write_json", "write_text"]
+def private_dir(path: Path) -> Path:
+    """Make `path` and any missing parents as folders only their owner can enter (0700, exactly:
+    the umask may only take bits away, and a narrower one would lock the owner out). Folders
+    that exist are left as they are. Returns `path`."""
+    if path.is_dir():
+        return path
+    if path.parent != path:
+        private_dir(path.parent)
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return path  # made meanwhile by another thread or process: theirs to set
+    os.chmod(path, PRIVATE_DIR)  # the umask may have taken bits away
+    return path
+
+
+def create_private(path: Path) -> bool:
+    """Create `path` empty with mode 0600 if nothing is there; True if it was created.
+
+    For files another library writes: SQLite gives a database's `-wal` and `-shm` files the
+    mode of the database, so a database made here first keeps all three private."""
+    try:
+        fd = os.open(path, _CREATE, PRIVATE)
+    except FileExistsError:
+        return False
+    try:
+        _set_exact(fd, path, PRIVATE)
+    finally:
+        os.close(fd)
+    return True
+
+
+def open_private(
+    path: Path, mode: Literal["a", "w"] = "a", *, encoding: str | None = "utf-8"
+) -> io.TextIOWrapper:
+    """`open(path, mode)` for text, except that a file it creates has mode 0600 (exactly) from
+    the start; an existing file keeps its mode. For logs and journals that are appended to."""
+
+    def opener(name: str, flags: int) -> int:
+        if not flags & os.O_CREAT:
+            return os.open(name, flags)
+        try:
+            fd = os.open(name, flags | os.O_EXCL, PRIVATE)
+        except FileExistsError:
+            return os.open(name, flags & ~os.O_CREAT)
+        _set_exact(fd, Path(name), PRIVATE)
+        return fd
+
+    return open(path, mode, encoding=encoding, opener=opener)
+
+
+def _set_exact(fd: int, path: Path, mode: int) -> None:
+    # The umask may have taken bits away at creation; the mode asked for is exact.
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:  # Windows before 3.13
+        os.chmod(path, mode)
+
+
+__all__ = [
+    "PRIVATE",
+    "PRIVATE_DIR",
+    "create_private",
+    "open_private",
+    "private_dir",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]

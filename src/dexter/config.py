@@ -362,7 +362,7 @@ def save_setting(settings_path: Path, key: str, value: Any) -> None:
     Refuses (ConfigError) when the existing file doesn't parse, so a typo never costs the user the
     rest of their settings. The file keeps its mode; a new one is private (it may hold API keys).
     """
-    from dexter.atomicfile import PRIVATE, write_json
+    from dexter.atomicfile import PRIVATE, private_dir, write_json
 
     # Write through a symlinked settings file rather than replacing the link with a plain file.
     target = Path(os.path.realpath(settings_path))
@@ -371,5 +371,5 @@ def save_setting(settings_path: Path, key: str, value: Any) -> None:
         data.pop(key, None)
     else:
         data[key] = value
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     write_json(target, data, ensure_ascii=False, mode=PRIVATE, keep_mode=True, durable=True)

@@ -121,26 +121,50 @@ class LazyFileHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             if self._inner is None:
-                import logging.handlers  # socket, pickle & co.: only once something is logged
+                from dexter.atomicfile import private_dir
 
                 path = self._path()
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._inner = logging.handlers.RotatingFileHandler(
-                    path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
-                )
+                private_dir(path.parent)
+                self._inner = _private_rotating_handler(path, self._write_failed)
                 self._inner.setFormatter(self.formatter)
                 self.opened_at = path
             self._inner.emit(record)
         except Exception:
-            # Logging must never take the program down or print its own traceback (an unwritable
-            # home, a full disk): the record is dropped; the command reports its own error.
-            self.failed = True
+            self._write_failed()
+
+    def _write_failed(self) -> None:
+        # Logging must never take the program down or print its own traceback (an unwritable
+        # home, a full disk): the record is dropped; the command reports its own error.
+        self.failed = True
 
     def close(self) -> None:
         if self._inner is not None:
             self._inner.close()
             self._inner = None
         super().close()
+
+
+def _private_rotating_handler(
+    path: Path, on_error: Callable[[], None]
+) -> logging.handlers.RotatingFileHandler:
+    """A rotating file handler whose files are private (0600, like everything in the home: the
+    log quotes questions and tool arguments) and which reports a failed write to `on_error`
+    instead of printing a traceback to stderr."""
+    import io
+    import logging.handlers  # socket, pickle & co.: only once something is logged
+
+    from dexter.atomicfile import open_private
+
+    class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+        def _open(self) -> io.TextIOWrapper:
+            return open_private(Path(self.baseFilename), "a", encoding=self.encoding)
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            on_error()
+
+    return PrivateRotatingFileHandler(
+        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
+    )
 
 
 _installed: list[logging.Handler] = []

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from dexter.providers import ResolvedModel
     from dexter.session import Session
     from dexter.store import Ledger, Store
-    from dexter.store.writer import StoreWriter
+    from dexter.store.writer import StoreWriter, Write
     from dexter.tools.ask_user import Ask
     from dexter.tools.base import Tool
     from dexter.tools.registry import ToolRegistry
@@ -312,6 +312,10 @@ class Runtime:
     _retry: RetryPolicy | None = field(default=None, init=False, repr=False)
     _store: Store | None = field(default=None, init=False, repr=False)
     _writer: StoreWriter | None = field(default=None, init=False, repr=False)
+    # Set at close: records that neither the database nor its journal took (a full disk), and
+    # why, so the front door can say the answer was not saved instead of losing it quietly.
+    unsaved: list[Write] = field(default_factory=list, init=False, repr=False)
+    unsaved_error: OSError | None = field(default=None, init=False, repr=False)
     _ledger: Ledger | None = field(default=None, init=False, repr=False)
     _data_router: DataRouter | None = field(default=None, init=False, repr=False)
     # Routers for agents researching as of a past day (AgentSpec.as_of), one per day.
@@ -355,6 +359,8 @@ class Runtime:
         twice. Records a busy database kept from being written go to the journal."""
         if self._writer is not None:
             self._writer.close()
+            self.unsaved += self._writer.unsaved()
+            self.unsaved_error = self._writer.failure or self.unsaved_error
             self._writer = None
         if self._memory is not None:
             self._memory.close()

@@ -32,6 +32,20 @@ class FakeClock:
         await asyncio.sleep(0)
 
 
+class StoppingClock(FakeClock):
+    """A FakeClock that sets `stop` once the loop has slept `sleeps` times."""
+
+    def __init__(self, start: datetime, stop: asyncio.Event, *, sleeps: int) -> None:
+        super().__init__(start)
+        self.stop = stop
+        self.limit = sleeps
+
+    async def sleep(self, seconds: float) -> None:
+        await super().sleep(seconds)
+        if len(self.sleeps) >= self.limit:
+            self.stop.set()
+
+
 Answer = str | Exception | Callable[[Job, str], "str | Outcome"]
 
 

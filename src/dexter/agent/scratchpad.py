@@ -1,6 +1,8 @@
 """The scratchpad: an append-only JSONL record of one run, plus an in-memory index.
 
-The file is for people and for later tooling (resume, audits); the run itself never rereads it.
+The file is for people and for later tooling (resume, audits); the run itself never rereads it,
+so a file that cannot be written (a full disk) costs the record, never the run: the failure is
+logged once and kept in `write_error`.
 The index drives the soft limits: repeated or near-duplicate tool calls get a short warning that
 is attached to the tool's result, where the model actually reads it.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -16,11 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dexter.atomicfile import open_private, private_dir
+
 MAX_CALLS_PER_TOOL = 3
 # Document readers whose tool class is shared with tools that do keep the limit (routed tools).
 REPEATABLE_TOOLS = frozenset({"read_filings", "web_fetch"})
 SIMILARITY_THRESHOLD = 0.7
 QUERY_ARG_KEYS = ("query", "search", "question", "q", "text", "input")
+
+log = logging.getLogger(__name__)
 
 _NON_WORD = re.compile(r"[^\w\s]", re.ASCII)
 
@@ -65,16 +72,20 @@ class Scratchpad:
     records: list[ToolRecord] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _queries: dict[str, list[str]] = field(default_factory=dict)
+    write_error: OSError | None = None
 
     @classmethod
     def create(cls, directory: Path, query: str) -> Scratchpad:
-        directory.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H%M%S")
         digest = hashlib.md5(query.encode(), usedforsecurity=False).hexdigest()[:12]
         # The random part keeps identical queries started in the same second (parallel
         # sub-agents, scripted runs) from sharing one file.
         name = f"{stamp}_{digest}_{uuid.uuid4().hex[:8]}.jsonl"
         pad = cls(path=directory / name, query=query)
+        try:
+            private_dir(directory)
+        except OSError as error:
+            pad._not_written(error)
         pad._append({"type": "init", "content": query})
         return pad
 
@@ -84,8 +95,16 @@ class Scratchpad:
 
     def _append(self, record: dict[str, Any]) -> None:
         line = json.dumps({**record, "timestamp": _iso_now()}, ensure_ascii=False, default=str)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        try:
+            with open_private(self.path) as handle:
+                handle.write(line + "\n")
+        except OSError as error:
+            self._not_written(error)
+
+    def _not_written(self, error: OSError) -> None:
+        if self.write_error is None:
+            log.warning("the scratchpad %s is not being written: %s", self.path, error)
+        self.write_error = error
 
     def add_thinking(self, text: str) -> None:
         self._append({"type": "thinking", "content": text})

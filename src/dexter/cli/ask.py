@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -14,6 +16,9 @@ from dexter.agent.events import Done, RunStarted
 from dexter.agent.executor import Approver
 from dexter.cli.approval import TerminalApprover
 from dexter.cli.render import JsonRenderer, PlainRenderer
+
+if TYPE_CHECKING:
+    from dexter.runtime import Runtime
 
 EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
 
@@ -65,8 +70,6 @@ def run_ask(
     if max_iterations is not None and max_iterations < 1:
         raise ConfigError("--max-iterations must be at least 1")
     if output:
-        from pathlib import Path
-
         from dexter.outputfile import refuse_link
         from dexter.reports.render import format_for
 
@@ -131,6 +134,7 @@ def run_ask(
         if as_json:
             print('{"type": "cancelled"}', flush=True)
         raise
+    _report_unsaved(runtime, settings.home)
     if done is None:
         return 1
     if output and run_ids and done.status == "answered":
@@ -144,3 +148,20 @@ def run_ask(
         finally:
             reports.close_local()
     return EXIT_BY_STATUS.get(done.status, 1)
+
+
+def _report_unsaved(runtime: Runtime, home: Path) -> None:
+    """Say what a full disk kept out of the session history; the answer itself was printed."""
+    if not runtime.unsaved:
+        return
+    error = runtime.unsaved_error
+    reason = (error.strerror or str(error)) if error is not None else "the disk refused it"
+    if any(write.kind == "turn" for write in runtime.unsaved):
+        what = "this answer was not saved to the session history"
+        after = "the output above is its only copy"
+    else:
+        what = (
+            f"{len(runtime.unsaved)} record(s) of this run (token use, tool calls) were not saved"
+        )
+        after = "`dexter usage` will count less than was spent"
+    print(f"dexter: {what} in {home} ({reason}); {after}.", file=sys.stderr)

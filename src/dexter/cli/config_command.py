@@ -73,8 +73,10 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("{\n}\n", encoding="utf-8")
+        from dexter.atomicfile import PRIVATE, private_dir, write_text
+
+        private_dir(path.parent)
+        write_text(path, "{\n}\n", mode=PRIVATE)
     try:
         subprocess.run([*shlex.split(editor), str(path)], check=False)
     except FileNotFoundError:

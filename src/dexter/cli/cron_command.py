@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dexter.config import Settings
-    from dexter.cron.model import Job
+    from dexter.cron.model import DamagedJob, Job
     from dexter.cron.store import CronStore
 
 _SCHEDULE_HELP = "exactly one of --every, --at, --cron"
@@ -239,7 +239,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
         if action == "list":
             return _list(cron, as_json=args.json, owner=args.principal)
         if action == "show":
-            return _show(cron, cron.find(args.id), as_json=args.json)
+            return _show(cron, cron.find_entry(args.id), as_json=args.json)
         return _logs(cron, args.id, limit=args.limit, as_json=args.json)
 
     cron = _store(settings, create=True)
@@ -264,6 +264,11 @@ def run_cron_command(args: argparse.Namespace) -> int:
         yours = _when(job.state.next_run_at, None)
         print(f"Next run: {in_zone}" + (f" ({yours} your time)." if yours != in_zone else "."))
         _warn_target(job.target)
+        return 0
+    if action == "rm":
+        entry = cron.find_entry(args.id)
+        cron.remove(entry.id)
+        print(f"Removed {entry.name} ({entry.id}).")
         return 0
     job = cron.find(args.id)
     if action == "edit":
@@ -305,10 +310,6 @@ def run_cron_command(args: argparse.Namespace) -> int:
         cron.set_enabled(job, False, next_run_at=job.state.next_run_at)
         print(f"Disabled {job.name} ({job.id}).")
         return 0
-    if action == "rm":
-        cron.remove(job.id)
-        print(f"Removed {job.name} ({job.id}).")
-        return 0
     if action == "run":
         return _run_now(settings, job)
     raise AssertionError(action)
@@ -337,11 +338,12 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from dexter.cron.model import DamagedJob
     from dexter.principal import OPERATOR_ID
 
-    jobs = cron.all(owner=owner.strip() if owner else None)
+    jobs = cron.entries(owner=owner.strip() if owner else None)
     if as_json:
-        _print_json([_job_dict(j) for j in jobs])
+        _print_json([_entry_dict(j) for j in jobs])
         return 0
     if not jobs:
         if owner:
@@ -356,6 +358,10 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
     for column in (*columns, "Next (yours)", "Last", "Err"):
         table.add_column(column, overflow="fold", no_wrap=column.startswith(("ID", "Next")))
     for job in jobs:
+        if isinstance(job, DamagedJob):
+            who = (job.owner,) if owners else ()
+            table.add_row(job.id, job.name, *who, f"damaged: {job.problem}", "-", "-", "-", "-")
+            continue
         nxt = job.state.next_run_at if job.enabled else None
         zone_name = _job_zone(job)
         table.add_row(
@@ -379,9 +385,25 @@ def _short_schedule(job: Job) -> str:
     return f"cron {schedule.expr}" if schedule.kind == "cron" else describe(schedule)
 
 
-def _show(cron: CronStore, job: Job, *, as_json: bool) -> int:
+def _entry_dict(entry: Job | DamagedJob) -> dict[str, Any]:
+    from dexter.cron.model import DamagedJob
+
+    if isinstance(entry, DamagedJob):
+        return {"id": entry.id, "name": entry.name, "damaged": entry.problem}
+    return _job_dict(entry)
+
+
+def _show(cron: CronStore, job: Job | DamagedJob, *, as_json: bool) -> int:
+    from dexter.cron.model import DamagedJob
     from dexter.cron.tools import describe_job
 
+    if isinstance(job, DamagedJob):
+        if as_json:
+            _print_json(_entry_dict(job))
+        else:
+            print(f"{job.name} ({job.id}): damaged: {job.problem}")
+            print(f"It cannot run. Remove it with `dexter cron rm {job.id}` and add it again.")
+        return 0
     runs = cron.runs(job.id, limit=10)
     if as_json:
         data = _job_dict(job)
@@ -415,11 +437,11 @@ def _show(cron: CronStore, job: Job, *, as_json: bool) -> int:
 def _logs(cron: CronStore, ref: str | None, *, limit: int, as_json: bool) -> int:
     from dexter.principal import OPERATOR_ID
 
-    job = cron.find(ref) if ref else None
+    job = cron.find_entry(ref) if ref else None
     items = cron.outbox(job.id if job else None, limit=limit)
     runs = cron.runs(job.id, limit=limit) if job else []
     # Whose job each alert came from, so another principal's alerts are told apart.
-    owners = {j.id: j.owner for j in ([job] if job else cron.all())}
+    owners = {j.id: j.owner for j in ([job] if job else cron.entries())}
     if as_json:
         _print_json(
             {
@@ -543,8 +565,10 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
         return 0
     if action == "edit":
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("# Heartbeat checklist\n\n" + DEFAULT_CHECKLIST, encoding="utf-8")
+            from dexter.atomicfile import PRIVATE, private_dir, write_text
+
+            private_dir(path.parent)
+            write_text(path, "# Heartbeat checklist\n\n" + DEFAULT_CHECKLIST, mode=PRIVATE)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             return subprocess.call([*shlex.split(editor), str(path)])

@@ -16,6 +16,7 @@ import re
 import stat
 from pathlib import Path, PureWindowsPath
 
+from dexter.atomicfile import private_dir
 from dexter.cron.schedule import ScheduleError
 
 ALERTS_DIR = "alerts"
@@ -89,7 +90,7 @@ def append_alert(home: Path, address: str, text: str) -> Path:
     leads out of the alerts folder, OSError for anything else the disk says."""
     parts = alerts_parts(address)
     path = alerts_path(home, address)
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)
     # The home itself may be a link (a home on another disk): it is the operator's choice.
     folder = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:

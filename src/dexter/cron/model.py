@@ -58,6 +58,17 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class DamagedJob:
+    """A job row that cannot be read back (hand-edited, or written by a broken version): listed
+    and removable, never run."""
+
+    id: str
+    name: str
+    problem: str  # what is wrong, for `cron list`: "schedule_json is unreadable (...)"
+    owner: str = OPERATOR_ID
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     id: int
     job_id: str

@@ -22,11 +22,12 @@ from dexter.cron import policy, suppression
 from dexter.cron.clock import Clock, SystemClock
 from dexter.cron.delivery import Alert, Deliverer, DeliveryError, target_scheme
 from dexter.cron.executor import JobExecutor, Outcome
-from dexter.cron.model import DEFAULT_TARGET, Job, JobState, RunStatus
+from dexter.cron.model import DEFAULT_TARGET, DamagedJob, Job, JobState, RunStatus
 from dexter.cron.prompts import heartbeat_prompt, job_prompt, read_checklist
 from dexter.cron.schedule import ScheduleError, format_duration, local_zone_name
 from dexter.cron.store import CronStore
 from dexter.cron.targets import delivery_refusal
+from dexter.processes import process_alive
 
 DEFAULT_TICK = 30.0
 DEFAULT_RUN_TIMEOUT = timedelta(minutes=15)
@@ -35,10 +36,23 @@ MAX_DELIVERY_ATTEMPTS = 8
 _ERROR_CHARS = 500
 # Results kept in memory by a long-running loop (the database has the full history).
 _KEEP_RESULTS = 1000
+ABANDONED = "the daemon stopped during this run (it crashed or was killed)"
+# A clock set back by less than this is left alone: runs would be at most this late.
+CLOCK_SLACK = timedelta(minutes=1)
 
 
 def runner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def runner_gone(runner: str) -> bool:
+    """Whether the runner with this id (see `runner_id`) is a process on this machine that has
+    ended. A runner elsewhere, or in this process, is never known to be gone."""
+    host, _, rest = runner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    return not process_alive(int(pid))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +112,8 @@ class Runner:
         self._jobs: set[asyncio.Task[RunResult | None]] = set()
         self._deliveries: set[asyncio.Task[None]] = set()
         self.results: list[RunResult] = []
+        # The clock at the last pick: a later pick at an earlier time means it was set back.
+        self._last_pick: datetime | None = None
         # Per-tick timings for the benchmark: (pick seconds, wake computation seconds).
         self.last_pick_seconds = 0.0
         self.last_wake_seconds = 0.0
@@ -108,6 +124,7 @@ class Runner:
         """Tick until `stop` is set; jobs already running are allowed to finish."""
         self._log(f"runner {self.owner} started")
         try:
+            await self.recover()
             while not stop.is_set():
                 del self.results[:-_KEEP_RESULTS]
                 await self.tick()
@@ -138,14 +155,37 @@ class Runner:
             await asyncio.gather(*late, return_exceptions=True)
 
     async def run_due(self) -> list[RunResult]:
-        """One pass for `dexter daemon --once`: run what is due, deliver what is pending, wait."""
+        """One pass for `dexter daemon --once`: run everything that is due (at most
+        `max_concurrency` at a time), deliver what is pending, wait."""
         before = len(self.results)
-        await self.tick()
+        await self.recover()
+        taken: set[str] = set()
+        while True:
+            now = self.clock.now()
+            await self._notice_clock(now)
+            # Jobs taken in this pass are not taken again (one whose state a bug left due).
+            due = await asyncio.to_thread(self.cron.due, now, limit=len(taken) + 100)
+            fresh = [job for job in due if job.id not in taken]
+            if not fresh:
+                break
+            for job in fresh:
+                taken.add(job.id)
+                while len(self._jobs) >= self.max_concurrency:
+                    await asyncio.wait(self._jobs, return_when=asyncio.FIRST_COMPLETED)
+                await self._take(job, self.clock.now())
         await self.drain()
         # Alerts those runs produced were delivered inline; retries that came due are picked here.
         await self.tick(jobs=False)
         await self.drain()
         return self.results[before:]
+
+    async def recover(self) -> None:
+        """At start: runs a crashed runner left marked running are recorded as failed, and its
+        leases freed, so `cron logs` tells the truth and the jobs run again."""
+        now = self.clock.now()
+        failed = await asyncio.to_thread(self.cron.fail_abandoned, now, ABANDONED, runner_gone)
+        for run in failed:
+            self._log(f"{run.job_name or run.job_id}: run #{run.run_id} failed: {ABANDONED}")
 
     async def drain(self) -> None:
         while self._jobs or self._deliveries:
@@ -163,6 +203,8 @@ class Runner:
 
     async def tick(self, *, jobs: bool = True) -> None:
         now = self.clock.now()
+        if jobs:
+            await self._notice_clock(now)
         started = time.perf_counter()
         free = self.max_concurrency - len(self._jobs)
         due = (
@@ -172,10 +214,7 @@ class Runner:
         )
         self.last_pick_seconds = time.perf_counter() - started
         for job in due:
-            until = now + self.run_timeout + timedelta(minutes=1)
-            claimed = await asyncio.to_thread(self.cron.claim, job.id, self.owner, now, until)
-            if claimed:
-                self._spawn_job(job, manual=False)
+            await self._take(job, now)
         pending = await asyncio.to_thread(self.cron.due_deliveries, now, self.deliverers)
         for item in pending:
             until = now + timedelta(seconds=DELIVERY_TIMEOUT * 2)
@@ -184,6 +223,42 @@ class Runner:
                 task = asyncio.ensure_future(self._deliver(item.id, alert, item.attempts))
                 self._deliveries.add(task)
                 task.add_done_callback(self._deliveries.discard)
+
+    async def _take(self, job: Job | DamagedJob, now: datetime) -> None:
+        """Claim a due job and start its run; a damaged one is set aside instead."""
+        if isinstance(job, DamagedJob):
+            await asyncio.to_thread(self.cron.set_aside, job, now)
+            self._log(
+                f"job {job.id} ({job.name}) is damaged in the database: {job.problem}; disabled. "
+                f"`dexter cron rm {job.id}` removes it."
+            )
+            return
+        until = now + self.run_timeout + timedelta(minutes=1)
+        if await asyncio.to_thread(self.cron.claim, job.id, self.owner, now, until):
+            self._spawn_job(job, manual=False)
+
+    async def _notice_clock(self, now: datetime) -> None:
+        """At the first pick and whenever the clock went back since the last one: a job whose
+        last run (or creation) is later than now had its next run computed by a clock that was
+        ahead, maybe by a day; it is computed again from now."""
+        previous, self._last_pick = self._last_pick, now
+        if previous is not None and now >= previous:
+            return
+        for job in await asyncio.to_thread(self.cron.ahead_of, now + CLOCK_SLACK):
+            if not isinstance(job, Job) or job.schedule.kind == "at":
+                continue
+            try:
+                upcoming = policy.next_active_run(job.schedule, now, job.active)
+            except ScheduleError:
+                continue  # left as it is: its run records the schedule error
+            was = job.state.next_run_at
+            if upcoming is None or (was is not None and upcoming >= was):
+                continue
+            if await asyncio.to_thread(self.cron.reschedule, job.id, was, upcoming):
+                self._log(
+                    f"{job.name}: the clock is earlier than its last run; next run "
+                    f"{upcoming:%Y-%m-%d %H:%M:%S} UTC"
+                )
 
     def _spawn_job(self, job: Job, *, manual: bool) -> asyncio.Task[RunResult | None]:
         task = asyncio.ensure_future(self._guarded(job, manual=manual))

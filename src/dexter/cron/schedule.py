@@ -275,8 +275,8 @@ def next_run(schedule: Schedule, after: datetime) -> datetime | None:
         if schedule.seconds <= 0:
             return None
         period = timedelta(seconds=schedule.seconds)
-        if after < schedule.anchor:
-            return schedule.anchor
+        # The grid runs both ways from the anchor: after a clock is set back to before the job
+        # was made, the next run is the next point after now, not the anchor (maybe a day away).
         steps = (after - schedule.anchor) // period + 1
         return schedule.anchor + steps * period
     return next_cron(schedule, after)
@@ -289,7 +289,7 @@ def latest_due(schedule: Schedule, due: datetime, now: datetime) -> datetime:
         return due
     if isinstance(schedule, Every):
         period = timedelta(seconds=schedule.seconds)
-        if now < schedule.anchor or period <= timedelta(0):
+        if period <= timedelta(0):
             return due
         return max(due, schedule.anchor + ((now - schedule.anchor) // period) * period)
     previous = prev_cron(schedule, now)

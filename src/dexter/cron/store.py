@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from dexter.cron.active import ActiveHours
-from dexter.cron.model import Job, JobState, OutboxItem, RunRecord, RunStatus
-from dexter.cron.schedule import ScheduleError, from_dict, to_dict
+from dexter.cron.model import DamagedJob, Job, JobState, OutboxItem, RunRecord, RunStatus
+from dexter.cron.schedule import Schedule, ScheduleError, from_dict, to_dict
 from dexter.errors import EXIT_USAGE
+from dexter.principal import OPERATOR_ID
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonedRun:
+    run_id: int
+    job_id: str
+    job_name: str
 
 
 class JobNotFound(StoreError):
@@ -27,6 +35,9 @@ class JobNotFound(StoreError):
 
     # A usage error (a wrong id), not a damaged database.
     exit_code = EXIT_USAGE
+
+
+_T = TypeVar("_T")
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -102,41 +113,61 @@ def _state_values(state: JobState) -> tuple[Any, ...]:
     )
 
 
-def _job(row: Any) -> Job:
+class _Damaged(Exception):
+    """A column of a job row that cannot be read; the message says which and why."""
+
+
+def _read(row: Any, column: str, parse: Callable[[Any], _T]) -> _T:
     try:
-        schedule = from_dict(json.loads(row["schedule_json"]))
-        active = (
-            ActiveHours.from_dict(json.loads(row["active_json"])) if row["active_json"] else None
-        )
-    except (ValueError, ScheduleError) as exc:
-        raise StoreError(f"Scheduled job {row['id']} is damaged in the database: {exc}") from exc
+        return parse(row[column])
+    except (ValueError, TypeError, KeyError, AttributeError, ScheduleError) as exc:
+        raise _Damaged(f"{column} is unreadable ({exc})") from exc
+
+
+def _required(moment: datetime | None) -> datetime:
+    if moment is None:
+        raise ValueError("missing")
+    return moment
+
+
+def _schedule(text: Any) -> Schedule:
+    return from_dict(json.loads(text))
+
+
+def _active(text: Any) -> ActiveHours | None:
+    return ActiveHours.from_dict(json.loads(text)) if text else None
+
+
+def _job(row: Any) -> Job:
+    """The job in `row`; raises _Damaged naming the first column that cannot be read."""
+
+    def moment(column: str) -> datetime | None:
+        return _read(row, column, _dt)
+
     state = JobState(
-        next_run_at=_dt(row["next_run_at"]),
-        last_run_at=_dt(row["last_run_at"]),
+        next_run_at=moment("next_run_at"),
+        last_run_at=moment("last_run_at"),
         last_status=row["last_status"],
         last_error=row["last_error"],
         last_duration_ms=row["last_duration_ms"],
         consecutive_errors=row["consecutive_errors"],
         schedule_errors=row["schedule_errors"],
         last_alert_text=row["last_alert_text"],
-        last_alert_at=_dt(row["last_alert_at"]),
+        last_alert_at=moment("last_alert_at"),
     )
-    created = _dt(row["created_at"])
-    updated = _dt(row["updated_at"])
-    assert created is not None and updated is not None
     return Job(
         id=row["id"],
         name=row["name"],
-        schedule=schedule,
+        schedule=_read(row, "schedule_json", _schedule),
         message=row["message"],
-        created_at=created,
-        updated_at=updated,
+        created_at=_required(moment("created_at")),
+        updated_at=_required(moment("updated_at")),
         enabled=bool(row["enabled"]),
         kind=row["kind"],
         description=row["description"],
         model=row["model"],
         fulfillment=row["fulfillment"],
-        active=active,
+        active=_read(row, "active_json", _active),
         target=row["target"],
         max_iterations=row["max_iterations"],
         state=state,
@@ -147,6 +178,23 @@ def _job(row: Any) -> Job:
 def _owned_by(owner: str | None) -> tuple[str, tuple[str, ...]]:
     """The condition limiting a query to `owner`'s jobs (None: everyone's)."""
     return ("", ()) if owner is None else (" AND owner = ?", (owner,))
+
+
+def _entry(row: Any) -> Job | DamagedJob:
+    try:
+        return _job(row)
+    except _Damaged as damage:
+        owner = row["owner"] if isinstance(row["owner"], str) else OPERATOR_ID
+        return DamagedJob(row["id"], row["name"] or "", str(damage), owner=owner)
+
+
+def _usable(entry: Job | DamagedJob) -> Job:
+    if isinstance(entry, DamagedJob):
+        raise StoreError(
+            f"Scheduled job {entry.id} is damaged in the database ({entry.problem}); remove it "
+            f"with `dexter cron rm {entry.id}` and add it again."
+        )
+    return entry
 
 
 def _run(row: Any) -> RunRecord:
@@ -236,18 +284,28 @@ class CronStore:
             )
 
     def get(self, job_id: str, *, owner: str | None = None) -> Job | None:
-        """The job `job_id`; with `owner`, only if it is theirs."""
+        """The job with this id (with `owner`, only if it is theirs); None if there is none;
+        StoreError if its row is damaged."""
+        entry = self.entry(job_id, owner=owner)
+        return None if entry is None else _usable(entry)
+
+    def entry(self, job_id: str, *, owner: str | None = None) -> Job | DamagedJob | None:
         mine, params = _owned_by(owner)
         rows = self.store.query(f"SELECT * FROM cron_jobs WHERE id = ?{mine}", (job_id, *params))
-        return _job(rows[0]) if rows else None
+        return _entry(rows[0]) if rows else None
 
     def find(self, ref: str, *, owner: str | None = None) -> Job:
-        """A job by id, unique id prefix, or exact name (case-insensitive). With `owner`, only
-        their jobs are searched: another's job is "not found", in the very same words."""
+        """A job by id, unique id prefix, or exact name (case-insensitive); a damaged one is a
+        StoreError that says how to remove it. With `owner`, only their jobs are searched:
+        another's job is "not found", in the very same words."""
+        return _usable(self.find_entry(ref, owner=owner))
+
+    def find_entry(self, ref: str, *, owner: str | None = None) -> Job | DamagedJob:
+        """Like `find`, a damaged job included (to show or remove it)."""
         text = ref.strip()
         if not text:
             raise JobNotFound("Give a job id or name; see `dexter cron list`.")
-        exact = self.get(text, owner=owner)
+        exact = self.entry(text, owner=owner)
         if exact is not None:
             return exact
         mine, owned = _owned_by(owner)
@@ -265,7 +323,7 @@ class CronStore:
             if rows:
                 break
         if len(rows) == 1:
-            return _job(rows[0])
+            return _entry(rows[0])
         if not rows:
             raise JobNotFound(f"No scheduled job matches {ref!r}; see `dexter cron list`.")
         ids = ", ".join(row["id"] for row in rows[:5])
@@ -273,13 +331,25 @@ class CronStore:
 
     def heartbeat(self) -> Job | None:
         rows = self.store.query("SELECT * FROM cron_jobs WHERE kind = 'heartbeat'")
-        return _job(rows[0]) if rows else None
+        return _usable(_entry(rows[0])) if rows else None
 
     def all(self, *, owner: str | None = None) -> list[Job]:
-        """Every job, or only `owner`'s."""
+        """Every job that can be read, or only `owner`'s (see `entries` for damaged ones)."""
+        return [e for e in self.entries(owner=owner) if isinstance(e, Job)]
+
+    def entries(self, *, owner: str | None = None) -> list[Job | DamagedJob]:
         mine, params = _owned_by(owner)
         sql = f"SELECT * FROM cron_jobs WHERE 1{mine} ORDER BY created_at"
-        return [_job(r) for r in self.store.query(sql, params)]
+        return [_entry(r) for r in self.store.query(sql, params)]
+
+    def set_aside(self, job: DamagedJob, at: datetime) -> None:
+        """Disable a damaged job so runners stop picking it; `cron list` still shows it."""
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE cron_jobs SET enabled = 0, last_status = 'error', last_error = ?, "
+                "updated_at = ? WHERE id = ?",
+                (f"damaged: {job.problem}", now_iso(at), job.id),
+            )
 
     def remove(self, job_id: str) -> None:
         with self.store.transaction() as conn:
@@ -301,15 +371,16 @@ class CronStore:
 
     # --- picking and leasing -------------------------------------------------------------------
 
-    def due(self, now: datetime, *, limit: int = 100) -> list[Job]:
-        """Enabled jobs whose next run is at or before `now` and that no live runner holds."""
+    def due(self, now: datetime, *, limit: int = 100) -> list[Job | DamagedJob]:
+        """Enabled jobs whose next run is at or before `now` and that no live runner holds;
+        a damaged row among them is returned as it is, for the runner to set aside."""
         at = now_iso(now)
         rows = self.store.query(
             "SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ? "
             "AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_run_at LIMIT ?",
             (at, at, limit),
         )
-        return [_job(r) for r in rows]
+        return [_entry(r) for r in rows]
 
     def claim(self, job_id: str, owner: str, now: datetime, until: datetime) -> bool:
         """Take the job's lease if it is still due and free; True for exactly one claimant."""
@@ -356,9 +427,66 @@ class CronStore:
             (at,),
         )[0][0]
         times = [t for t in (job, self._next_delivery(schemes, at)) if t is not None]
-        return _dt(min(times)) if times else None
+        try:
+            return _dt(min(times)) if times else None
+        except ValueError:  # a damaged row's time: wake at the tick instead
+            return None
+
+    def ahead_of(self, moment: datetime) -> list[Job | DamagedJob]:
+        """Enabled jobs, not due by `moment`, that last ran (or were made) after it: their next
+        run was computed by a clock that has since been set back."""
+        at = now_iso(moment)
+        rows = self.store.query(
+            "SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at > ? "
+            "AND COALESCE(last_run_at, created_at) > ?",
+            (at, at),
+        )
+        return [_entry(r) for r in rows]
+
+    def reschedule(self, job_id: str, was: datetime | None, next_run_at: datetime) -> bool:
+        """Move the next run, unless another writer changed it since it was read as `was`."""
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND next_run_at IS ?",
+                (now_iso(next_run_at), job_id, _iso(was)),
+            )
+            return cursor.rowcount == 1
 
     # --- runs ----------------------------------------------------------------------------------
+
+    def fail_abandoned(
+        self, now: datetime, reason: str, gone: Callable[[str], bool]
+    ) -> list[AbandonedRun]:
+        """Record as failed, with `reason`, every run still marked running whose runner no longer
+        holds its job's lease (expired, or taken by another) or is known to be `gone`; free the
+        leases those runners held. Returns the runs so marked.
+
+        A live runner holds the lease for the whole run (it outlasts the run timeout), so a run
+        left running without one was abandoned by a runner that crashed or was killed."""
+        at = now_iso(now)
+        rows = self.store.query(
+            "SELECT r.id, r.job_id, r.runner, j.name, j.lease_owner, j.lease_until "
+            "FROM cron_runs r LEFT JOIN cron_jobs j ON j.id = r.job_id WHERE r.status = 'running'"
+        )
+        abandoned: list[AbandonedRun] = []
+        for row in rows:
+            runner = row["runner"] or ""
+            held = row["lease_owner"] == runner and (row["lease_until"] or "") >= at
+            if held and not gone(runner):
+                continue
+            with self.store.transaction() as conn:
+                conn.execute(
+                    "UPDATE cron_runs SET status = 'error', finished_at = ?, error = ? "
+                    "WHERE id = ? AND status = 'running'",
+                    (at, reason, row["id"]),
+                )
+                conn.execute(
+                    "UPDATE cron_jobs SET lease_owner = NULL, lease_until = NULL "
+                    "WHERE id = ? AND lease_owner = ?",
+                    (row["job_id"], runner),
+                )
+            abandoned.append(AbandonedRun(row["id"], row["job_id"], row["name"] or ""))
+        return abandoned
 
     def start_run(
         self, job_id: str, started_at: datetime, due_at: datetime | None, runner: str

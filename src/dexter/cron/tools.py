@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.config import ConfigError
 from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
 from dexter.principal import OPERATOR, Principal, ToolScope
@@ -28,7 +29,7 @@ from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 # Every `dexter ask` offers these tools; the schedule parser, job rules and cron store load when
 # one of them runs.
 if TYPE_CHECKING:
-    from dexter.cron.model import Job
+    from dexter.cron.model import DamagedJob, Job
     from dexter.cron.store import CronStore
     from dexter.runtime import Runtime
 
@@ -102,6 +103,17 @@ def describe_job(job: Job, *, viewer: Principal = OPERATOR) -> str:
     return "\n".join(lines)
 
 
+def _describe_entry(entry: Job | DamagedJob, *, viewer: Principal = OPERATOR) -> str:
+    from dexter.cron.model import DamagedJob
+
+    if isinstance(entry, DamagedJob):
+        return (
+            f"**{entry.name}** ({entry.id}) [DAMAGED: {entry.problem}]\n"
+            "  It cannot run; remove it and add it again."
+        )
+    return describe_job(entry, viewer=viewer)
+
+
 class CronTool(Tool[CronArgs]):
     name: ClassVar[str] = "cron"
     scope: ClassVar[ToolScope] = "principal"
@@ -148,10 +160,10 @@ class CronTool(Tool[CronArgs]):
         # None: every job (the operator's view); otherwise only the principal's own.
         owner = None if principal.is_operator else principal.id
         if args.action == "list":
-            found = cron.all(owner=owner)
+            found = cron.entries(owner=owner)
             if not found:
                 return "No scheduled jobs."
-            return "\n\n".join(describe_job(j, viewer=principal) for j in found)
+            return "\n\n".join(_describe_entry(j, viewer=principal) for j in found)
         if args.action == "add":
             if not args.name:
                 raise ToolFailure("name is required for add.")
@@ -182,10 +194,11 @@ class CronTool(Tool[CronArgs]):
             )
         if not args.job_id:
             raise ToolFailure(f"job_id is required for {args.action}; list the jobs first.")
-        job = cron.find(args.job_id, owner=owner)
         if args.action == "remove":
-            cron.remove(job.id)
-            return f'Removed job "{job.name}" (id: {job.id}).'
+            entry = cron.find_entry(args.job_id, owner=owner)
+            cron.remove(entry.id)
+            return f'Removed job "{entry.name}" (id: {entry.id}).'
+        job = cron.find(args.job_id, owner=owner)
         if args.action == "run":
             status = await self.context.run_job(job)
             return f'Job "{job.name}" ran: {status}'
@@ -265,8 +278,8 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
             return f"Current heartbeat checklist:\n\n{text}\n\n{self._schedule_note()}"
         if args.content is None:
             raise ToolFailure("content is required for the update action.")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(args.content.rstrip() + "\n", encoding="utf-8")
+        private_dir(path.parent)
+        write_text(path, args.content.rstrip() + "\n", mode=PRIVATE, keep_mode=True)
         items = count_items(args.content)
         counted = f" ({items} item{'s' if items != 1 else ''})" if items else ""
         return f"Updated heartbeat checklist{counted}. {self._schedule_note()}"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dexter.atomicfile import PRIVATE, write_bytes
+from dexter.atomicfile import PRIVATE, private_dir, write_bytes
 
 FOREVER = math.inf
 
@@ -69,7 +69,7 @@ class DiskCache:
         body_path, meta_path = self._paths(key)
         meta = {"key": key, "url": url, "fetched_at": self._now(), "size": len(body)}
         try:
-            body_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(body_path.parent)
             # Body first, metadata last: a reader only trusts an entry whose metadata exists and
             # whose size matches, so a crash between the two writes leaves a miss, not a hit.
             write_bytes(body_path, body, mode=PRIVATE)

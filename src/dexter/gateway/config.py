@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dexter.atomicfile import PRIVATE, write_json
+from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_list
 from dexter.gateway.backoff import ReconnectPolicy
@@ -175,7 +175,7 @@ def _known_models() -> list[type[BaseModel]]:
 
 
 def save_config(path: Path, config: GatewayConfig) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     # Private from creation: it holds bot tokens.
     data = config.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
     write_json(path, data, mode=PRIVATE)

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dexter.atomicfile import PRIVATE, write_json
+from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.gateway.backoff import ReconnectPolicy
 from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
+from dexter.processes import process_alive
 
 log = logging.getLogger("dexter.gateway")
 
@@ -121,7 +122,7 @@ class ChannelManager:
             "accounts": [s.to_dict() for s in self.snapshot()],
         }
         try:
-            self.status_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.status_path.parent)
             write_json(self.status_path, payload, mode=PRIVATE)
         except OSError as exc:  # status is informational; never stop a channel for it
             log.debug("could not write gateway status: %s", exc)
@@ -211,14 +212,5 @@ def read_status(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         return None
     pid = data.get("pid")
-    alive = False
-    if isinstance(pid, int):
-        try:
-            os.kill(pid, 0)
-            alive = True
-        except ProcessLookupError:
-            alive = False
-        except PermissionError:
-            alive = True
-    data["alive"] = alive
+    data["alive"] = isinstance(pid, int) and process_alive(pid)
     return data

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dexter.atomicfile import PRIVATE, write_json
+from dexter.atomicfile import PRIVATE, open_private, private_dir, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import normalize_id
 
@@ -93,9 +93,9 @@ class PairingStore:
 
     @contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         lock_path = self.path.with_suffix(".lock")
-        with open(lock_path, "a") as lock:
+        with open_private(lock_path) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 self._cache = None

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dexter.atomicfile import write_text
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.gateway.records import parse_or_skip
 from dexter.gateway.telegram_updates import BotIdentity, parse_update, update_id_of
 from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
@@ -58,8 +58,8 @@ class OffsetStore:
             return None
 
     def save(self, offset: int) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(self.path, f"{offset}\n")
+        private_dir(self.path.parent)
+        write_text(self.path, f"{offset}\n", mode=PRIVATE)
 
 
 class TelegramChannel:

@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from dexter.atomicfile import create_private, private_dir
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.mention import is_mentioned
@@ -190,9 +191,9 @@ def secure_session(path: Path, *, create: bool) -> None:
     file is made first with mode 0600, so SQLite (which gives its journal the database's mode)
     never writes the keys world-readable."""
     folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if create and not path.exists():
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    private_dir(folder)
+    if create:
+        create_private(path)
     ours = set(_session_files(path))
     if all(item in ours for item in folder.iterdir()):
         os.chmod(folder, 0o700)  # also a folder made earlier, or under a wide umask

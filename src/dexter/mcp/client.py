@@ -195,8 +195,10 @@ class McpConnection:
         """A stdio server's stderr goes to a log file, never over the terminal UI."""
         if self.config.command and self.log_dir is not None:
             with contextlib.suppress(OSError):
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-                return (self.log_dir / f"mcp-{self.config.name}.log").open("a", encoding="utf-8")
+                from dexter.atomicfile import open_private, private_dir
+
+                private_dir(self.log_dir)
+                return open_private(self.log_dir / f"mcp-{self.config.name}.log")
         return open(os.devnull, "w", encoding="utf-8")
 
     async def _list(self, client: Client) -> list[mcp_types.Tool]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from dexter.atomicfile import write_text
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.mcp.client import McpConnection, McpUnavailable, Sleep
 from dexter.mcp.config import McpServerConfig, tool_name
 from dexter.models.types import ToolSpec
@@ -231,8 +231,8 @@ class McpToolset:
             "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
         }
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            write_text(self._cache_file(config), json.dumps(payload))
+            private_dir(self.cache_dir)
+            write_text(self._cache_file(config), json.dumps(payload), mode=PRIVATE)
         except OSError:
             pass  # a read-only home only means listing again next time
 

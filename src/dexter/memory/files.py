@@ -19,7 +19,7 @@ import re
 from datetime import date
 from pathlib import Path
 
-from dexter.atomicfile import PRIVATE, write_text
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 
 MEMORY_DIR_NAME = "memory"
 EVERGREEN_NAME = "MEMORY.md"
@@ -105,7 +105,7 @@ class MemoryFiles:
     def write(self, name: str, text: str) -> None:
         """Replace the whole file atomically (a crash never leaves half a file)."""
         target = self.path(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         write_text(target, text, newline="", mode=PRIVATE)
 
     def append(self, name: str, text: str) -> None:

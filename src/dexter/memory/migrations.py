@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from dexter.store.db import prepare_database_file, storage_failure
 from dexter.store.migrations import Migration, StoreError, apply_migrations
 
 __all__ = ["MEMORY_MIGRATIONS", "open_memory_db"]
@@ -73,11 +74,14 @@ MEMORY_MIGRATIONS: tuple[Migration, ...] = (
 
 def open_memory_db(path: Path) -> sqlite3.Connection:
     """Open (creating and migrating) the index at `path`, in autocommit mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # Private like the memory files it copies (its FTS table holds their text).
+    prepare_database_file(path)
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=10.0, check_same_thread=False)
     except sqlite3.Error as exc:
-        raise StoreError(f"Cannot open the memory index {path}: {exc}.") from exc
+        raise storage_failure(exc, path) or StoreError(
+            f"Cannot open the memory index {path}: {exc}."
+        ) from exc
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         apply_migrations(conn, path, MEMORY_MIGRATIONS)
@@ -86,6 +90,9 @@ def open_memory_db(path: Path) -> sqlite3.Connection:
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        failure = storage_failure(exc, path)
+        if failure is not None:
+            raise failure from exc
         raise StoreError(
             f"Cannot use the memory index {path} ({exc}). It holds no data of its own: delete it "
             "and Dexter rebuilds it from the markdown files."

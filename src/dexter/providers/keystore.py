@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dexter.atomicfile import PRIVATE, write_json
+from dexter.atomicfile import PRIVATE, private_dir, write_json
 
 KEYS_FILE_NAME = "keys.json"
 
@@ -51,7 +51,7 @@ def stored_key(home: Path, name: str) -> str | None:
 
 def _write(home: Path, keys: dict[str, str]) -> None:
     path = keys_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     # 0600 from the moment the file exists: never readable by others, not even briefly.
     write_json(path, keys, sort_keys=True, mode=PRIVATE)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -11,11 +12,71 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from dexter.atomicfile import create_private, private_dir
+from dexter.errors import EXIT_USAGE
 from dexter.store.migrations import StoreError, apply_migrations
 
 DB_FILE_NAME = "dexter.db"
 
-__all__ = ["DB_FILE_NAME", "Store", "StoreError", "now_iso", "open_store"]
+__all__ = [
+    "DB_FILE_NAME",
+    "HomeNotWritable",
+    "Store",
+    "StoreError",
+    "now_iso",
+    "open_store",
+    "prepare_database_file",
+    "storage_failure",
+]
+
+_UNWRITABLE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
+_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+# SQLite's names (with their extended forms, e.g. SQLITE_READONLY_DIRECTORY) for a file or
+# folder it may not write.
+_UNWRITABLE_SQLITE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
+
+
+class HomeNotWritable(StoreError):
+    """The folder Dexter keeps its state in refuses writes (read-only, not ours, a read-only
+    file system): a configuration problem, so exit 2, like any unwritable DEXTER_HOME."""
+
+    exit_code = EXIT_USAGE
+
+
+def storage_failure(error: OSError | sqlite3.Error, path: Path) -> StoreError | None:
+    """The error to show when `path` (a database file) could not be created or written because
+    its folder is read-only or the disk is full; None for any other failure."""
+    folder = path.parent
+    if isinstance(error, OSError):
+        unwritable = error.errno in _UNWRITABLE_ERRNOS
+        full = error.errno in _FULL_ERRNOS
+        detail = error.strerror or str(error)
+    else:
+        name = getattr(error, "sqlite_errorname", "") or ""
+        unwritable = name.startswith(_UNWRITABLE_SQLITE)
+        full = name.startswith("SQLITE_FULL")
+        detail = str(error)
+    if unwritable:
+        return HomeNotWritable(
+            f"Cannot write to {folder} ({detail}), where Dexter keeps {path.name}. Make the folder "
+            f"writable (for example `chmod u+w {folder}`) or set DEXTER_HOME to a writable folder."
+        )
+    if full:
+        return StoreError(f"Cannot write {path}: the disk is full ({detail}). Free some space.")
+    return None
+
+
+def prepare_database_file(path: Path) -> None:
+    """Make the folder (0700) and an empty database file (0600) before SQLite opens it: SQLite
+    gives the `-wal` and `-shm` files the database's mode, so all three stay private whatever
+    the umask. An existing file is left as it is."""
+    try:
+        private_dir(path.parent)
+        create_private(path)
+    except OSError as exc:
+        raise storage_failure(exc, path) or StoreError(
+            f"Cannot create {path}: {exc.strerror or exc}."
+        ) from exc
 
 
 def now_iso(at: datetime | None = None) -> str:
@@ -73,14 +134,14 @@ def open_store(home: Path, *, create: bool = True) -> Store:
     path = home / DB_FILE_NAME
     if not create and not path.is_file():
         raise FileNotFoundError(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"Cannot create {path.parent}: {exc.strerror or exc}.") from exc
+    if create:
+        prepare_database_file(path)
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=10.0, check_same_thread=False)
     except sqlite3.Error as exc:
-        raise StoreError(f"Cannot open the Dexter database {path}: {exc}.") from exc
+        raise storage_failure(exc, path) or StoreError(
+            f"Cannot open the Dexter database {path}: {exc}."
+        ) from exc
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -93,7 +154,9 @@ def open_store(home: Path, *, create: bool = True) -> Store:
         # Locked, read-only or out of disk: the file itself is probably fine, so don't call it
         # corrupt and invite the user to move good data aside.
         conn.close()
-        raise StoreError(f"Cannot use the Dexter database {path}: {exc}.") from exc
+        raise storage_failure(exc, path) or StoreError(
+            f"Cannot use the Dexter database {path}: {exc}."
+        ) from exc
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(

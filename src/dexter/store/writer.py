@@ -6,6 +6,11 @@ busy timeout and then crash the run, answer and all. Instead the recorder hands 
 this writer: one background thread with its own connection applies them in order, retrying
 while the database is busy. What still cannot be written when the writer is closed (the process
 is ending) goes to `journal.jsonl` in the Dexter home, replayed the next time the store opens.
+
+When neither the database nor the journal takes a write (a full disk), it is held in memory and
+tried again before each later write and once more at close, so a long-running process saves it
+when space returns; what is still held after close is in `unsaved()`, for the front door to say
+that it was not saved.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from dexter.atomicfile import open_private, private_dir
 from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
+from dexter.processes import process_alive
 from dexter.store.db import Store, open_store
 from dexter.store.ledger import Ledger
 from dexter.store.prices import Price
@@ -125,6 +132,10 @@ class StoreWriter:
         self._idle.set()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        # Writes neither the database nor the journal took, in order; only the thread touches it
+        # until it has stopped.
+        self._held: list[Write] = []
+        self.failure: OSError | None = None
 
     # ------------------------------------------------------------------ API
 
@@ -168,6 +179,11 @@ class StoreWriter:
                 self._waiters = [w for w in self._waiters if w[2] is not future]
         return True
 
+    def unsaved(self) -> list[Write]:
+        """After `close`: the writes that could be neither applied nor journalled (the reason is
+        in `failure`)."""
+        return list(self._held)
+
     def close(self, timeout: float = 3.0) -> None:
         """Apply what can be applied within `timeout`; journal the rest; stop the thread."""
         with self._lock:
@@ -194,6 +210,7 @@ class StoreWriter:
                         self._journal(write)  # closing: no more waiting on a busy database
                         continue
                     store = store or self._open()
+                    self._retry_held(store)
                     self._apply(store, write)
                 except Exception:  # a write that cannot be applied must not stop the others
                     log.debug("could not record %s; journalled", write.kind, exc_info=True)
@@ -202,8 +219,19 @@ class StoreWriter:
                     self._done()
         finally:
             self._drain_to_journal()
+            held, self._held = self._held, []
+            for write in held:  # one last chance, now that nothing else is waiting
+                self._journal(write)
             if store is not None:
                 store.close()
+
+    def _retry_held(self, store: Store) -> None:
+        held, self._held = self._held, []
+        for write in held:
+            try:
+                self._apply(store, write)
+            except Exception:
+                self._journal(write)
 
     def _open(self) -> Store:
         store = open_store(self.home)
@@ -245,11 +273,14 @@ class StoreWriter:
 
     def _journal(self, write: Write) -> None:
         try:
-            self.home.mkdir(parents=True, exist_ok=True)
-            with self.journal.open("a", encoding="utf-8") as handle:
+            private_dir(self.home)
+            with open_private(self.journal) as handle:
                 handle.write(write.to_json() + "\n")
-        except OSError:
-            log.warning("could not journal a %s record", write.kind, exc_info=True)
+        except OSError as error:
+            if self.failure is None:
+                log.warning("could not journal a %s record (%s); holding it", write.kind, error)
+            self.failure = error
+            self._held.append(write)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -283,7 +314,7 @@ def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None 
                 kept.append(line)
         if kept:
             # Appended, like any other journalled record, for the next open to try again.
-            with (home / JOURNAL_NAME).open("a", encoding="utf-8") as handle:
+            with open_private(home / JOURNAL_NAME) as handle:
                 handle.write("\n".join(kept) + "\n")
         claim.unlink(missing_ok=True)
     return applied
@@ -298,7 +329,7 @@ def _claim_journals(home: Path) -> list[Path]:
     for stale in sorted(home.glob(f"{JOURNAL_NAME}.*.replaying")):
         pid = stale.name.removeprefix(f"{JOURNAL_NAME}.").removesuffix(".replaying")
         pid = pid.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != mine and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != mine and not process_alive(int(pid)):
             found.append(stale)
     journal = home / JOURNAL_NAME
     if journal.is_file():
@@ -312,20 +343,6 @@ def _claim_journals(home: Path) -> list[Path]:
             continue
         claims.append(claim)
     return claims
-
-
-def _alive(pid: int) -> bool:
-    import os
-
-    if os.name == "nt":  # signal 0 would terminate it there; a stale claim waits instead
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else (or a platform without signal 0)
-        return True
-    return True
 
 
 __all__ = ["JOURNAL_NAME", "StoreWriter", "Write", "apply_write", "replay_journal", "usage_payload"]

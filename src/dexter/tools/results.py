@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dexter.atomicfile import PRIVATE, write_text
+from dexter.atomicfile import PRIVATE, private_dir, write_text
 
 _MAX_KEY_CHARS = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -69,7 +69,7 @@ class ResultStore:
         Saving the same content again is a no-op; different content under an id already used in
         this run goes to the next free `<id>-N` key instead of overwriting.
         """
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)
         base = safe_key(call_id)
         key, n = base, 1
         while True:
