@@ -505,7 +505,7 @@ class Runtime:
         from dexter.permissions.principal_policy import OWN_RULES_FILE, PrincipalPolicy
 
         own = principal.home(self.settings.home) / OWN_RULES_FILE
-        return PrincipalPolicy(principal, rules, own_rules=own)
+        return PrincipalPolicy(principal, rules, own_rules=own, private=(self.settings.home,))
 
     def memory_for_commands(self) -> tuple[MemoryIndex, str]:
         """The memory index with its embedder loaded eagerly (for `dexter memory …`, which
@@ -806,6 +806,7 @@ class Runtime:
                 gate,
                 own_rules=principal.home(self.settings.home) / OWN_RULES_FILE,
                 bound_tools=frozenset(tools.names()),
+                private=(self.settings.home,),
             )
         agent = Agent(
             models.phase("main"),

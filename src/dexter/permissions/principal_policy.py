@@ -45,6 +45,7 @@ class PrincipalPolicy:
         own_rules: Path | None = None,
         workspace: Path | None = None,
         bound_tools: frozenset[str] | None = None,
+        private: tuple[Path, ...] = (),
     ) -> None:
         self.principal = principal
         self.inner = inner
@@ -54,6 +55,9 @@ class PrincipalPolicy:
         # The tools bound for this principal: anything else is refused (defence in depth:
         # the runtime does not bind them in the first place).
         self.bound_tools = bound_tools
+        # Dexter's own folder (keys, settings, the database, every principal's memory): out of
+        # reach of anyone's file tools, even when a granted folder contains it.
+        self.private = tuple(Path(os.path.realpath(p)) for p in private)
 
     def evaluate(self, tool: str, args: Mapping[str, Any], *, needs_approval: bool) -> Verdict:
         if self.principal.is_operator:
@@ -83,8 +87,10 @@ class PrincipalPolicy:
             path = self._resolve(args.get("path"))
             if path is None:
                 return f"`{tool}` needs a file path inside a folder granted to {who}"
+            verb = "write" if tool in WRITE_TOOLS else "read"
+            if any(path.is_relative_to(folder) for folder in self.private):
+                return f"{who} may not {verb} {args.get('path')!s}: it is in Dexter's own folder"
             if not any(path.is_relative_to(root) for root in roots):
-                verb = "write" if tool in WRITE_TOOLS else "read"
                 return (
                     f"{who} may not {verb} {args.get('path')!s}: it is outside the folders granted"
                 )
