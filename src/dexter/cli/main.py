@@ -22,6 +22,7 @@ from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.models_command import add_models_parser
 from dexter.cli.permissions_command import add_permissions_parser
+from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 
 EXIT_OK = 0
@@ -153,6 +154,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_data_parser(commands)
     _add_store_parsers(commands)
     add_permissions_parser(commands)
+    add_principals_parser(commands)
     add_memory_parser(commands)
     add_keys_parser(commands)
     add_models_parser(commands)

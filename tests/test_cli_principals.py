@@ -1,0 +1,116 @@
+"""`dexter principals list|show|rm`, `usage --by principal`, `sessions list --principal` and
+`permissions explain --principal`: who Dexter acted for, what each has and may do."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.main import main
+from dexter.store import SessionStore, open_store
+from dexter.store.principals import PrincipalStore
+from tests.support.principals import ANA, DESK, HOST, seed_principals
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("DEXTER_MODEL", raising=False)
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def seeded(home: Path, tmp_path: Path) -> dict[str, list[str]]:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    return seed_principals(home, shared)
+
+
+def out_of(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> str:
+    assert main(list(args)) == code
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
+def test_read_only_commands_create_nothing(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "Nothing recorded yet" in out_of(capsys, "principals", "list")
+    assert out_of(capsys, "principals", "list", "--json").strip() == "[]"
+    assert "everything (the operator)" in out_of(capsys, "principals", "show", "operator")
+    assert "no principal 'telegram:222'" in out_of(
+        capsys, "principals", "show", "telegram:222", code=2
+    )
+    assert not (home / "dexter.db").exists()
+
+
+def test_list_shows_every_principal_at_80_columns(
+    seeded: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "principals", "list")
+    assert max(len(line) for line in out.splitlines()) <= 80
+    lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("│")}
+    assert list(lines) == ["operator", HOST.id, DESK.id, ANA.id]  # the operator first
+    assert lines[ANA.id].split("│")[2:5] == [" user     ", "        2 ", "    1 "]
+    rows = json.loads(out_of(capsys, "principals", "list", "--json"))
+    ana = next(row for row in rows if row["id"] == ANA.id)
+    assert (ana["kind"], ana["display_name"], ana["sessions"], ana["jobs"]) == ("user", "Ana", 2, 1)
+
+
+def test_show_has_memory_grants_and_recent_sessions(
+    seeded: dict[str, list[str]], home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "principals", "show", ANA.id)
+    memory = ANA.home(home) / "memory"
+    assert f"Memory       {memory}" in out and "(19 B)" in out
+    assert f"Files read   {(tmp_path / 'shared').resolve()}" in out
+    assert "NVDA data centre revenue growth" in out and "Compare MSFT" not in out
+    shown = json.loads(out_of(capsys, "principals", "show", ANA.id, "--json"))
+    assert shown["memory"] == {"path": str(memory), "bytes": 19, "exists": True}
+    assert shown["grants"] == {"files": {"read": [str((tmp_path / "shared").resolve())]}}
+    assert {s["id"] for s in shown["recent_sessions"]} == set(seeded[ANA.id])
+
+
+def test_a_broken_grant_is_a_warning_not_a_crash(
+    seeded: dict[str, list[str]], home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "gateway.json").write_text(json.dumps({"principals": {ANA.id: {"files": "x"}}}))
+    out = out_of(capsys, "principals", "show", ANA.id)
+    assert "warning:" in out and "nothing is granted" in out and "Traceback" not in out
+    assert "Files read   none" in out
+
+
+def test_rm_asks_and_closed_input_cancels(
+    seeded: dict[str, list[str]],
+    home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    out = out_of(capsys, "principals", "rm", ANA.id, code=1)
+    assert "2 sessions, 1 job and its folder" in out and "Nothing removed." in out
+    assert ANA.home(home).is_dir()
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    out = out_of(capsys, "principals", "rm", ANA.id)
+    assert f"Removed {ANA.id} (Ana)" in out and "gateway.json stay" in out
+    assert not ANA.home(home).exists()
+    with open_store(home) as store:
+        assert PrincipalStore(store).get(ANA.id) is None
+        assert SessionStore(store).list(principal_id=ANA.id) == []
+        assert store.query("SELECT COUNT(*) FROM cron_jobs")[0][0] == 0
+        assert {row.id for row in PrincipalStore(store).list()} == {"operator", DESK.id, HOST.id}
+
+
+def test_the_operator_cannot_be_removed(
+    seeded: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "principals", "rm", "operator", "--yes", code=2)
+    assert "the operator cannot be removed" in out
+    assert "no principal 'telegram:999'" in out_of(
+        capsys, "principals", "rm", "telegram:999", "--yes", code=2
+    )
+    assert len(json.loads(out_of(capsys, "principals", "list", "--json"))) == 4
