@@ -114,3 +114,38 @@ def test_the_operator_cannot_be_removed(
         capsys, "principals", "rm", "telegram:999", "--yes", code=2
     )
     assert len(json.loads(out_of(capsys, "principals", "list", "--json"))) == 4
+
+
+def test_usage_by_principal_counts_sessionless_calls_as_the_operators(
+    seeded: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = json.loads(out_of(capsys, "usage", "--by", "principal", "--json"))
+    tokens = {row["key"]: row["input_tokens"] for row in report["rows"]}
+    # The operator's session (3,000) and the judge call outside any session (700).
+    assert tokens == {"operator": 3700, ANA.id: 3000, DESK.id: 1500, HOST.id: 500}
+    assert sum(tokens.values()) == report["totals"]["input_tokens"]
+    out = out_of(capsys, "usage", "--by", "principal")
+    assert "Usage by principal" in out and "telegram:222" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    # A deleted session's calls stay in the ledger, no longer anyone's in particular.
+    out_of(capsys, "sessions", "rm", seeded[HOST.id][0])
+    report = json.loads(out_of(capsys, "usage", "--by", "principal", "--json"))
+    tokens = {row["key"]: row["input_tokens"] for row in report["rows"]}
+    assert tokens["(removed sessions)"] == 500 and tokens["operator"] == 3700
+
+
+def test_sessions_list_names_each_principal_and_filters_by_one(
+    seeded: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "sessions", "list")
+    assert "Principal" in out and max(len(line) for line in out.splitlines()) <= 80
+    for owner in ("operator", ANA.id, DESK.id, HOST.id):
+        assert f"│ {owner} " in out  # whole, never folded
+    mine = json.loads(out_of(capsys, "sessions", "list", "--principal", ANA.id, "--json"))
+    assert {row["id"] for row in mine} == set(seeded[ANA.id])
+    assert {row["principal"] for row in mine} == {ANA.id}
+    assert "No sessions of telegram:9." in out_of(
+        capsys, "sessions", "list", "--principal", "telegram:9"
+    )
+    shown = out_of(capsys, "sessions", "show", seeded[ANA.id][0])
+    assert f"· for {ANA.id}" in shown
