@@ -149,3 +149,54 @@ def test_sessions_list_names_each_principal_and_filters_by_one(
     )
     shown = out_of(capsys, "sessions", "show", seeded[ANA.id][0])
     assert f"· for {ANA.id}" in shown
+
+
+def explained(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    report = json.loads(out_of(capsys, "permissions", "explain", "--json", *args))
+    assert isinstance(report, dict)
+    return report
+
+
+def test_explain_a_tool_call_for_a_principal(
+    seeded: dict[str, list[str]], home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    portfolio = ["read_file", '{"path": "~/portfolio.md"}']
+    out = out_of(capsys, "permissions", "explain", "--principal", ANA.id, *portfolio)
+    assert max(len(line) for line in out.splitlines() if " " in line.strip()) <= 80
+    words = " ".join(out.split())  # wrapped at 80 columns
+    assert "Decision deny" in words and "outside the folders granted" in words
+    assert f"Grants read {(tmp_path / 'shared').resolve()}" in words
+    inside = json.dumps({"path": str(tmp_path / "shared" / "notes.md")})
+    report = explained(capsys, "--principal", ANA.id, "read_file", inside)
+    assert report["decision"] == "allow" and report["bound"] is True
+    # Dexter's own folder stays closed, whatever folder was granted.
+    keys = json.dumps({"path": str(home / "keys.json")})
+    report = explained(capsys, "--principal", ANA.id, "read_file", keys)
+    assert report["decision"] == "deny" and "Dexter's own folder" in str(report["reason"])
+    # Someone never granted a folder does not even have the tool, and is told how to get it.
+    report = explained(capsys, "--principal", "telegram:999", *portfolio)
+    assert report["decision"] == "deny" and report["bound"] is False
+    assert '"files": {"read": ["~/folder"]}' in str(report["not_bound_because"])
+    # The shell, for anyone but the operator, never.
+    report = explained(capsys, "--principal", ANA.id, "rm -rf x")
+    assert (report["tool"], report["decision"]) == ("bash", "deny")
+    assert "only the operator" in str(report["not_bound_because"])
+    # The operator's own calls: the same floor and rules as a run.
+    report = explained(capsys, "read_file", '{"path": ".env"}')
+    assert report["decision"] == "deny" and "secret" in str(report["reason"])
+    # Explaining creates nothing for a principal Dexter never met.
+    assert not (home / "principals" / "telegram_999").exists()
+    assert sorted(p.name.split("-")[0] for p in (home / "principals").iterdir()) == ["telegram_222"]
+
+
+def test_explain_keeps_the_shell_form_and_refuses_bad_calls_clearly(
+    seeded: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "permissions", "explain", "rm -rf x")
+    assert "Command:  rm -rf x" in out and "Runs:" in out
+    bad = out_of(capsys, "permissions", "explain", "reed_file", '{"path": "x"}', code=2)
+    assert "Did you mean read_file?" in bad and "quote it as one argument" in bad
+    bad = out_of(capsys, "permissions", "explain", "read_file", "[1]", code=2)
+    assert "must be a JSON object" in bad
+    bad = out_of(capsys, "permissions", "explain", "--principal", "x y", "read_file", "{}", code=2)
+    assert "not a principal id" in bad and "Traceback" not in bad

@@ -252,22 +252,11 @@ def _show(
 
 
 def _print_fields(console: Console, fields: list[tuple[str, str]]) -> None:
-    """`Label  value` lines, values wrapped under themselves (a long path stays readable)."""
-    import textwrap
-
     from rich.text import Text
 
-    width = max(len(label) for label, _ in fields) + 2
-    for label, value in fields:
-        text = textwrap.fill(
-            value,
-            max(console.width, width + 20),
-            initial_indent=f"{label:<{width}}",
-            subsequent_indent=" " * width,
-            break_on_hyphens=False,
-            break_long_words=False,  # a path stays whole, to be copied
-        )
-        console.print(Text(text), soft_wrap=True)
+    from dexter.cli.tables import labelled
+
+    console.print(Text(labelled(fields, console.width)), soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- rm
