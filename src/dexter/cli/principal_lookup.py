@@ -10,21 +10,12 @@ gateway would refuse is reported as a note instead of stopping `dexter principal
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError
-from dexter.principal import (
-    OPERATOR,
-    OPERATOR_ID,
-    PRINCIPAL_KINDS,
-    Grants,
-    Principal,
-    PrincipalError,
-    PrincipalKind,
-    check_id,
-)
+from dexter.principal import OPERATOR, OPERATOR_ID, Grants, Principal, PrincipalError, check_id
 
 if TYPE_CHECKING:
     from dexter.store import Store
@@ -69,23 +60,6 @@ def configured(home: Path, principal_id: str) -> Configured:
     return Configured(grants, operator=is_operator, listed=True)
 
 
-def kind_of(principal_id: str) -> PrincipalKind:
-    """The kind an id names when the store has no row for it (see the id forms in the README)."""
-    if principal_id == OPERATOR_ID:
-        return "operator"
-    platform, _, rest = principal_id.partition(":")
-    if platform == "mcp":
-        return "mcp"
-    if platform == "web":
-        return "web"
-    if rest.startswith("group:"):
-        return "group"
-    if platform == "slack":
-        # slack:TEAM/CHANNEL: channel ids start with C or G, people's with U or W.
-        return "group" if rest.partition("/")[2][:1] in ("C", "G") else "user"
-    return "user"
-
-
 def principal_for(
     home: Path, principal_id: str, store: Store | None
 ) -> tuple[Principal, Configured]:
@@ -101,16 +75,14 @@ def principal_for(
     found = configured(home, text)
     if found.operator:
         return OPERATOR, found
-    row = None
+    from dexter.cron.owners import kind_for, principal_for_job, reply_target_for
+
+    # Kind and name as recorded (the way a job of theirs would run), else read from the id.
     if store is not None:
-        from dexter.store.principals import PrincipalStore
-
-        row = PrincipalStore(store).get(text)
-    kind = kind_of(text)
-    for known in PRINCIPAL_KINDS:
-        if row is not None and row.kind == known and known != "operator":
-            kind = known
-    return Principal(text, kind, row.display_name if row else "", found.grants), found
+        recorded = principal_for_job(store, text)
+    else:
+        recorded = Principal(text, kind_for(text), reply_target=reply_target_for(text))
+    return replace(recorded, grants=found.grants), found
 
 
-__all__ = ["GATEWAY_FILE", "Configured", "configured", "kind_of", "principal_for"]
+__all__ = ["GATEWAY_FILE", "Configured", "configured", "principal_for"]
