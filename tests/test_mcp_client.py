@@ -192,16 +192,19 @@ def test_mcp_list_shows_a_server_that_cannot_start(
 def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"  # not above the (test's) home folder: a usable workspace
+    project.mkdir()
+    monkeypatch.chdir(project)
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
-    config = tmp_path / ".cursor" / "mcp.json"
+    config = project / ".cursor" / "mcp.json"
     config.parent.mkdir()
     config.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
     assert main(["mcp", "install", "cursor", "--project", "--write"]) == 0
     written = json.loads(config.read_text())
     assert written["theme"] == "dark" and written["mcpServers"]["other"] == {"command": "x"}
     dexter = written["mcpServers"]["dexter"]
-    assert dexter["args"][-2:] == ["mcp", "serve"]
+    serve = ["mcp", "serve", "--workspace", str(project.resolve()), "--name", "cursor"]
+    assert dexter["args"][-6:] == serve
     assert dexter["env"]["DEXTER_HOME"] == str((tmp_path / ".dexter").resolve())
 
     assert main(["mcp", "install", "claude-desktop"]) == 0
@@ -209,13 +212,51 @@ def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     assert '"dexter"' in printed and "claude_desktop_config.json" in printed
 
 
+@pytest.mark.parametrize("host", ["claude-desktop", "claude-code", "cursor"])
+def test_every_install_snippet_names_the_workspace_and_the_host(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    research = tmp_path / "my research"
+    research.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(research)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    assert main(["mcp", "install", host]) == 0
+    out = capsys.readouterr().out
+    snippet = json.loads(out[out.index("{") :])
+    args = snippet["mcpServers"]["dexter"]["args"]
+    assert args[-6:] == ["mcp", "serve", "--workspace", str(research.resolve()), "--name", host]
+    if host == "claude-code":  # the one-line command quotes the folder's space
+        assert f"--workspace '{research.resolve()}' --name claude-code" in out
+
+
+@pytest.mark.parametrize("where", ["/", "~"])
+def test_install_refuses_the_whole_disk_or_home_as_the_workspace(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
+    monkeypatch.chdir(Path(where).expanduser())
+    assert main(["mcp", "install", "cursor", "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "--workspace ~/research" in err and "Traceback" not in err
+    assert not (tmp_path / ".cursor").exists()
+    research = tmp_path / "research"
+    research.mkdir()
+    assert main(["mcp", "install", "cursor", "--write", "--workspace", str(research)]) == 0
+    written = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())
+    assert str(research.resolve()) in written["mcpServers"]["dexter"]["args"]
+
+
 def test_install_keeps_the_mode_the_user_gave_the_hosts_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A host's config may carry API keys in "env"; a private one must not become readable.
-    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
-    config = tmp_path / ".cursor" / "mcp.json"
+    config = project / ".cursor" / "mcp.json"
     config.parent.mkdir()
     config.write_text(json.dumps({"mcpServers": {"other": {"env": {"KEY": "sk-x"}}}}))
     config.chmod(0o600)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -244,3 +245,154 @@ async def test_served_tools_come_from_the_registry_and_rules_still_apply(tmp_pat
     assert {"calculate", "income_statements", "filing_section", "screen_companies"} <= listed
     assert denied.is_error and "denied" in denied.content[0].text  # type: ignore[union-attr]
     assert unknown.is_error
+
+
+# --------------------------------------------------------------------------- whose workspace
+
+
+def read_files_reply(*paths: str) -> Reply:
+    return tool_calls_reply(
+        *((f"r{n}", "read_file", {"path": path}) for n, path in enumerate(paths, 1))
+    )
+
+
+def offered_tools(wire: WireServer) -> set[str]:
+    first = wire.requests[0].json()
+    return {tool["function"]["name"] for tool in first.get("tools") or []}
+
+
+def seen_by_model(wire: WireServer) -> str:
+    return "\n".join(request.body.decode() for request in wire.requests)
+
+
+@pytest.fixture
+def private_files(tmp_path: Path, server_env: dict[str, str]) -> dict[str, Path]:
+    """What a host must never see: a document in ~/Documents and Dexter's saved keys."""
+    documents = tmp_path / "Documents"
+    documents.mkdir()
+    (documents / "portfolio.md").write_text("PRIVATE-HOLDINGS 300 AAPL\n")
+    keys = Path(server_env["DEXTER_HOME"]) / "keys.json"
+    keys.write_text('{"openai": "sk-PRIVATE-KEY-999"}\n')
+    research = tmp_path / "research"
+    research.mkdir()
+    (research / "notes.md").write_text("SHARED-NOTES NVDA thesis\n")
+    return {"portfolio": documents / "portfolio.md", "keys": keys, "research": research}
+
+
+async def research_reading(client: Client, wire: WireServer, *paths: str) -> str:
+    wire.requests.clear()
+    wire.push(read_files_reply(*paths), text_reply("Read what I could."))
+    answer = await client.call_tool("research", {"question": "Summarise my files."})
+    assert not answer.is_error, answer.content
+    return seen_by_model(wire)
+
+
+async def test_a_host_started_in_home_reads_no_files_and_with_workspace_only_inside(
+    server_env: dict[str, str],
+    wire_server: WireServer,
+    tmp_path: Path,
+    private_files: dict[str, Path],
+) -> None:
+    # What a desktop host does: start `dexter mcp serve` from the user's home folder.
+    portfolio, keys = str(private_files["portfolio"]), str(private_files["keys"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "dexter", "mcp", "serve"], env=server_env, cwd=tmp_path
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert "reads no local files" in (listed["research"].description or "")
+        seen = await research_reading(client, wire_server, "Documents/portfolio.md", keys)
+    assert not offered_tools(wire_server) & {"read_file", "write_file", "edit_file", "bash"}
+    assert "PRIVATE-HOLDINGS" not in seen and "sk-PRIVATE-KEY-999" not in seen
+
+    workspace = str(private_files["research"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "dexter", "mcp", "serve", "--workspace", workspace, "--name", "claude-desktop"],
+        env=server_env,
+        cwd=tmp_path,
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert workspace in (listed["research"].description or "")
+        seen = await research_reading(
+            client, wire_server, "notes.md", portfolio, "../Documents/portfolio.md", keys
+        )
+    assert "read_file" in offered_tools(wire_server)
+    assert "SHARED-NOTES" in seen
+    assert "PRIVATE-HOLDINGS" not in seen and "sk-PRIVATE-KEY-999" not in seen
+    # The host is a principal of its own: its session is recorded as its own.
+    db = sqlite3.connect(Path(server_env["DEXTER_HOME"]) / "dexter.db")
+    owners = {row[0] for row in db.execute("SELECT principal_id FROM sessions")}
+    kinds = dict(db.execute("SELECT id, kind FROM principals").fetchall())
+    db.close()
+    assert owners == {"mcp:host", "mcp:claude-desktop"}
+    assert kinds["mcp:claude-desktop"] == "mcp"
+
+
+def test_the_working_directory_is_a_workspace_only_below_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.config import ConfigError
+    from dexter.mcp.host import chosen_workspace, serve_workspace
+
+    home = tmp_path / "you"
+    (home / "research").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for cwd in (Path("/"), home, tmp_path):
+        assert serve_workspace(None, cwd) is None
+    assert serve_workspace(None, home / "research") == (home / "research").resolve()
+    assert serve_workspace("research", home) == (home / "research").resolve()
+    for given, why in (("/", "whole disk"), ("~", "whole home folder"), (str(tmp_path), "above")):
+        with pytest.raises(ConfigError, match=why):
+            serve_workspace(given, home / "research")
+    with pytest.raises(ConfigError, match="no such folder"):
+        chosen_workspace("~/nowhere", home)
+
+
+async def test_research_never_reads_dexters_own_folder_inside_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project keeps its `.dexter` (keys, settings, other people's memory) inside the folder
+    the host may read: the host's research still cannot open it."""
+    from dexter.cli.mcp_command import served
+    from dexter.config import load_settings
+    from dexter.mcp.host import host_principal, serve_workspace
+    from dexter.mcp.server import build_server
+    from dexter.models.scripted import ScriptedModel, calls, text
+    from dexter.runtime import Runtime
+
+    project = tmp_path / "project"
+    home = project / ".dexter"
+    home.mkdir(parents=True)
+    (home / "keys.json").write_text('{"openai": "sk-PRIVATE-KEY-999"}\n')
+    (project / "notes.md").write_text("SHARED-NOTES NVDA thesis\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("DEXTER_EMBEDDINGS", "none")
+    monkeypatch.setenv("DEXTER_ROUTER_MODEL", "openai:router-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    settings = load_settings(cwd=project)
+    host = host_principal("cursor", serve_workspace(None, settings.cwd))
+    main_model = ScriptedModel(
+        [
+            calls(
+                ("read_file", {"path": "notes.md"}),
+                ("read_file", {"path": ".dexter/keys.json"}),
+                ("read_file", {"path": str(home / "keys.json")}),
+            ),
+            text("done"),
+        ]
+    )
+    async with Runtime(settings) as runtime:
+        runtime._clients[runtime.resolve("openai:main-test").spec] = main_model
+        router = ScriptedModel([text("{}")] * 20)
+        runtime._clients[runtime.resolve("openai:router-test").spec] = router
+        offered = served(runtime, "openai:main-test", research=True, host=host)
+        async with Client(build_server(offered)) as client:
+            answer = await client.call_tool("research", {"question": "Read my notes."})
+    assert not answer.is_error, answer.content
+    seen = "\n".join(str(request.messages) for request in main_model.requests)
+    assert "SHARED-NOTES" in seen
+    assert "sk-PRIVATE-KEY-999" not in seen and "Dexter's own folder" in seen

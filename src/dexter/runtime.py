@@ -499,19 +499,32 @@ class Runtime:
         self.writer.submit(Write("principal", payload))
         self._seen_principals.add(principal.id)
 
-    def policy(self, principal: Principal = OPERATOR) -> PermissionPolicy:
+    def policy(
+        self, principal: Principal = OPERATOR, *, bound_tools: frozenset[str] | None = None
+    ) -> PermissionPolicy:
         """The permission gate every tool call passes: the floor that nothing overrides, the
         settings rules and the shell classifier; for anyone but the operator, inside that
-        principal's grants first (see `dexter.permissions.principal_policy`)."""
+        principal's grants first (see `dexter.permissions.principal_policy`), refusing any tool
+        outside `bound_tools` when given."""
         from dexter.permissions.policy import RulesPolicy
 
         rules = RulesPolicy(self.settings.settings_path, self.settings.cwd)
         if principal.is_operator:
             return rules
+        return self._within_grants(principal, rules, bound_tools)
+
+    def _within_grants(
+        self, principal: Principal, inner: PermissionPolicy, bound_tools: frozenset[str] | None
+    ) -> PermissionPolicy:
         from dexter.permissions.principal_policy import OWN_RULES_FILE, PrincipalPolicy
 
-        own = principal.home(self.settings.home) / OWN_RULES_FILE
-        return PrincipalPolicy(principal, rules, own_rules=own)
+        return PrincipalPolicy(
+            principal,
+            inner,
+            own_rules=principal.home(self.settings.home) / OWN_RULES_FILE,
+            bound_tools=bound_tools,
+            private=(self.settings.home,),
+        )
 
     def memory_for_commands(self) -> tuple[MemoryIndex, str]:
         """The memory index with its embedder loaded eagerly (for `dexter memory …`, which
@@ -804,15 +817,8 @@ class Runtime:
             hooks.append(MemoryHooks(memory, lambda: current().models.fast_or_main("memory")))
         gate = policy or self.policy()
         if not principal.is_operator:
-            from dexter.permissions.principal_policy import OWN_RULES_FILE, PrincipalPolicy
-
             # Whatever policy the entry point chose, this principal's grants come first.
-            gate = PrincipalPolicy(
-                principal,
-                gate,
-                own_rules=principal.home(self.settings.home) / OWN_RULES_FILE,
-                bound_tools=frozenset(tools.names()),
-            )
+            gate = self._within_grants(principal, gate, frozenset(tools.names()))
         agent = Agent(
             models.phase("main"),
             tools,

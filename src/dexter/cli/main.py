@@ -22,6 +22,7 @@ from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
 from dexter.cli.models_command import add_models_parser
 from dexter.cli.permissions_command import add_permissions_parser
+from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 
 EXIT_OK = 0
@@ -153,6 +154,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_data_parser(commands)
     _add_store_parsers(commands)
     add_permissions_parser(commands)
+    add_principals_parser(commands)
     add_memory_parser(commands)
     add_keys_parser(commands)
     add_models_parser(commands)
@@ -474,6 +476,11 @@ def _add_store_parsers(commands: Any) -> None:
     actions = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="recent sessions with turns, tokens and cost")
     listing.add_argument("--limit", type=int, default=20, metavar="N", help="rows (default 20)")
+    listing.add_argument(
+        "--principal",
+        metavar="ID",
+        help="only the sessions of this principal, e.g. telegram:222 (default: everyone's)",
+    )
     _json_or_csv(listing)
     show = actions.add_parser("show", help="one session as Markdown: questions, answers, usage")
     show.add_argument("id", help="session id or a unique prefix of it")
@@ -487,7 +494,7 @@ def _add_store_parsers(commands: Any) -> None:
 
     usage = commands.add_parser(
         "usage",
-        help="tokens and estimated cost, by model, tool, phase or day",
+        help="tokens and estimated cost, by model, tool, phase, day or principal",
         description="Tokens and estimated cost from the ledger: main loop, routers, compaction, "
         "memory, sub-agents and judge. Costs are estimates from list prices (override them with "
         '"prices" in settings.json).',
@@ -496,7 +503,7 @@ def _add_store_parsers(commands: Any) -> None:
     usage.add_argument("--session", metavar="ID", help="only this session (id or prefix)")
     usage.add_argument(
         "--by",
-        choices=["model", "tool", "phase", "day", "session"],
+        choices=["model", "tool", "phase", "day", "session", "principal"],
         default="phase",
         help="how to group rows (default: phase)",
     )

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dexter.agent.events import Event
     from dexter.config import Settings
     from dexter.mcp.server import Served
+    from dexter.principal import Principal
     from dexter.runtime import Runtime
 
 HOSTS = ("claude-desktop", "claude-code", "cursor")
@@ -50,6 +51,18 @@ def add_mcp_parser(commands: Any) -> None:
     )
     serve.add_argument("-m", "--model", dest="mcp_model", help="model for the research tool")
     serve.add_argument("--no-research", action="store_true", help="serve the data tools only")
+    serve.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the only folder research may read files in (default: the working directory, "
+        "unless that is / or your home folder: then no files at all)",
+    )
+    serve.add_argument(
+        "--name",
+        metavar="NAME",
+        help="who the host is, e.g. claude-desktop: its own memory and sessions, as principal "
+        "mcp:NAME (default: host)",
+    )
     listing = actions.add_parser("list", help="the configured MCP servers, their tools and errors")
     listing.add_argument("--json", action="store_true", help="print JSON")
     test = actions.add_parser("test", help="start one configured server and list its tools")
@@ -65,6 +78,12 @@ def add_mcp_parser(commands: Any) -> None:
     install.add_argument(
         "--project", action="store_true", help="claude-code / cursor: the project's config file"
     )
+    install.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the folder the host's research may read (default: the folder you run this in; "
+        "never / or your home folder)",
+    )
 
 
 def run_mcp_command(args: argparse.Namespace) -> int:
@@ -77,21 +96,25 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         return _list(settings, as_json=args.json)
     if args.mcp_command == "test":
         return _test(settings, args.name)
-    return _install(settings, args.host, write=args.write, project=args.project)
+    return _install(
+        settings, args.host, write=args.write, project=args.project, workspace=args.workspace
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # serve
 
 
-def _served(runtime: Runtime, model: str | None, *, research: bool) -> Served:
+def served(runtime: Runtime, model: str | None, *, research: bool, host: Principal) -> Served:
+    """What `dexter mcp serve` offers `host`: the data tools, and research run as that host (its
+    own memory and sessions, files only in the folder its grants name)."""
     from dexter.mcp.server import Served
     from dexter.runtime import MCP, AgentSpec
 
     async def run(question: str, max_iterations: int | None) -> AsyncIterator[Event]:
         # The mcp channel: nobody to ask, no shell, no writes; anything needing approval is
         # refused. One runtime serves every call, so store, router and models are shared.
-        spec = AgentSpec(model=model, channel=MCP, max_iterations=max_iterations)
+        spec = AgentSpec(model=model, channel=MCP, max_iterations=max_iterations, principal=host)
         agent = runtime.agent(spec)
         async for event in agent.run(question):
             yield event
@@ -100,9 +123,10 @@ def _served(runtime: Runtime, model: str | None, *, research: bool) -> Served:
 
     return Served(
         tools=runtime.data_tools(),
-        policy=runtime.policy(),
+        policy=runtime.policy(host),
         research=run if research else None,
         skills=discover_skills(runtime.settings.home),
+        workspace=next(iter(host.grants.files.readable), None),
     )
 
 
@@ -111,6 +135,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     from dexter import __version__
     from dexter.config import ConfigError
+    from dexter.mcp.host import host_principal, serve_workspace
     from dexter.mcp.server import build_server
     from dexter.mcp.transport import MCP_PATH, TOKEN_ENV, bind, choose_token, is_loopback
     from dexter.runtime import Runtime
@@ -143,12 +168,20 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     elif args.token or args.require_token:
         raise ConfigError("--token and --require-token apply to --http only (stdio has no network)")
 
+    workspace = serve_workspace(args.workspace, settings.cwd)
+    host = host_principal(args.name, workspace)
     runtime = Runtime(settings)
     if not args.no_research:
         runtime.resolve(args.mcp_model)  # a missing key is said now, not on the first question
-    server = build_server(
-        _served(runtime, args.mcp_model, research=not args.no_research), version=__version__
-    )
+        if workspace is None:
+            print(
+                f"No workspace (started in {settings.cwd}): research reads no files. Pass "
+                "--workspace DIR to let it read one folder.",
+                file=err,
+                flush=True,
+            )
+    offered = served(runtime, args.mcp_model, research=not args.no_research, host=host)
+    server = build_server(offered, version=__version__)
 
     async def main() -> None:
         from dexter.mcp.transport import serve_http, serve_stdio
@@ -279,15 +312,17 @@ def _test(settings: Settings, name: str) -> int:
 # install
 
 
-def _launch(settings: Settings) -> dict[str, Any]:
-    """How a host should start this Dexter: absolute paths, and the same home and settings."""
+def _launch(settings: Settings, host: str, workspace: Path) -> dict[str, Any]:
+    """How a host should start this Dexter: absolute paths, the same home and settings, the
+    folder its research may read, and the host's name (its own memory and sessions)."""
     exe = shutil.which("dexter")
     command, args = (exe, []) if exe else (sys.executable, ["-m", "dexter"])
     env = {"DEXTER_HOME": str(settings.home.resolve())}
     agent = settings.env.get("DEXTER_SEC_USER_AGENT")
     if agent:
         env["DEXTER_SEC_USER_AGENT"] = agent
-    return {"command": command, "args": [*args, "mcp", "serve"], "env": env}
+    serve = ["mcp", "serve", "--workspace", str(workspace), "--name", host]
+    return {"command": command, "args": [*args, *serve], "env": env}
 
 
 def _host_file(host: str, *, project: bool, cwd: Path) -> Path:
@@ -303,21 +338,27 @@ def _host_file(host: str, *, project: bool, cwd: Path) -> Path:
     return cwd / ".cursor/mcp.json" if project else home / ".cursor/mcp.json"
 
 
-def _install(settings: Settings, host: str, *, write: bool, project: bool) -> int:
+def _install(
+    settings: Settings, host: str, *, write: bool, project: bool, workspace: str | None = None
+) -> int:
     from dexter.atomicfile import write_json
     from dexter.config import ConfigError, read_settings_file
+    from dexter.mcp.host import chosen_workspace
 
-    launch = _launch(settings)
+    folder = chosen_workspace(workspace, settings.cwd)
+    launch = _launch(settings, host, folder)
     snippet = {"mcpServers": {"dexter": launch}}
     target = _host_file(host, project=project, cwd=settings.cwd)
     if not write:
         if host == "claude-code":
-            env = " ".join(f"--env {k}={v}" for k, v in launch["env"].items())
+            import shlex
+
+            env = " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in launch["env"].items())
             scope = "project" if project else "user"
             print("Run this once (Claude Code's own command):")
             print(
                 f"  claude mcp add --scope {scope} {env} dexter -- "
-                + " ".join([launch["command"], *launch["args"]])
+                + shlex.join([launch["command"], *launch["args"]])
             )
             print(f"\nor put this in {target}:")
         else:
@@ -328,6 +369,7 @@ def _install(settings: Settings, host: str, *, write: bool, project: bool) -> in
             "not read your shell's environment or .env.",
             file=sys.stderr,
         )
+        print(_reads_only(host, folder), file=sys.stderr)
         how = "--project --write" if host == "claude-code" else "--write"
         print(f"`dexter mcp install {host} {how}` merges it for you.", file=sys.stderr)
         return 0
@@ -349,4 +391,12 @@ def _install(settings: Settings, host: str, *, write: bool, project: bool) -> in
     # The host's file may carry keys in "env": whatever mode the user gave it stays.
     write_json(target, existing, keep_mode=True)
     print(f"Wrote the dexter server to {target}. Restart {host} to load it.")
+    print(_reads_only(host, folder))
     return 0
+
+
+def _reads_only(host: str, folder: Path) -> str:
+    return (
+        f"{host}'s research may read files in {folder} only (choose another folder with "
+        f"--workspace DIR); it has its own memory and sessions, as mcp:{host}."
+    )

@@ -46,10 +46,23 @@ def add_permissions_parser(commands: Any) -> None:
     reset = actions.add_parser("reset", help="delete all rules (built-in behaviour only)")
     reset.add_argument("--yes", action="store_true", help="don't ask for confirmation")
     explain = actions.add_parser(
-        "explain", help="say why a shell command would be allowed, asked or denied"
+        "explain",
+        help="say why a shell command or tool call would be allowed, asked or denied",
+        description="Explain a shell command (quoted: 'git log -5') or a tool call (the tool "
+        'and its JSON arguments: read_file \'{"path": "notes.md"}\'), for you or, with '
+        "--principal, for a chat user, group or MCP host: their grants, the safety floor and "
+        "the rules.",
     )
     explain.add_argument(
-        "shell_command", nargs="+", metavar="COMMAND", help="the command, quoted: 'git log -5'"
+        "shell_command",
+        nargs="+",
+        metavar="CALL",
+        help="a shell command, quoted, or TOOL '{json arguments}'",
+    )
+    explain.add_argument(
+        "--principal",
+        metavar="ID",
+        help="for this principal, e.g. telegram:222 or mcp:cursor (default: you, the operator)",
     )
     explain.add_argument("--json", action="store_true", help="print JSON")
 
@@ -111,7 +124,7 @@ def run_permissions_command(
             print(f"Removed {text} from {', '.join(kinds)}")
             return EXIT_OK
         if action == "explain":
-            return _explain(" ".join(args.shell_command), load_rules(path), as_json=args.json)
+            return _explain_any(settings, args, load_rules(path))
         if action == "reset":
             if not args.yes:
                 source = stdin if stdin is not None else sys.stdin
@@ -136,6 +149,29 @@ def run_permissions_command(
     except ValueError as exc:
         print(f"dexter: {exc}\n{RULE_GRAMMAR}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _explain_any(settings: Any, args: argparse.Namespace, rules: Any) -> int:
+    """A shell command for the operator keeps its detailed explanation (each part, the sandbox);
+    a tool call, or anything for another principal, is explained as that principal's call."""
+    from dexter.cli.explain_call import ToolCall, explain_call, print_report, tool_call
+    from dexter.principal import OPERATOR_ID
+
+    words: list[str] = args.shell_command
+    principal = (args.principal or "").strip() or OPERATOR_ID
+    call = tool_call(words)
+    if call is None and principal == OPERATOR_ID:
+        return _explain(" ".join(words), rules, as_json=args.json)
+    report = explain_call(
+        settings, principal, call or ToolCall("bash", {"command": " ".join(words)})
+    )
+    if report["kind"] == "operator" and report["tool"] == "bash" and call is None:
+        return _explain(" ".join(words), rules, as_json=args.json)  # listed as an operator
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return EXIT_OK
 
 
 def _explain(command: str, rules: Any, *, as_json: bool) -> int:

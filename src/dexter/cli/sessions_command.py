@@ -20,6 +20,7 @@ from dexter.cli.usage_command import (
     totals_line,
 )
 from dexter.config import Settings, load_settings
+from dexter.principal import OPERATOR_ID
 from dexter.store import Ledger, SessionLookupError, SessionStore
 from dexter.store.sessions import SessionInfo, TurnInfo
 
@@ -48,9 +49,12 @@ def run_sessions_command(
     with store:
         sessions = SessionStore(store)
         if action == "list":
-            return _list(
-                sessions, console, args, sessions.list(limit=args.limit, include_empty=False)
-            )
+            owner = (getattr(args, "principal", None) or "").strip() or None
+            listed = sessions.list(limit=args.limit, include_empty=False, principal_id=owner)
+            if owner is not None and not listed and not (args.json or args.csv):
+                console.print(f"No sessions of {owner}.", markup=False)
+                return 0
+            return _list(sessions, console, args, listed)
         if action == "search":
             found = sessions.search(args.text, limit=args.limit)
             if not found and not (args.json or getattr(args, "csv", False)):
@@ -94,9 +98,10 @@ def session_markdown(info: SessionInfo, turns: list[TurnInfo]) -> str:
     lines = [f"# Session {info.id}", ""]
     if info.title:
         lines += [f"**{info.title}**", ""]
+    whose = "" if info.principal_id == OPERATOR_ID else f" · for {info.principal_id}"
     lines += [
         f"{info.model} · started {format_time(info.created_at)} · "
-        f"updated {format_time(info.updated_at)}",
+        f"updated {format_time(info.updated_at)}{whose}",
         "",
     ]
     if info.constraints:
@@ -150,9 +155,12 @@ def _list(
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     short = sessions.short_ids()
+    # Once Dexter has acted for others (chat users, groups, MCP hosts), each row says whose.
+    owners = sessions.shared()
     columns = [
         Col("ID", whole=True, key=True, style="cyan", csv_header="id"),
         Col("Updated", whole=True),
+        *([Col("Principal", whole=True)] if owners else []),
         Col("Title" if found is None else "Match", min_width=16),
         Col("Turns", figure=True, optional=True),
         Col("Tokens", figure=True, optional=True),
@@ -167,6 +175,7 @@ def _list(
             # Full ids in CSV; on screen the shortest prefix `--resume` accepts.
             Figure(short.get(info.id, info.id), info.id),
             format_time(info.updated_at),
+            *([info.principal_id] if owners else []),
             snippets.get(info.id, info.title or "") if found is not None else info.title or "",
             Figure(str(info.turns), info.turns),
             Figure(format_tokens(info.total_tokens), info.total_tokens),

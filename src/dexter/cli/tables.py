@@ -234,3 +234,22 @@ def write_csv(grid: Grid, out: IO[str]) -> None:
         for cells, _ in grid.rows
     )
     spreadsheet.write_csv(out, [header, *rows])
+
+
+def labelled(fields: Sequence[tuple[str, str]], width: int) -> str:
+    """`Label  value` lines, each value wrapped under itself within `width`; words (paths, ids)
+    are never cut, so a line may run over rather than break one."""
+    import textwrap
+
+    indent = max((len(label) for label, _ in fields), default=0) + 2
+    return "\n".join(
+        textwrap.fill(
+            value,
+            max(width, indent + 20),
+            initial_indent=f"{label:<{indent}}",
+            subsequent_indent=" " * indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        for label, value in fields
+    )

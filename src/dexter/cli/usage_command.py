@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 
-_BY_LABEL = {"model": "Model", "tool": "Tool", "phase": "Phase", "day": "Day (UTC)"}
+_BY_LABEL = {
+    "model": "Model",
+    "tool": "Tool",
+    "phase": "Phase",
+    "day": "Day (UTC)",
+    "principal": "Principal",
+}
 
 
 def format_cost(cost: float | None, unpriced: int = 0) -> str:
@@ -143,7 +149,7 @@ def run_usage_command(
 
 def _table(rows: list[UsageRow], by: str, session_id: str | None) -> Grid:
     title = f"Usage by {by}" + (f" · session {session_id}" if session_id else "")
-    with_tools = by in ("tool", "day", "session")
+    with_tools = by in ("tool", "day", "session", "principal")
     columns = [
         Col(_BY_LABEL.get(by, by.capitalize()), key=True, style="cyan"),
         *[

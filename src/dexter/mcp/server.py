@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -62,6 +63,8 @@ class Served:
     research: ResearchRun | None = None
     # Built-in and user skills (DCF, memo …), offered to hosts as prompts.
     skills: Sequence[Skill] = ()
+    # The one folder research may read files in; None: research reads no files.
+    workspace: Path | None = None
 
 
 def _title(tool: Tool[Any]) -> str:
@@ -101,7 +104,8 @@ def tool_definitions(served: Served) -> list[mcp_types.Tool]:
                 description=(
                     "Answer a financial research question end to end: Dexter plans, fetches "
                     "filings and data, computes exactly, and answers with cited sources. Sends "
-                    "progress notifications while it works; takes from seconds to minutes."
+                    "progress notifications while it works; takes from seconds to minutes. "
+                    + _files_note(served.workspace)
                 ),
                 input_schema=schema,
                 annotations=types.ToolAnnotations(
@@ -114,6 +118,12 @@ def tool_definitions(served: Served) -> list[mcp_types.Tool]:
             )
         )
     return tools
+
+
+def _files_note(workspace: Path | None) -> str:
+    if workspace is None:
+        return "It reads no local files (the server was started without a workspace)."
+    return f"It may read files in {workspace} (and nowhere else) when a question needs them."
 
 
 def _problems(exc: ValidationError) -> str:

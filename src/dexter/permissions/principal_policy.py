@@ -32,6 +32,8 @@ SHELL_TOOLS = frozenset({"bash"})
 # The principal's own answers ("always" from their chat), beside their memory.
 OWN_RULES_FILE = "permissions.json"
 ASK_OPERATOR = "ask the operator of this Dexter to grant it"
+# Why a file in Dexter's own folder is refused (no grant can open it).
+OWN_FOLDER = "it is in Dexter's own folder (keys, settings, everyone's memory)"
 
 
 class PrincipalPolicy:
@@ -45,6 +47,7 @@ class PrincipalPolicy:
         own_rules: Path | None = None,
         workspace: Path | None = None,
         bound_tools: frozenset[str] | None = None,
+        private: tuple[Path, ...] = (),
     ) -> None:
         self.principal = principal
         self.inner = inner
@@ -54,10 +57,16 @@ class PrincipalPolicy:
         # The tools bound for this principal: anything else is refused (defence in depth:
         # the runtime does not bind them in the first place).
         self.bound_tools = bound_tools
+        # Dexter's own folder (keys, settings, the database, every principal's memory): out of
+        # reach of anyone's file tools, even when a granted folder contains it.
+        self.private = tuple(Path(os.path.realpath(p)) for p in private)
 
     def evaluate(self, tool: str, args: Mapping[str, Any], *, needs_approval: bool) -> Verdict:
         if self.principal.is_operator:
             return self.inner.evaluate(tool, args, needs_approval=needs_approval)
+        private = self._in_private_folder(tool, args)
+        if private is not None:
+            return Verdict(Decision.DENY, reason=private)
         refused = self._outside_grants(tool, args)
         if refused is not None:
             return Verdict(Decision.DENY, reason=f"{refused}; {ASK_OPERATOR}")
@@ -89,6 +98,14 @@ class PrincipalPolicy:
                     f"{who} may not {verb} {args.get('path')!s}: it is outside the folders granted"
                 )
         return None
+
+    def _in_private_folder(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        if tool not in READ_TOOLS | WRITE_TOOLS:
+            return None
+        path = self._resolve(args.get("path"))
+        if path is None or not any(path.is_relative_to(folder) for folder in self.private):
+            return None
+        return f"{self.principal.label} may not open {args.get('path')!s}: {OWN_FOLDER}"
 
     def _resolve(self, raw: object) -> Path | None:
         if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
@@ -141,4 +158,4 @@ def _own_rule_for(tool: str, verdict: Verdict) -> str | None:
     return verdict.proposed_rule or tool
 
 
-__all__ = ["ASK_OPERATOR", "OWN_RULES_FILE", "PrincipalPolicy"]
+__all__ = ["ASK_OPERATOR", "OWN_FOLDER", "OWN_RULES_FILE", "PrincipalPolicy"]

@@ -16,8 +16,11 @@ from dexter.models.types import Usage
 from dexter.store.db import Store, now_iso
 from dexter.store.prices import Price, price_for
 
-ReportBy = Literal["model", "tool", "phase", "day", "session"]
-REPORT_KEYS: tuple[ReportBy, ...] = ("model", "tool", "phase", "day", "session")
+ReportBy = Literal["model", "tool", "phase", "day", "session", "principal"]
+REPORT_KEYS: tuple[ReportBy, ...] = ("model", "tool", "phase", "day", "session", "principal")
+# Calls outside any session (an eval judge, `dexter tools run`) are the operator's; calls of a
+# session deleted since (`dexter sessions rm` keeps the ledger) can no longer be attributed.
+REMOVED_SESSIONS = "(removed sessions)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +57,11 @@ class UsageTotals:
 
 @dataclass(frozen=True, slots=True)
 class UsageRow(UsageTotals):
-    """One group of a report; `key` is the model, tool, phase, day (UTC) or session id.
+    """One group of a report; `key` is the model, tool, phase, day (UTC), session or principal.
 
     For `by="tool"`, model calls made for a tool (router calls) count under that tool and the
-    rest under the key "(model)"; tool call counts are filled in for tool, day and session.
+    rest under the key "(model)"; tool call counts are filled in for tool, day, session and
+    principal.
     """
 
     key: str = ""
@@ -80,6 +84,9 @@ _GROUP_SQL: dict[ReportBy, str] = {
     "phase": "phase",
     "day": "substr(at, 1, 10)",
     "session": "COALESCE(session_id, '(none)')",
+    "principal": "CASE WHEN session_id IS NULL THEN 'operator' ELSE COALESCE("
+    "(SELECT s.principal_id FROM sessions s WHERE s.id = session_id), "
+    f"'{REMOVED_SESSIONS}') END",
 }
 
 
@@ -228,7 +235,7 @@ class Ledger:
             f"SELECT {group}, {_MODEL_SUMS} FROM model_calls{where} GROUP BY 1", params
         ):
             rows[row[0]] = _totals_fields(tuple(row)[1:])
-        if by in ("tool", "day", "session"):
+        if by in ("tool", "day", "session", "principal"):
             # The tool_calls table has the same columns for these groupings, bar the NULL tool.
             tool_group = "tool" if by == "tool" else _GROUP_SQL[by]
             for row in self.store.query(

@@ -233,6 +233,14 @@ class SessionStore:
         )
         return [_info(row) for row in rows]
 
+    def shared(self) -> bool:
+        """Whether anyone but the operator has sessions (lists then name each one's owner)."""
+        return bool(
+            self.store.query(
+                "SELECT 1 FROM sessions WHERE principal_id != ? LIMIT 1", (OPERATOR_ID,)
+            )
+        )
+
     def short_ids(self, minimum: int = 4) -> dict[str, str]:
         """Each session id mapped to its shortest prefix no other session shares (at least
         `minimum` characters), which `get` accepts."""
