@@ -1,12 +1,14 @@
 """`browser` cannot be turned against the user's machine: a listener on 127.0.0.1 stands in for
 an internal service and must never be reached, whether by a name that rebinds to it after the
-check, a `javascript:` URL, a page's WebSocket or script, or a `chrome:` page. The "public" site
-is a second local server that the guard's connections to the vetted public address are handed to
-(the suite may not leave the machine), so the test sees exactly where each connection went."""
+check, a `javascript:` URL, a page's WebSocket, WebRTC or script, or a `chrome:` page. The
+"public" site is a second local server that the guard's connections to the vetted public address
+are handed to (the suite may not leave the machine), so the test sees exactly where each
+connection went."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -193,6 +195,17 @@ def test_http_pages_and_about_blank_can_be_opened() -> None:
     assert navigable_url("about:blank") == "about:blank"
 
 
+# Resolves once the page has gathered its ICE candidates, asking the given STUN server.
+ICE_GATHERING = """stun => new Promise(done => {
+    const pc = new RTCPeerConnection({iceServers: [{urls: stun}]});
+    pc.onicegatheringstatechange = () => {
+        if (pc.iceGatheringState === 'complete') done(pc.iceGatheringState);
+    };
+    pc.createDataChannel('quotes');
+    pc.createOffer().then(offer => pc.setLocalDescription(offer));
+})"""
+
+
 def javascript_urls(target: str) -> list[str]:
     """A GET (location) and a POST (a form submitted) to `target`, as javascript: URLs."""
     return [
@@ -251,6 +264,16 @@ async def test_nothing_a_url_or_a_page_does_reaches_a_loopback_service(
         await call(tool, ctx, action="navigate", url=url)
         page = tool._sessions["guarded"].page
         await page.wait_for_function("document.title == 'socket closed'")
+
+        # WebRTC would send STUN over UDP around the proxy: it is held to proxied TCP.
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.bind(("127.0.0.1", 0))
+            stun = f"stun:127.0.0.1:{udp.getsockname()[1]}"
+            gathered = await page.evaluate(ICE_GATHERING, stun)
+            udp.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                udp.recv(2048)  # not one datagram arrived
+        assert gathered == "complete"
 
         # A page script that sends the tab to the internal service ends on an error page.
         from playwright.async_api import Error as PlaywrightError

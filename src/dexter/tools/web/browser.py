@@ -49,8 +49,9 @@ _LAUNCH_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-default-apps",
-    # WebRTC would send UDP (STUN) around the proxy, straight to any address a page names.
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    # WebRTC would send UDP (STUN) around the proxy, straight to any address a page names;
+    # held to proxied TCP it meets the guard like everything else.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 NAVIGATION_TIMEOUT_MS = 30_000
 ACTION_TIMEOUT_MS = 8_000
