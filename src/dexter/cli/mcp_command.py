@@ -203,11 +203,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     server = build_server(offered, version=__version__)
 
     async def main() -> None:
-        from dexter.mcp.transport import serve_http, serve_stdio
+        from dexter.mcp.transport import http_app, serve_http, serve_stdio
 
         async with runtime:
             if sock is not None:
-                await serve_http(
+                app = http_app(
                     server,
                     sock,
                     host=args.host,
@@ -215,6 +215,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                     allow_hosts=args.allow_host,
                     allow_origins=[origin.rstrip("/") for origin in args.allow_origin],
                 )
+                await serve_http(app, sock)
             else:
                 await serve_stdio(server)
 

@@ -210,19 +210,9 @@ def http_app(
     return app
 
 
-async def serve_http(
-    server: Server[Any],
-    sock: socket.socket,
-    *,
-    host: str,
-    token: str | None,
-    allow_hosts: Iterable[str] = (),
-    allow_origins: Iterable[str] = (),
-) -> None:
+async def serve_http(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve `app` (from `http_app`) on the already listening `sock` until stopped."""
     import uvicorn
 
-    app = http_app(
-        server, sock, host=host, token=token, allow_hosts=allow_hosts, allow_origins=allow_origins
-    )
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     await uvicorn.Server(config).serve(sockets=[sock])
