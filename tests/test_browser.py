@@ -78,6 +78,12 @@ def site() -> Iterator[str]:
     server.server_close()
 
 
+async def offline_dns(host: str, port: int) -> list[str]:
+    """No name resolves, as on a machine without a network (Chromium asks for its own update and
+    sign-in hosts; the guard must not look them up for real)."""
+    raise OSError(f"no such host {host}")
+
+
 async def call(tool: BrowserTool, ctx: ToolContext, **args: Any) -> ToolResult:
     result = await tool.run(BrowserArgs(**args), ctx)
     assert isinstance(result, ToolResult)
@@ -92,7 +98,7 @@ def ref_of(snapshot: str, needle: str) -> str:
 async def test_reads_a_table_that_javascript_builds_late_and_fills_a_form(
     site: str, tmp_path: Path
 ) -> None:
-    tool = BrowserTool(allowed_hosts={"127.0.0.1"})
+    tool = BrowserTool(allowed_hosts={"127.0.0.1"}, resolver=offline_dns)
     ctx = ToolContext(run_id="run-1", home=tmp_path)
     try:
         opened = await call(tool, ctx, action="navigate", url=f"{site}/table")
@@ -116,7 +122,7 @@ async def test_reads_a_table_that_javascript_builds_late_and_fills_a_form(
 
 
 async def test_a_redirect_into_a_metadata_address_is_refused(site: str, tmp_path: Path) -> None:
-    tool = BrowserTool(allowed_hosts={"127.0.0.1"})
+    tool = BrowserTool(allowed_hosts={"127.0.0.1"}, resolver=offline_dns)
     ctx = ToolContext(run_id="run-2", home=tmp_path)
     try:
         with pytest.raises(ToolFailure, match=r"169\.254\.169\.254"):
@@ -132,7 +138,7 @@ async def test_a_redirect_into_a_metadata_address_is_refused(site: str, tmp_path
 
 
 async def test_each_run_gets_its_own_browser(site: str, tmp_path: Path) -> None:
-    tool = BrowserTool(allowed_hosts={"127.0.0.1"})
+    tool = BrowserTool(allowed_hosts={"127.0.0.1"}, resolver=offline_dns)
     a, b = ToolContext(run_id="a", home=tmp_path), ToolContext(run_id="b", home=tmp_path)
     try:
         await call(tool, a, action="navigate", url=f"{site}/table")

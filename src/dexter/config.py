@@ -288,12 +288,14 @@ def load_settings(
         secret_values_from_settings,
     )
 
+    stored = _stored_key_values(home)
     register_secrets(
         value
         for value in secret_values_from_env(merged) | secret_values_from_settings(file_data)
         if not is_placeholder(value)
     )
-    _register_secrets(file_data, merged)
+    register_secrets(stored)
+    _register_secrets(file_data, merged, stored)
     return Settings(
         home=home,
         home_source=home_source,
@@ -309,12 +311,27 @@ def load_settings(
     )
 
 
-def _register_secrets(file_data: Mapping[str, Any], env: Mapping[str, str]) -> None:
+def _stored_key_values(home: Path) -> set[str]:
+    """Every key saved with `dexter keys set`, whichever provider it is for (a damaged keys file
+    yields none here; `dexter keys list` and `dexter doctor` report it)."""
+    from dexter.keystore import KeyStoreError, load_keys
+
+    try:
+        keys = load_keys(home)
+    except KeyStoreError:
+        return set()
+    return {value.strip() for value in keys.values() if not is_placeholder(value)}
+
+
+def _register_secrets(
+    file_data: Mapping[str, Any], env: Mapping[str, str], stored: set[str]
+) -> None:
     """Tell the logger every key value it must never write: secret-looking environment names,
-    and the keys (or key variables) named in the settings' `providers` blocks."""
+    the keys (or key variables) named in the settings' `providers` blocks, and stored keys."""
     from dexter import log
 
     log.add_secrets_from_env(env)
+    log.add_secrets(stored)
     providers = file_data.get("providers")
     for entry in providers.values() if isinstance(providers, dict) else ():
         if not isinstance(entry, dict):

@@ -55,6 +55,7 @@ from dexter.models.types import (
     UserMessage,
 )
 from dexter.permissions.gate import PermissionPolicy, SimplePolicy
+from dexter.permissions.secrets import redact
 from dexter.principal import OPERATOR, Principal
 from dexter.tools.citations import SourceLedger
 from dexter.tools.registry import ToolRegistry
@@ -415,7 +416,7 @@ class _Run:
                             attempt=chunk.attempt,
                             max_attempts=chunk.max_attempts,
                             delay=chunk.delay,
-                            error=chunk.error.user_message(),
+                            error=redact(chunk.error.user_message()),
                         )
                     elif isinstance(chunk, ModelResponse):
                         self.usage = self.usage + chunk.usage
@@ -446,6 +447,9 @@ class _Run:
                 return
 
     def _done(self, answer: str, status: DoneStatus, *, error: str | None = None) -> Done:
+        if error is not None:
+            # A provider's message may quote a key; the run's record and the user see it without.
+            error = redact(error)
         self.answer = answer
         self.answered = status == "answered"
         sources = self.sources.cited_in(answer) or (self.sources.entries() if answer else [])

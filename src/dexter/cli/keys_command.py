@@ -32,7 +32,7 @@ def add_keys_parser(commands: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
-    from dexter.providers.keystore import keys_path
+    from dexter.keystore import keys_path
 
     settings = load_settings()
     if args.keys_command == "path":
@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     if variable is None:
         raise ConfigError(_unknown(settings, args.name))
     if args.keys_command == "rm":
-        from dexter.providers.keystore import remove_key
+        from dexter.keystore import remove_key
 
         removed = remove_key(settings.home, variable)
         print(f"Removed {variable}." if removed else f"No stored {variable}.")
@@ -85,7 +85,7 @@ def _unknown(settings: Any, name: str) -> str:
 
 def _set(settings: Any, variable: str) -> int:
     from dexter.config import ConfigError
-    from dexter.providers.keystore import save_key
+    from dexter.keystore import save_key
 
     if sys.stdin is not None and sys.stdin.isatty():
         import getpass
@@ -106,7 +106,7 @@ def _set(settings: Any, variable: str) -> int:
 def _list(settings: Any, *, as_json: bool) -> int:
     import json
 
-    from dexter.providers.keystore import KeyStoreError, keys_path, load_keys
+    from dexter.keystore import KeyStoreError, keys_path, load_keys
 
     try:
         stored = load_keys(settings.home)

@@ -316,13 +316,15 @@ def _report(error: Exception) -> int:
     """The one place an error becomes what the user reads: a DexterError is its message (and
     hint) with its exit code; anything else is a bug, logged with its traceback, never shown."""
     from dexter.errors import DexterError
+    from dexter.log import redact
 
     if isinstance(error, DexterError):
-        print(f"dexter: {error}", file=sys.stderr)
+        # Its message may quote what a server sent back, a key included.
+        print(f"dexter: {redact(str(error))}", file=sys.stderr)
         return error.exit_code
     import logging
 
-    from dexter.log import log_path, redact
+    from dexter.log import log_path
 
     logging.getLogger("dexter").error("unexpected error", exc_info=error)
     detail = redact(f"{type(error).__name__}: {error}")

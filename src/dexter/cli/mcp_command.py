@@ -38,7 +38,9 @@ def add_mcp_parser(commands: Any) -> None:
         description="Serve over stdio (what desktop hosts start), or with --http over "
         "streamable HTTP at http://HOST:PORT/mcp. HTTP binds to 127.0.0.1 unless --host says "
         "otherwise; on any other address a bearer token is required (--token, DEXTER_MCP_TOKEN, "
-        "or one generated and printed at start).",
+        "or one generated and printed at start). On loopback, requests must name this server "
+        "in Host and, from a browser, come from its own origin (--allow-host/--allow-origin "
+        "add others).",
     )
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP, not stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -48,6 +50,20 @@ def add_mcp_parser(commands: Any) -> None:
         "--require-token",
         action="store_true",
         help="require the token on loopback too (always required on other addresses)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="also accept this Host header (exact; repeatable), e.g. localhost:9000 for a tunnel",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept requests from this web origin (exact, e.g. https://app.example.com)",
     )
     serve.add_argument("-m", "--model", dest="mcp_model", help="model for the research tool")
     serve.add_argument("--no-research", action="store_true", help="serve the data tools only")
@@ -165,8 +181,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             print("Bearer token required (the one you gave).", file=err, flush=True)
         if not loopback:
             print(f"Listening beyond this machine on {args.host}.", file=err, flush=True)
-    elif args.token or args.require_token:
-        raise ConfigError("--token and --require-token apply to --http only (stdio has no network)")
+    elif args.token or args.require_token or args.allow_host or args.allow_origin:
+        raise ConfigError(
+            "--token, --require-token, --allow-host and --allow-origin apply to --http only "
+            "(stdio has no network)"
+        )
 
     workspace = serve_workspace(args.workspace, settings.cwd)
     host = host_principal(args.name, workspace)
@@ -184,11 +203,19 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     server = build_server(offered, version=__version__)
 
     async def main() -> None:
-        from dexter.mcp.transport import serve_http, serve_stdio
+        from dexter.mcp.transport import http_app, serve_http, serve_stdio
 
         async with runtime:
             if sock is not None:
-                await serve_http(server, sock, host=args.host, token=token)
+                app = http_app(
+                    server,
+                    sock,
+                    host=args.host,
+                    token=token,
+                    allow_hosts=args.allow_host,
+                    allow_origins=[origin.rstrip("/") for origin in args.allow_origin],
+                )
+                await serve_http(app, sock)
             else:
                 await serve_stdio(server)
 

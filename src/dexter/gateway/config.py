@@ -145,6 +145,7 @@ def load_config(path: Path) -> GatewayConfig:
         raise ConfigError(
             f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
         ) from exc
+    _register_secrets(data)
     try:
         return GatewayConfig.model_validate(data)
     except ValidationError as exc:
@@ -161,6 +162,17 @@ def load_config(path: Path) -> GatewayConfig:
                 "the keys."
             ) from exc
         raise ConfigError(f"{path}: {where}: {first['msg']}.") from exc
+
+
+def _register_secrets(data: Any) -> None:
+    """Bot tokens and app secrets are redacted from tool output, logs and errors from now on
+    (an HTTP error quoting a Telegram URL carries the token)."""
+    from dexter import log
+    from dexter.permissions.secrets import register_secrets, secret_values_from_settings
+
+    values = secret_values_from_settings(data)
+    register_secrets(values)
+    log.add_secrets(values)
 
 
 def _known_models() -> list[type[BaseModel]]:

@@ -9,7 +9,7 @@ that `dexter --help` does not pay for it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ModelError
@@ -23,6 +23,10 @@ _JSON_HEADERS = {
     "User-Agent": "dexter-py",
 }
 
+# Request headers whose values are credentials: a provider that echoes one back in a rejection
+# ("Incorrect API key provided: sk-…") must not get it into an error message.
+_CREDENTIAL_HEADER = ("authorization", "key", "token", "secret")
+REDACTED = b"[redacted secret]"
 # Maps a failure to send (or to read a rejection's body) to a ModelError.
 TransportErrorMapper = Callable[[BaseException], ModelError]
 # Maps a non-2xx reply (status, headers, body) to a ModelError.
@@ -94,7 +98,21 @@ class JsonPost:
             raise self._transport_error(exc) from exc
         finally:
             await response.aclose()
+        content = without_credentials(content, request.headers.items())
         raise self._status_error(response.status_code, response.headers, content)
+
+
+def without_credentials(body: bytes, headers: Iterable[tuple[str, str]]) -> bytes:
+    """`body` with every credential the request carried (`Authorization: Bearer KEY`,
+    `x-api-key: KEY` …) replaced, so an error quoting it cannot leak the key."""
+    for name, value in headers:
+        if not any(part in name.lower() for part in _CREDENTIAL_HEADER):
+            continue
+        scheme, _, rest = value.strip().partition(" ")
+        for secret in {value.strip(), rest.strip() if scheme.isalpha() else ""}:
+            if len(secret) >= 8:
+                body = body.replace(secret.encode(), REDACTED)
+    return body
 
 
 def merged_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:

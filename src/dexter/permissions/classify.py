@@ -628,7 +628,8 @@ def _segment_floor(segment: Segment, depth: int, base: str = "") -> str | None:
         if sensitive_env(name):
             return f"sets {name}, which can make programs run other code"
     for word in (*segment.all_words, *(r.target for r in segment.redirects)):
-        if mentions_secret(word):
+        # `cd .dexter && cat keys.json`: a relative path is also read under the `cd` target.
+        if mentions_secret(word) or (base and mentions_secret(_join(base, word))):
             return f"touches a secret file ({word})"
     for redirect in segment.redirects:
         target = posixpath.normpath(redirect.target) if redirect.target.startswith("/") else ""

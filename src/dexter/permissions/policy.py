@@ -47,6 +47,7 @@ from dexter.permissions.rules import (
     remove_rule,
     reset_rules,
 )
+from dexter.permissions.secrets import DEXTER_SECRET_DIRS, DEXTER_SECRET_FILES
 from dexter.permissions.shell import Segment, command_name, parse_command
 
 _log = logging.getLogger(__name__)
@@ -257,7 +258,7 @@ class RulesPolicy:
         if "\x00" in raw or len(raw) > 4096:
             return Verdict(Decision.DENY, reason="the path has a NUL character or is too long")
         path = self._resolve(raw)
-        if mentions_secret(raw) or mentions_secret(str(path)) or self._is_settings(path):
+        if mentions_secret(raw) or mentions_secret(str(path)) or self._is_home_secret(path):
             return Verdict(Decision.DENY, reason=f"{raw} looks like a secret file")
         writing = tool != "read_file"
         if writing and (
@@ -305,11 +306,15 @@ class RulesPolicy:
         relative = path.relative_to(self.workspace.resolve()).as_posix()
         return format_rule(Rule(rule_tool, path=f"./{relative}"))
 
-    def _is_settings(self, path: Path) -> bool:
+    def _is_home_secret(self, path: Path) -> bool:
+        """Settings, stored keys or gateway tokens in Dexter's home, whatever the home is named."""
         try:
-            return path == Path(os.path.realpath(self.settings_path))
+            home = Path(os.path.realpath(self.settings_path.parent))
         except OSError:
             return True
+        return any(path == home / name for name in DEXTER_SECRET_FILES) or any(
+            path.is_relative_to(home / name) for name in DEXTER_SECRET_DIRS
+        )
 
     def _evaluate_fetch(
         self, args: Mapping[str, Any], rules: RuleSet, *, needs_approval: bool

@@ -10,7 +10,8 @@ cannot write, reach the network, outlive the call or read secrets:
   are invisible), no capabilities (`--cap-drop ALL`: we may be root), `--die-with-parent` and
   `--new-session`; killing bubblewrap's process group on timeout ends everything inside;
 - secrets hidden: credential directories and files under home, `.env*` files in the workspace,
-  Dexter's settings and database (an empty directory or `/dev/null` mounted over each);
+  Dexter's settings, stored keys, gateway tokens and database (an empty directory or `/dev/null`
+  mounted over each);
 - protected files (`.dexter/`, `.git/hooks`, `.git/config`, shell start-up files) stay read-only
   even when the workspace is writable.
 
@@ -32,7 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from dexter.permissions.secrets import DEXTER_DIR, is_secret_data_name, protected_paths_under
+from dexter.permissions.secrets import (
+    DEXTER_DIR,
+    DEXTER_SECRET_DIRS,
+    DEXTER_SECRET_FILES,
+    is_secret_data_name,
+    protected_paths_under,
+)
 
 SandboxKind = Literal["bubblewrap", "seatbelt"]
 
@@ -156,7 +163,6 @@ def secret_paths(policy: SandboxPolicy) -> tuple[list[Path], list[Path]]:
     if home is not None:
         dirs += [home / name for name in HOME_SECRET_DIRS]
         files += [home / name for name in HOME_SECRET_FILES]
-        files.append(home / DEXTER_DIR / "settings.json")
     files += workspace_env_files(policy.workspace)
     files += list(policy.extra_env_files)
     for path in policy.hidden:
@@ -165,7 +171,9 @@ def secret_paths(policy: SandboxPolicy) -> tuple[list[Path], list[Path]]:
     if home is not None:
         database_dirs.add(home / DEXTER_DIR)
     for directory in database_dirs:
-        files.append(directory / "settings.json")
+        # Settings, stored keys, gateway tokens and sessions, and the database.
+        files += [directory / name for name in DEXTER_SECRET_FILES]
+        dirs += [directory / name for name in DEXTER_SECRET_DIRS]
         try:
             files += [p for p in directory.glob("*.db*") if p.is_file()]
         except OSError:

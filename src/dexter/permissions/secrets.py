@@ -4,7 +4,9 @@ writes, which environment a child process gets, and redaction of known secret va
 - Secret paths (`mentions_secret`, `is_secret_path`): `.env` files and their variants (`.env~`,
   `.env-production`, `prod.env`; not `.env.example`), `*secret*` files, private keys, credential
   files under home (ssh, aws, gcloud, docker, gh, kube, netrc, npmrc, pypirc, git-credentials …),
-  `/proc/*/environ`, and Dexter's own settings file and database. Read by nobody but Dexter.
+  `/proc/*/environ`, and Dexter's own secrets: its settings file, the keys `dexter keys set`
+  stored (`keys.json`), the gateway's bot tokens and sessions (`gateway.json`, `gateway/`) and its
+  database. Read by nobody but Dexter.
 - Protected paths (`is_protected_path`): Dexter's state directory (`.dexter/`: settings, rules,
   database, memory), shell start-up files, and `.git/hooks` and `.git/config` (both run code).
   Written only by Dexter's own commands, whatever tool or shell command asks.
@@ -31,15 +33,22 @@ _SECRET_DIRS = frozenset(
 _SECRET_NAMES = frozenset(
     {".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc", ".my.cnf",
      ".boto", ".s3cfg", ".vault-token", "dexter.db", "dexter.db-wal", "dexter.db-shm",
-     "dexter.db-journal", "hosts.yml", "credentials.tfrc.json", ".htpasswd", "auth.json"}
+     "dexter.db-journal", "hosts.yml", "credentials.tfrc.json", ".htpasswd", "auth.json",
+     "keys.json"}
 )  # fmt: skip
+# Files in Dexter's home that hold secrets, wherever the home is (`DEXTER_HOME` may have any
+# name): its settings, the keys stored by `dexter keys set`, the gateway's tokens.
+DEXTER_SECRET_FILES = ("settings.json", "keys.json", "gateway.json")
+# The gateway's folder: pairing codes and the WhatsApp Web session (a logged-in device).
+DEXTER_SECRET_DIRS = ("gateway",)
 _SAFE_ENV_SUFFIXES = frozenset({"example", "sample", "template", "dist", "defaults"})
 _KEY_NAME = re.compile(r"id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\..*)?")
 _CREDENTIALS_NAME = re.compile(r"credentials(\.[a-z0-9]+)?")
 _KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx")
 _SECRET_PATHS = re.compile(
     r"(^|/)etc/(g?shadow|sudoers|master\.passwd)(\W|$)|(^|/)proc/[^/]+/(environ|cmdline)"
-    r"|\.config/(gcloud|gh|hub|op)(/|$)|\.dexter/settings\.json|\.cargo/credentials"
+    r"|\.config/(gcloud|gh|hub|op)(/|$)|\.cargo/credentials"
+    r"|\.dexter/(settings|keys|gateway)\.json|\.dexter/gateway(/|$)"
 )
 _PIECE_SPLIT = re.compile(r"[/=:,@\s<>;|&()'\"]+")
 
@@ -91,8 +100,10 @@ def _secret_piece(piece: str) -> bool:
 
 
 def mentions_secret(word: str) -> bool:
-    """Does a word name (or contain a path to) a secret file? Case- and look-alike-insensitive."""
-    for variant in {word.lower(), unicodedata.normalize("NFKC", word).casefold()}:
+    """Does a word name (or contain a path to) a secret file? Case- and look-alike-insensitive,
+    and `.dexter/./keys.json` or `.dexter//x/../keys.json` count as what they name."""
+    lowered = {word.lower(), unicodedata.normalize("NFKC", word).casefold()}
+    for variant in lowered | {posixpath.normpath(v) for v in lowered if "/" in v}:
         if _SECRET_PATHS.search(variant):
             return True
         # A directory of secrets (`secrets/`, `.secret/`).

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError, Settings, get_secret, is_placeholder
-from dexter.providers.keystore import stored_key
+from dexter.keystore import stored_key
 from dexter.providers.registry import (
     BUILTIN_PROVIDERS,
     DEFAULT_PROVIDER_ID,

@@ -29,7 +29,13 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.permissions.sandbox import Sandbox, SandboxPolicy, available_sandbox
-from dexter.permissions.secrets import Redactor, child_env, is_secret_name, process_redactor
+from dexter.permissions.secrets import (
+    DEXTER_SECRET_FILES,
+    Redactor,
+    child_env,
+    is_secret_name,
+    process_redactor,
+)
 from dexter.tools.base import (
     READS_ANYTHING,
     TOUCHES_EVERYTHING,
@@ -119,8 +125,8 @@ class BashTool(Tool[BashArgs]):
             sandbox_approved = flag in ("1", "true", "yes", "on")
         self.sandbox_approved = sandbox_approved
         home = os.environ.get("DEXTER_HOME", "").strip()
-        # Dexter's own settings and database, wherever DEXTER_HOME puts them.
-        own = [Path(home) / "settings.json"] if home else []
+        # Dexter's own secrets and database, wherever DEXTER_HOME puts them.
+        own = [Path(home) / name for name in DEXTER_SECRET_FILES] if home else []
         self.hidden = (*own, *hidden)
         self.redactor = redactor if redactor is not None else process_redactor()
         self._env = env

@@ -7,13 +7,16 @@ runs and sub-agents never share pages. Playwright drives the system's Chromium (
 
 Every request the page makes, not just the address typed, passes the same guard as `web_fetch`:
 http(s) only, no credentials, no loopback, private, link-local or cloud-metadata addresses
-(names are resolved and checked), and each redirect is checked before it is followed. What the
-page says comes back marked as untrusted data.
+(names are resolved and checked), and each redirect is checked before it is followed. Chromium
+reaches the network only through a local proxy that does that check and connects to the address
+it vetted (`browser_guard`), so a name cannot rebind to an internal address between the two.
+Only http(s) pages can be opened. What the page says comes back marked as untrusted data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -21,17 +24,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
-from urllib.parse import urljoin
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
+from dexter.tools.web.browser_guard import Connector, GuardProxy, navigable_url, origin_of
 from dexter.tools.web.ssrf import BlockedURL, Resolver, check_url, normalise_hosts
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
     from dexter.config import Settings
 
@@ -46,6 +49,9 @@ _LAUNCH_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-default-apps",
+    # WebRTC would send UDP (STUN) around the proxy, straight to any address a page names;
+    # held to proxied TCP it meets the guard like everything else.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 NAVIGATION_TIMEOUT_MS = 30_000
 ACTION_TIMEOUT_MS = 8_000
@@ -114,15 +120,38 @@ class BrowserArgs(BaseModel):
 
 @dataclass
 class BrowserSession:
-    """One run's browser: pages (tabs), the current one, and what the guard refused."""
+    """One run's browser: pages (tabs), the current one, and the guard its requests pass."""
 
     playwright: Playwright
     browser: Browser
     context: BrowserContext
+    proxy: GuardProxy
     pages: list[Page] = field(default_factory=list)
     current: int = 0
-    refused: list[str] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Where this run's pages asked to connect since the last navigation, so that a refusal
+    # can be told apart from Chromium's own background requests when explaining a failure.
+    requested: set[tuple[str, int]] = field(default_factory=set)
+
+    @property
+    def refused(self) -> list[str]:
+        """Why the guard stopped connections, newest last."""
+        return [refusal.reason for refusal in self.proxy.refused]
+
+    def note_request(self, url: str) -> None:
+        with contextlib.suppress(ValueError):
+            self.requested.add(origin_of(url))
+
+    def start_navigation(self) -> None:
+        self.proxy.refused.clear()
+        self.requested.clear()
+
+    def why_refused(self) -> str | None:
+        """The newest refusal of a connection one of the pages asked for."""
+        for refusal in reversed(self.proxy.refused):
+            if (refusal.host, refusal.port) in self.requested:
+                return refusal.reason
+        return None
 
     @property
     def page(self) -> Page:
@@ -134,7 +163,10 @@ class BrowserSession:
         try:
             await self.browser.close()
         finally:
-            await self.playwright.stop()
+            try:
+                await self.playwright.stop()
+            finally:
+                await self.proxy.close()
 
 
 class BrowserTool(Tool[BrowserArgs]):
@@ -148,7 +180,7 @@ class BrowserTool(Tool[BrowserArgs]):
         "like [ref=e5]; click (ref), type (ref, text), press (key, optional ref), scroll "
         "(direction), wait (time_ms) act on it; read returns the main text; close ends the "
         "browser. Always snapshot after navigate or click before using refs; never guess refs "
-        "or URLs. Internal and private addresses are refused."
+        "or URLs. Only http(s) pages open; internal and private addresses are refused."
     )
     Args: ClassVar[type[BaseModel]] = BrowserArgs
 
@@ -158,10 +190,13 @@ class BrowserTool(Tool[BrowserArgs]):
         executable: str | None = None,
         allowed_hosts: Iterable[str] = (),
         resolver: Resolver | None = None,
+        connect: Connector | None = None,
     ) -> None:
+        """`resolver` and `connect` stand in for DNS and for opening connections (tests)."""
         self.executable = executable
         self.allowed_hosts = normalise_hosts(allowed_hosts)
         self._resolver = resolver
+        self._connect = connect
         self._sessions: dict[str, BrowserSession] = {}
         self._starting: dict[str, asyncio.Lock] = {}
 
@@ -176,19 +211,28 @@ class BrowserTool(Tool[BrowserArgs]):
             await session.close()
 
     async def run(self, args: BrowserArgs, ctx: ToolContext) -> ToolResult:
-        from playwright.async_api import Error as PlaywrightError
-
         if args.action == "close":
             await self.run_finished(ctx.run_id)
             return ToolResult("Browser closed.")
+        if args.action in ("navigate", "open_tab") and args.url:
+            # Refused before a browser starts for it (the proxy checks every connection again).
+            url = navigable_url(args.url)
+            if url != "about:blank":
+                try:
+                    await check_url(url, allowed_hosts=self.allowed_hosts, resolve=False)
+                except BlockedURL as exc:
+                    raise ToolFailure(f"[browser] {exc}") from None
         session = await self._session(ctx.run_id)
+        from playwright.async_api import Error as PlaywrightError
+
         async with session.lock:
             try:
                 return await self._act(session, args, ctx)
             except PlaywrightError as exc:
                 message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                if session.refused:
-                    message = f"{session.refused[-1]} ({message})"
+                why = session.why_refused()
+                if why is not None:
+                    message = f"{why} ({message})"
                 raise ToolFailure(f"[browser] {message}") from None
 
     async def _session(self, run_id: str) -> BrowserSession:
@@ -213,6 +257,10 @@ class BrowserTool(Tool[BrowserArgs]):
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import async_playwright
 
+        proxy = GuardProxy(
+            allowed_hosts=self.allowed_hosts, resolver=self._resolver, connect=self._connect
+        )
+        proxy_address = await proxy.start()
         playwright = await async_playwright().start()
         try:
             args = list(_LAUNCH_ARGS)
@@ -223,51 +271,22 @@ class BrowserTool(Tool[BrowserArgs]):
             # The browser renders untrusted pages: it gets the allowlisted environment, no keys.
             env: dict[str, str | float | bool] = dict(child_env(os.environ))
             browser = await playwright.chromium.launch(
-                executable_path=executable, headless=True, args=args, env=env
+                executable_path=executable,
+                headless=True,
+                args=args,
+                env=env,
+                # Playwright adds `<-loopback>`: loopback goes through the guard as well.
+                proxy={"server": proxy_address},
             )
             context = await browser.new_context(service_workers="block", accept_downloads=False)
         except PlaywrightError as exc:
             await playwright.stop()
+            await proxy.close()
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ToolFailure(f"could not start Chromium at {executable}: {first}") from None
-        session = BrowserSession(playwright, browser, context)
-
-        async def guard(route: Route, request: Request) -> None:
-            await self._guard(session, route, request)
-
-        await context.route("**/*", guard)
+        session = BrowserSession(playwright, browser, context, proxy)
+        context.on("request", lambda request: session.note_request(request.url))
         return session
-
-    async def _guard(self, session: BrowserSession, route: Route, request: Request) -> None:
-        from playwright.async_api import Error as PlaywrightError
-
-        url = request.url
-        if url.startswith(("data:", "blob:", "about:")):
-            await route.continue_()
-            return
-        if not await self._permitted(session, url):
-            await route.abort("blockedbyclient")
-            return
-        try:
-            # Fetch without following redirects, so each hop is vetted before the page goes on.
-            response = await route.fetch(max_redirects=0)
-        except PlaywrightError:
-            await route.abort("failed")
-            return
-        location = response.headers.get("location")
-        if 300 <= response.status < 400 and location:
-            if not await self._permitted(session, urljoin(url, location)):
-                await route.abort("blockedbyclient")
-                return
-        await route.fulfill(response=response)
-
-    async def _permitted(self, session: BrowserSession, url: str) -> bool:
-        try:
-            await check_url(url, allowed_hosts=self.allowed_hosts, resolver=self._resolver)
-        except BlockedURL as exc:
-            session.refused.append(str(exc))
-            return False
-        return True
 
     async def _act(
         self, session: BrowserSession, args: BrowserArgs, ctx: ToolContext
@@ -278,16 +297,15 @@ class BrowserTool(Tool[BrowserArgs]):
         if action in ("navigate", "open_tab"):
             if not args.url:
                 raise ToolFailure(f"[browser] {action} needs a url")
+            url = navigable_url(args.url)
             if action == "open_tab" or not session.pages:
                 session.pages.append(await session.context.new_page())
                 session.current = len(session.pages) - 1
             page = session.page
-            session.refused.clear()
-            ctx.progress(f"Opening {args.url}")
+            session.start_navigation()
+            ctx.progress(f"Opening {url}")
             try:
-                await page.goto(
-                    args.url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="domcontentloaded"
-                )
+                await page.goto(url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="domcontentloaded")
             except PlaywrightError:
                 # A refused or failed load leaves Chromium's error page navigating in the tab;
                 # give the tab a fresh page so the next navigation is not interrupted by it.
@@ -295,6 +313,10 @@ class BrowserTool(Tool[BrowserArgs]):
                 session.pages[session.current] = await session.context.new_page()
                 raise
             await _settle(page)
+            if page.url.startswith("chrome-error:"):
+                # The page went on (a script, a refresh) to somewhere the guard refused.
+                why = session.why_refused() or "the page could not be loaded"
+                raise ToolFailure(f"[browser] {why}")
             source = ctx.sources.add(f"Web: {await page.title() or page.url}", page.url)
             return ToolResult(
                 f"[{source}] Opened {page.url} (tab {session.current}): "

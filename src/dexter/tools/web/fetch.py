@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +32,13 @@ from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.untrusted import wrap_untrusted
 from dexter.tools.web.extract import html_to_markdown
-from dexter.tools.web.ssrf import MAX_URL_LENGTH, Resolver, check_url, normalise_hosts
+from dexter.tools.web.ssrf import (
+    MAX_URL_LENGTH,
+    Resolver,
+    check_url,
+    normalise_hosts,
+    pinned_request,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -377,24 +383,3 @@ def _charset(content_type: str) -> str | None:
                 return None
             return name
     return None
-
-
-def pinned_request(
-    url: str, vetted: list[str] | None
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """Connect to the address that was checked, not to a fresh DNS answer.
-
-    The URL's host becomes the vetted IP; the Host header and (for https) the TLS server name
-    stay the original host, so virtual hosting and certificate checks work as before.
-    """
-    if not vetted:
-        return url, {}, {}
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    address = vetted[0]
-    literal = f"[{address}]" if ":" in address else address
-    netloc = f"{literal}:{parts.port}" if parts.port else literal
-    target = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    host_header = f"{host}:{parts.port}" if parts.port else host
-    extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
-    return target, {"Host": host_header}, extensions

@@ -1,4 +1,4 @@
-"""Refuse URLs that would make `web_fetch` reach the user's own machine or network.
+"""Refuse URLs that would make `web_fetch` or `browser` reach the user's own machine or network.
 
 A URL passes only if its scheme is http(s), it carries no credentials, and its host is neither an
 internal address nor a name that resolves to one. IP literals are recognised in every form a
@@ -6,8 +6,8 @@ resolver accepts (`2130706433`, `0x7f.1`, `017700000001`, `[::ffff:127.0.0.1]`),
 address cannot slip through dressed as a number. Hosts the user lists in `webFetch.allowedHosts`
 are exempt (exact host match).
 
-Known limit: the name is resolved here and again by the HTTP client, so a DNS server that answers
-differently the second time (rebinding) is only caught when it returns internal addresses to us.
+A name is resolved once, here: callers connect to the addresses `check_url` returns
+(`pinned_request`), never to a second DNS answer that could differ (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from dexter.tools.base import ToolFailure
 
@@ -127,12 +128,14 @@ async def check_url(
     *,
     allowed_hosts: frozenset[str] = frozenset(),
     resolver: Resolver | None = None,
+    resolve: bool = True,
 ) -> list[str] | None:
     """Raise BlockedURL unless `url` is an http(s) URL to a public host (or an allowed one).
 
     Returns the vetted addresses of a DNS name, so the caller can connect to exactly those (a
     second lookup at connect time could be answered differently: DNS rebinding); None for an
-    IP literal or an allowed host.
+    IP literal or an allowed host. With `resolve=False` a name is not looked up (and None is
+    returned): a quick first check for a caller whose connections are checked again anyway.
     """
     if len(url) > MAX_URL_LENGTH:
         raise BlockedURL(f"URL is longer than {MAX_URL_LENGTH} characters.")
@@ -165,9 +168,11 @@ async def check_url(
         raise BlockedURL(f"Refused {url}: {host} is an ambiguous numeric host.")
     if host == "localhost" or host.endswith(".localhost"):
         raise BlockedURL(f"Refused {url}: {host} is a loopback name.{hint}")
-    resolve = resolver or system_resolver
+    if not resolve:
+        return None
+    lookup = resolver or system_resolver
     try:
-        addresses = await resolve(host, port or (443 if scheme == "https" else 80))
+        addresses = await lookup(host, port or (443 if scheme == "https" else 80))
     except (OSError, UnicodeError) as exc:
         raise BlockedURL(f"Could not resolve {host}: {exc}.") from None
     if not addresses:
@@ -180,3 +185,24 @@ async def check_url(
         if reason is not None:
             raise BlockedURL(f"Refused {url}: {host} resolves to {ip}, a {reason} address.{hint}")
     return [str(parse_ip_literal(raw)) for raw in addresses]
+
+
+def pinned_request(
+    url: str, vetted: list[str] | None
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """Connect to the address that was checked, not to a fresh DNS answer.
+
+    The URL's host becomes the vetted IP; the Host header and (for https) the TLS server name
+    stay the original host, so virtual hosting and certificate checks work as before.
+    """
+    if not vetted:
+        return url, {}, {}
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    address = vetted[0]
+    literal = f"[{address}]" if ":" in address else address
+    netloc = f"{literal}:{parts.port}" if parts.port else literal
+    target = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    host_header = f"{host}:{parts.port}" if parts.port else host
+    extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
+    return target, {"Host": host_header}, extensions

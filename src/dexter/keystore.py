@@ -1,7 +1,9 @@
 """API keys saved with `dexter keys set`: `$DEXTER_HOME/keys.json`, readable by the user only.
 
 A key source after the environment (and `.env`): an exported variable always wins, so a shell or
-CI can override a stored key without editing it. Values are never logged or printed.
+CI can override a stored key without editing it. Values are never logged or printed: loading
+settings registers every stored value for redaction (`config.load_settings`), and the file is a
+secret path that no tool reads. At the ground, beside `config`, because settings loading reads it.
 """
 
 from __future__ import annotations
