@@ -4,6 +4,7 @@ typing always stopped; the manager reconnects forever and stop really closes."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from dexter.gateway.dispatch import ChatTurn, InProcessDispatcher, RunOutcome
 from dexter.gateway.manager import ChannelManager
 from dexter.gateway.types import ChannelError, ChannelHooks, InboundMessage
 from dexter.models.scripted import ScriptedModel, text
+from dexter.principal import Principal
 from dexter.tools.registry import ToolRegistry
 
 
@@ -328,3 +330,41 @@ async def test_a_hung_indicator_never_holds_the_answer_back(
     await dispatcher.submit(ChatTurn("k", "q", message()), replies)
     await dispatcher.join()
     assert replies.sent == ["still answered"]
+
+
+@dataclass
+class Recorder:
+    """Holds the first run until `release`; records who each run was for and what it read."""
+
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    runs: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
+        self.started.set()
+        await self.release.wait()
+        read = [turn.text, *(item.text for item in queue.drain())]
+        self.runs.append((turn.message.sender_id, read))
+        return RunOutcome("ok")
+
+
+async def test_another_members_question_waits_for_a_run_of_its_own() -> None:
+    group = Principal("telegram:group:-100", "group", "Desk")
+    runner = Recorder()
+    dispatcher = InProcessDispatcher(runner)
+
+    def turn(sender: str, text: str) -> ChatTurn:
+        member = InboundMessage("telegram", "default", text, "-100", "group", sender, text=text)
+        return ChatTurn("telegram:default:group:-100", text, member, principal=group)
+
+    await dispatcher.submit(turn("222", "ana: first"), Replies())
+    await runner.started.wait()
+    await dispatcher.submit(turn("444", "eve: read the portfolio"), Replies())
+    await dispatcher.submit(turn("222", "ana: and MSFT?"), Replies())
+    runner.release.set()
+    await dispatcher.join()
+    # Ana's follow-up joined her run; Eve's question ran on its own, as Eve.
+    assert runner.runs == [
+        ("222", ["ana: first", "ana: and MSFT?"]),
+        ("444", ["eve: read the portfolio"]),
+    ]

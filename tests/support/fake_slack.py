@@ -1,13 +1,16 @@
 """A fake Slack on 127.0.0.1: the Web API over real HTTP and Socket Mode over a real WebSocket.
 
 Web API: `auth.test`, `apps.connections.open` (answers a ws:// URL to this server),
-`chat.postMessage`, `reactions.add` / `reactions.remove`, `users.info` (GET, from `names`),
+`chat.postMessage`, `chat.update`, `chat.postEphemeral`, `reactions.add` / `reactions.remove`,
+`users.info` (GET, from `names`),
 each checking the bearer token kind as Slack does (bot `xoxb-`, app-level `xapp-` for the
 socket). Socket Mode: sends `hello` on connect, pushes `events_api` envelopes shaped like
 Slack's (envelope_id, payload with event_id, retry_attempt …) and records the acks. `drop()`
 closes the socket from the server side, as a network blip would. Reactions are kept as Slack
 keeps them (`reactions`: what a person sees now); `hold(method)` keeps that method's calls
 waiting, unapplied and unanswered, until the returned event is set, as a slow Slack would.
+`press(…)` pushes the `interactive` envelope (a `block_actions` payload) a click on a Block Kit
+button sends; `buttons(channel)` reads the last message posted there with some.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class FakeSlack:
     # Every change to `reactions` in the order Slack applied it: ("add" | "remove", ts).
     reaction_log: list[tuple[str, str]] = field(default_factory=list)
     held: dict[str, asyncio.Event] = field(default_factory=dict)
+    # The ts Slack gave each chat.postMessage, by its place in `posts()`.
+    posted_ts: list[str] = field(default_factory=list)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -71,6 +76,25 @@ class FakeSlack:
 
     def count(self, method: str) -> int:
         return sum(1 for m, _ in self.calls if m == method)
+
+    def buttons(self, channel: str) -> tuple[str, dict[str, dict[str, Any]]]:
+        """(ts, {button label: button}) of the last message in `channel` with buttons (among
+        those Slack has answered)."""
+        for post, ts in reversed(list(zip(self.posts(), self.posted_ts, strict=False))):
+            actions = [b for b in post.get("blocks") or [] if b.get("type") == "actions"]
+            if actions and post["channel"] == channel:
+                return ts, {b["text"]["text"]: b for b in actions[0]["elements"]}
+        raise AssertionError(f"fake Slack: no buttons were posted in {channel}")
+
+    def has_buttons(self, channel: str) -> bool:
+        try:
+            self.buttons(channel)
+        except AssertionError:
+            return False
+        return True
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        return [p for m, p in self.calls if m == method]
 
     def fail_next(self, method: str, error: str) -> None:
         self.errors.setdefault(method, []).append(error)
@@ -148,6 +172,63 @@ class FakeSlack:
         event.update(extra)
         return event
 
+    async def press(
+        self,
+        button: dict[str, Any],
+        *,
+        user: str,
+        channel: str,
+        message_ts: str,
+        thread_ts: str | None = None,
+    ) -> str:
+        """A click on `button` under the message `message_ts`: Slack's `interactive` envelope
+        with a `block_actions` payload. Returns the envelope id (acked like events)."""
+        envelope_id = f"env-{next(self._ids)}"
+        thread = {"thread_ts": thread_ts} if thread_ts else {}
+        payload = {
+            "type": "block_actions",
+            "user": {
+                "id": user,
+                "username": user.lower(),
+                "name": user.lower(),
+                "team_id": TEAM_ID,
+            },
+            "api_app_id": "A0APP0001",
+            "token": "verification-token-unused",
+            "container": {
+                "type": "message",
+                "message_ts": message_ts,
+                "channel_id": channel,
+                "is_ephemeral": False,
+                **thread,
+            },
+            "trigger_id": f"{next(self._ids)}.1111.abcdef",
+            "team": {"id": TEAM_ID, "domain": "acme"},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "channel": {"id": channel, "name": "general"},
+            "message": {"type": "message", "user": BOT_USER_ID, "ts": message_ts, **thread},
+            "response_url": "https://hooks.slack.invalid/actions/T0TEAM001/1/x",
+            "actions": [
+                {
+                    "action_id": button["action_id"],
+                    "block_id": "approval",
+                    "text": button["text"],
+                    "value": button["value"],
+                    "type": "button",
+                    "action_ts": self.next_ts(),
+                }
+            ],
+        }
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "interactive",
+            "accepts_response_payload": True,
+            "payload": payload,
+        }
+        await self.sockets[-1].send_str(json.dumps(envelope))
+        return envelope_id
+
     async def drop(self) -> None:
         self._closing = True
         try:
@@ -196,9 +277,15 @@ class FakeSlack:
             host = request.host
             return web.json_response({"ok": True, "url": f"ws://{host}/link/?ticket=t1"})
         if method == "chat.postMessage":
+            ts = self.next_ts()
+            self.posted_ts.append(ts)
+            return web.json_response({"ok": True, "channel": params.get("channel"), "ts": ts})
+        if method == "chat.update":
             return web.json_response(
-                {"ok": True, "channel": params.get("channel"), "ts": self.next_ts()}
+                {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
             )
+        if method == "chat.postEphemeral":
+            return web.json_response({"ok": True, "message_ts": self.next_ts()})
         if method in ("reactions.add", "reactions.remove"):
             reaction = (str(params.get("channel")), str(params.get("timestamp")), params["name"])
             if method == "reactions.add" and reaction in self.reactions:

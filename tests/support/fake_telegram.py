@@ -3,7 +3,9 @@
 Speaks getMe, getUpdates (long polling with offset; updates below the offset stay stored, as a
 restarted client with a stale offset would see them again), sendMessage, sendChatAction, and can
 answer the next call of a method with an error (429 with retry_after, 409 conflict …). `push_raw`
-queues an update of any shape, malformed ones included.
+queues an update of any shape, malformed ones included. Inline keyboards: `keyboard(chat)` reads
+the buttons of the last message that had some, `press(…)` pushes the `callback_query` a person's
+press produces, and answerCallbackQuery / editMessageText are recorded (`answered`, `edits`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class FakeTelegram:
     sent: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # The message id sendMessage gave each entry of `sent`.
+    sent_ids: list[int] = field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)
+    answered: list[dict[str, Any]] = field(default_factory=list)
     errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The longest a getUpdates long poll is held open (the client asks for longer).
     max_poll_wait: float = 5.0
@@ -94,6 +100,57 @@ class FakeTelegram:
         self._positions.append(position)
         self._cond.notify_all()
 
+    def keyboard(self, chat: int | str) -> tuple[int, dict[str, str]]:
+        """(message id, {button label: callback data}) of the last message in `chat` that
+        carried an inline keyboard."""
+        with self._cond:
+            for payload, message_id in reversed(list(zip(self.sent, self.sent_ids, strict=True))):
+                rows = (payload.get("reply_markup") or {}).get("inline_keyboard")
+                if rows and str(payload["chat_id"]) == str(chat):
+                    buttons = {b["text"]: b["callback_data"] for row in rows for b in row}
+                    return message_id, buttons
+        raise AssertionError(f"fake Telegram: no keyboard was sent to {chat}")
+
+    def has_keyboard(self, chat: int | str, count: int = 1) -> bool:
+        with self._cond:
+            return (
+                sum(
+                    1
+                    for p in self.sent
+                    if str(p["chat_id"]) == str(chat) and (p.get("reply_markup") or {})
+                )
+                >= count
+            )
+
+    def press(
+        self,
+        data: str,
+        *,
+        message_id: int,
+        user: int,
+        chat: int | None = None,
+        chat_type: str = "private",
+        first_name: str = "Ann",
+    ) -> str:
+        """The callback_query a press on an inline button sends; returns its id."""
+        with self._cond:
+            query_id = f"cq{self._next_id}"
+            query = {
+                "id": query_id,
+                "from": {"id": user, "is_bot": False, "first_name": first_name},
+                "message": {
+                    "message_id": message_id,
+                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Dexter"},
+                    "chat": {"id": chat if chat is not None else user, "type": chat_type},
+                    "date": int(time.time()),
+                    "text": "(the question)",
+                },
+                "chat_instance": "-7000",
+                "data": data,
+            }
+            self.push_raw({"callback_query": query})
+            return query_id
+
     def fail_next(self, method: str, code: int, description: str, **parameters: Any) -> None:
         body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
         if parameters:
@@ -152,8 +209,14 @@ class FakeTelegram:
             with self._cond:
                 self._message_id += 1
                 self.sent.append(payload)
+                self.sent_ids.append(self._message_id)
                 self._cond.notify_all()
                 return {"ok": True, "result": {"message_id": self._message_id}}
+        if method in ("editMessageText", "answerCallbackQuery"):
+            with self._cond:
+                (self.edits if method == "editMessageText" else self.answered).append(payload)
+                self._cond.notify_all()
+            return {"ok": True, "result": True}
         if method == "sendChatAction":
             with self._cond:
                 self.actions.append(payload)

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.config import ConfigError
-from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_list
+from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_id, normalize_list
 from dexter.gateway.backoff import ReconnectPolicy
+from dexter.principal import Grants, PrincipalError, check_id
 
 log = logging.getLogger("dexter.gateway")
 
@@ -27,6 +28,7 @@ CONFIG_FILE_NAME = "gateway.json"
 ChannelName = Literal["telegram", "whatsapp_cloud", "whatsapp_web", "slack"]
 CHANNEL_NAMES: tuple[ChannelName, ...] = ("telegram", "whatsapp_cloud", "whatsapp_web", "slack")
 _ACCESS_KEYS = ("dm_policy", "group_policy", "allow_from", "group_allow_from", "proactive")
+_PERSON_PREFIXES = ("telegram:", "slack:", "whatsapp:")
 
 
 class _Strict(BaseModel):
@@ -74,11 +76,59 @@ class ReconnectConfig(_Strict):
     jitter: float = 0.25
 
 
+class PrincipalConfig(_Strict):
+    """What the operator grants one chat principal or group beyond the default (see
+    `dexter.principal.Grants`): `{"files": {"read": ["~/research/shared"]}, "tools": [...]}`."""
+
+    files: dict[str, list[str] | str] | None = None
+    tools: list[str] | None = None
+    _grants: Grants = PrivateAttr(default_factory=Grants)
+
+    @model_validator(mode="after")
+    def _parse(self) -> PrincipalConfig:
+        try:
+            self._grants = Grants.from_dict(self.model_dump(exclude_none=True))
+        except PrincipalError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    @property
+    def grants(self) -> Grants:
+        return self._grants
+
+
 class GatewayConfig(_Strict):
     model: str | None = None
     max_iterations: int | None = Field(default=None, ge=1, le=100)
     reconnect: ReconnectConfig = Field(default_factory=ReconnectConfig)
     channels: dict[ChannelName, ChannelConfig] = Field(default_factory=dict)
+    # The operator's own chat ids ("telegram:111", "slack:T01/U02", "whatsapp:+4412…"): a DM
+    # from one of them runs with the operator's powers; everyone else is a principal of its own.
+    operators: list[str] = Field(default_factory=list)
+    # Grants per chat principal or group, by principal id.
+    principals: dict[str, PrincipalConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_ids(self) -> GatewayConfig:
+        self.principals = {
+            _principal_key(key, where="principals"): entry for key, entry in self.principals.items()
+        }
+        self.operators = [_principal_key(entry, where="operators") for entry in self.operators]
+        for entry in self.operators:
+            if ":group:" in entry or not entry.startswith(_PERSON_PREFIXES):
+                raise ValueError(
+                    f'operators: "{entry}" is not a person\'s chat id (like "telegram:111", '
+                    '"slack:T01/U02" or "whatsapp:+4412345678")'
+                )
+        return self
+
+    def is_operator(self, principal_id: str) -> bool:
+        return principal_id in self.operators
+
+    def grants_for(self, principal_id: str) -> Grants:
+        """What gateway.json grants this principal (nothing, unless listed)."""
+        entry = self.principals.get(principal_id)
+        return entry.grants if entry is not None else Grants()
 
     def accounts(self) -> list[tuple[ChannelName, str, AccountConfig]]:
         """Every enabled account of every enabled channel."""
@@ -125,6 +175,17 @@ class GatewayConfig(_Strict):
         return ReconnectPolicy(r.initial, r.maximum, r.factor, r.jitter).clamped()
 
 
+def _principal_key(raw: str, *, where: str) -> str:
+    """A principal id from gateway.json in its canonical form (WhatsApp numbers as +digits)."""
+    text = raw.strip()
+    if text.startswith("whatsapp:") and not text.startswith("whatsapp:group:"):
+        text = "whatsapp:" + normalize_id("whatsapp", text.removeprefix("whatsapp:"))
+    try:
+        return check_id(text)
+    except PrincipalError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
 def config_path(home: Path) -> Path:
     return home / CONFIG_FILE_NAME
 
@@ -161,7 +222,8 @@ def load_config(path: Path) -> GatewayConfig:
                 f'unknown key "{where}" in {path}{hint}; the README\'s gateway section lists '
                 "the keys."
             ) from exc
-        raise ConfigError(f"{path}: {where}: {first['msg']}.") from exc
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{path}: {where + ': ' if where else ''}{message}.") from exc
 
 
 def _register_secrets(data: Any) -> None:

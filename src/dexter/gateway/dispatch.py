@@ -6,7 +6,9 @@ distributed worker pool can implement the same interface later without channels 
 Per session (one chat), runs are serialised: a message that arrives while a run works goes into
 that run's queue and the agent reads it at its next round; anything the run never picked up
 becomes the next run's question after the first answer has been sent. Every answer is sent
-(the original replaced the first answer with the follow-up's and never sent it).
+(the original replaced the first answer with the follow-up's and never sent it). Only the same
+actor's messages join a run: in a group, another member's question waits for its own run, as
+that member, so it never borrows what the first asker may do.
 
 "typing…" starts the moment a turn is accepted, before anything is built for the run, so the
 person sees it at once however long the set-up takes; runs begin their set-up once the first
@@ -19,12 +21,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from dexter.agent.queue import MessageQueue
 from dexter.gateway.types import InboundMessage
+from dexter.principal import Principal
+
+if TYPE_CHECKING:
+    from dexter.agent.executor import Approver
 
 log = logging.getLogger("dexter.gateway")
 
@@ -46,6 +53,16 @@ class ChatTurn:
     message: InboundMessage
     # Extra system-prompt context for group chats (name, how it was addressed).
     group_context: str = ""
+    # Whose data the run touches (resolved from gateway.json when the message came in). A
+    # runner that builds agents refuses a turn without one rather than guess.
+    principal: Principal | None = None
+    # Who answers this turn's approval questions: the asker, in this chat.
+    approver: Approver | None = None
+
+    @property
+    def actor(self) -> Hashable:
+        """Who the run would act as: turns of different actors never share a run."""
+        return (self.principal, self.message.channel, self.message.sender_id)
 
 
 @dataclass(slots=True)
@@ -93,9 +110,12 @@ class Dispatcher(Protocol):
 
 @dataclass
 class _Session:
+    actor: Hashable
     queue: MessageQueue = field(default_factory=MessageQueue)
     task: asyncio.Task[None] | None = None
     typing: _Typing | None = None
+    # Turns of another actor that arrived while a run worked: each gets a run of its own after.
+    later: deque[tuple[ChatTurn, Replier]] = field(default_factory=deque)
 
 
 class InProcessDispatcher:
@@ -129,10 +149,13 @@ class InProcessDispatcher:
     async def submit(self, turn: ChatTurn, reply: Replier) -> None:
         session = self._sessions.get(turn.session_key)
         if session is not None and self.busy(turn.session_key):
+            if turn.actor != session.actor:
+                session.later.append((turn, reply))
+                return
             source = f"{turn.message.channel}:{turn.session_key}"
             session.queue.enqueue(turn.text, priority="next", source=source)
             return
-        session = _Session()
+        session = _Session(turn.actor)
         self._sessions[turn.session_key] = session
         # Scheduled before the run, so the indicator goes out ahead of the run's set-up.
         session.typing = self._start_typing(reply)
@@ -150,10 +173,14 @@ class InProcessDispatcher:
                     if self._on_delivered is not None:
                         self._on_delivered(turn, text)
                 left = session.queue.drain()
-                if not left:
+                if left:
+                    # No round of that run read these, so they are the next question.
+                    turn = replace(turn, text="\n\n".join(item.text for item in left))
+                elif session.later:
+                    turn, reply = session.later.popleft()
+                    session.actor = turn.actor
+                else:
                     return
-                # No round of that run read these, so they are the next question.
-                turn = replace(turn, text="\n\n".join(item.text for item in left))
                 session.typing = self._start_typing(reply)
         finally:
             # Before any await: once the queue was read for the last time, a new message must

@@ -15,6 +15,8 @@ def session_key(message: InboundMessage) -> str:
 
 
 def delivery_target(message: InboundMessage) -> str:
-    """The alert target naming this chat, e.g. `telegram:12345` (see cron delivery)."""
-    scheme = message.channel.split("_", 1)[0] if message.channel != "whatsapp_web" else "whatsapp"
-    return f"{scheme}:{message.chat_id}"
+    """The alert target naming this chat, e.g. `telegram:12345` (see cron delivery): the group,
+    or for a direct chat the person (a Slack member id is delivered as a DM, and is what
+    `allow_from` lists)."""
+    scheme = message.channel.split("_", 1)[0]
+    return f"{scheme}:{message.peer_id}"

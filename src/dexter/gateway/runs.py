@@ -10,16 +10,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
 
 from dexter.agent.events import Done, ToolDenied
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError
 from dexter.gateway.dispatch import ChatTurn, RunOutcome
-from dexter.permissions.gate import Decision, PermissionPolicy, Verdict
+from dexter.gateway.routing import delivery_target
+from dexter.permissions.principal_policy import ASK_OPERATOR
+from dexter.principal import Principal
 from dexter.store.db import Store, now_iso
+from dexter.store.sessions import SessionLookupError
 
 if TYPE_CHECKING:
     from dexter.runtime import Runtime
@@ -29,28 +33,31 @@ log = logging.getLogger("dexter.gateway")
 
 T = TypeVar("T")
 MAX_LIVE_AGENTS = 256
-_CHAT_REFUSAL = "needs approval, which nobody can give from a chat"
 
 
 class ChatSessions:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def get(self, session_key: str) -> str | None:
+    def get(self, session_key: str, principal_id: str) -> str | None:
+        """The session this chat continues, if it belongs to `principal_id`: when the chat's
+        principal changed (an id added to `operators`), the chat starts a new session."""
         rows = self.store.query(
-            "SELECT session_id FROM gateway_chats WHERE session_key = ?", (session_key,)
+            "SELECT session_id FROM gateway_chats WHERE session_key = ? AND principal_id = ?",
+            (session_key, principal_id),
         )
         return str(rows[0]["session_id"]) if rows else None
 
-    def put(self, turn: ChatTurn, session_id: str) -> None:
+    def put(self, turn: ChatTurn, session_id: str, principal_id: str) -> None:
         message = turn.message
         now = now_iso()
         with self.store.transaction() as conn:
             conn.execute(
                 "INSERT INTO gateway_chats (session_key, session_id, channel, account_id, chat_id,"
-                " chat_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " chat_type, created_at, updated_at, principal_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(session_key) DO UPDATE SET session_id = excluded.session_id,"
-                " updated_at = excluded.updated_at",
+                " updated_at = excluded.updated_at, principal_id = excluded.principal_id",
                 (
                     turn.session_key,
                     session_id,
@@ -60,6 +67,7 @@ class ChatSessions:
                     message.chat_type,
                     now,
                     now,
+                    principal_id,
                 ),
             )
 
@@ -71,27 +79,24 @@ class ChatSessions:
         return (str(rows[0]["channel"]), str(rows[0]["chat_id"])) if rows else None
 
 
-class ChatPolicy:
-    """Wraps the operator's rules: what would ask a person is refused, naming the rule that
-    would allow it, because nobody can approve from a chat."""
+@dataclass
+class _Live:
+    """A chat's built agent, and the actor it was built for."""
 
-    def __init__(self, inner: PermissionPolicy) -> None:
-        self.inner = inner
-
-    def evaluate(self, tool: str, args: Mapping[str, Any], *, needs_approval: bool) -> Verdict:
-        verdict = self.inner.evaluate(tool, args, needs_approval=needs_approval)
-        if verdict.decision is not Decision.ASK:
-            return verdict
-        rule = verdict.proposed_rule or tool
-        return Verdict(
-            Decision.DENY,
-            reason=f"`{tool}` {_CHAT_REFUSAL}; the operator can allow it with "
-            f"`dexter permissions allow '{rule}'`",
-        )
+    session: Session
+    actor: Hashable
 
 
 class RuntimeRunner:
-    """Runs chat turns through `Runtime.agent`, one live agent per chat (LRU-bounded)."""
+    """Runs chat turns through `Runtime.agent`, one live agent per chat (LRU-bounded).
+
+    Each chat's agent acts for the turn's principal: its own memory, sessions and jobs, the
+    tools its grants bind, jobs delivering to that chat, and approvals put to the asker in that
+    chat. A group's agent starts every run as one that has read outside text (the group's
+    messages are in its question and history), so memory writes ask first. The agent is built
+    again when the actor changes: another member asking in a group, or new grants after
+    gateway.json changed.
+    """
 
     def __init__(
         self,
@@ -106,7 +111,7 @@ class RuntimeRunner:
         self.max_iterations = max_iterations
         self.max_agents = max_agents
         self.chats = ChatSessions(runtime.store)
-        self._agents: OrderedDict[str, Session] = OrderedDict()
+        self._agents: OrderedDict[str, _Live] = OrderedDict()
         # Building an agent is a few milliseconds of Python (tools, skills, the session row).
         # One thread does them in arrival order: more threads would not build faster under
         # the GIL, only take it from the event loop more often.
@@ -138,44 +143,54 @@ class RuntimeRunner:
             self._builder.shutdown(wait=False, cancel_futures=True)
             self._builder = None
 
-    def _agent(self, turn: ChatTurn) -> Session:
-        agent = self._agents.get(turn.session_key)
-        if agent is not None:
+    def _agent(self, turn: ChatTurn, principal: Principal) -> Session:
+        live = self._agents.get(turn.session_key)
+        if live is not None and live.actor == turn.actor:
             self._agents.move_to_end(turn.session_key)
-            return agent
+            return live.session
         from dexter.runtime import GATEWAY, AgentSpec
 
-        resume = self.chats.get(turn.session_key)
+        message = turn.message
+        resume = self.chats.get(turn.session_key, principal.id)
         spec = AgentSpec(
-            model=self.model, channel=GATEWAY, max_iterations=self.max_iterations, resume=resume
+            model=self.model,
+            channel=GATEWAY,
+            max_iterations=self.max_iterations,
+            resume=resume,
+            principal=principal,
+            # Jobs made in this chat answer in this chat.
+            delivery_target=delivery_target(message),
+            untrusted_context=message.chat_type == "group",
         )
-        # Nothing that needs approval runs from a chat; a group's context joins the prompt.
-        policy = ChatPolicy(self.runtime.policy())
+        # A group's context joins the prompt.
         sections = (turn.group_context,) if turn.group_context else ()
         try:
-            agent = self.runtime.agent(spec, policy=policy, prompt_sections=sections)
-        except ConfigError:
+            agent = self.runtime.agent(spec, prompt_sections=sections)
+        except (ConfigError, SessionLookupError):
             if resume is None:
                 raise
             # The session was deleted (`dexter sessions`): start the chat afresh.
-            agent = self.runtime.agent(
-                AgentSpec(model=self.model, channel=GATEWAY, max_iterations=self.max_iterations),
-                policy=policy,
-                prompt_sections=sections,
-            )
+            agent = self.runtime.agent(replace(spec, resume=None), prompt_sections=sections)
         if agent.session_id != resume:
-            self.chats.put(turn, agent.session_id)
-        self._agents[turn.session_key] = agent
+            self.chats.put(turn, agent.session_id, principal.id)
+        self._agents[turn.session_key] = _Live(agent, turn.actor)
+        self._agents.move_to_end(turn.session_key)
         while len(self._agents) > self.max_agents:
             self._agents.popitem(last=False)
         return agent
 
     async def run(self, turn: ChatTurn, queue: MessageQueue) -> RunOutcome:
-        agent = await self._in_builder(lambda: self._agent(turn))
+        principal = turn.principal
+        if principal is None:  # never guess whose data a run may touch
+            raise ConfigError("this chat message has no principal; it was not run")
+        agent = await self._in_builder(lambda: self._agent(turn, principal))
+        # This turn's asker answers this turn's questions (nobody, without an approver).
+        agent.agent.approver = turn.approver
         notes: list[str] = []
         done: Done | None = None
         async for event in agent.run(turn.text, queue=queue):
-            if isinstance(event, ToolDenied) and _CHAT_REFUSAL in event.reason:
+            if isinstance(event, ToolDenied) and ASK_OPERATOR in event.reason:
+                # Outside the principal's grants: say so, and whom to ask.
                 note = f"(`{event.tool}` was not run: {event.reason}.)"
                 if note not in notes:
                     notes.append(note)

@@ -113,6 +113,9 @@ class GatewayService:
         self_id = getattr(channel, "self_id", "")
         if self_id:
             self.gateway.self_ids[key] = self_id
+        workspace = getattr(channel, "team_id", "")
+        if workspace:
+            self.gateway.workspaces[key] = workspace
 
     async def start(self) -> None:
         # A runner that builds agents (RuntimeRunner) warms up before the first chat waits.
@@ -170,11 +173,18 @@ def build_service(
     )
     service = GatewayService(home, source, runner, channels)
     if schedules:
+        from dexter.cron.owners import principal_for_job
         from dexter.cron.service import make_runner
         from dexter.gateway.delivery import deliverers
+        from dexter.gateway.principals import job_principals
 
         service.schedules = make_runner(
-            runtime, deliverers=deliverers(service.channels, source.get, service.pairing)
+            runtime,
+            deliverers=deliverers(service.channels, source.get, service.pairing),
+            # A chat user's job runs as them, with what gateway.json grants them.
+            principal_for=job_principals(
+                lambda owner: principal_for_job(runtime.store, owner), source.get
+            ),
         )
     return service
 

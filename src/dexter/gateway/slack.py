@@ -14,6 +14,10 @@ nothing here imports them until a Slack account starts.
   feature, inside their assistant pane). The dispatcher refreshes it every few seconds while a
   run works; it is removed when the answer is posted, when refreshes stop (the run ended without
   an answer), and on shutdown, so it never stays behind.
+- Approval questions carry Block Kit buttons; a press arrives as an interactive `block_actions`
+  payload over the same socket, is acknowledged at once and handed on as a choice; the question
+  is then updated to show what was chosen (a press by anyone but the asker gets an ephemeral
+  note).
 - The SDK's own auto-reconnect is off: when the socket drops, `start` raises and the gateway's
   manager reconnects with backoff, so `dexter gateway status` shows the attempts and the error.
   Slack's planned socket refreshes (`disconnect` envelopes) are still followed in place.
@@ -28,18 +32,26 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError
+from dexter.gateway.choices import read_token, token
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.dedupe import Deduper
 from dexter.gateway.mention import is_mentioned
 from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_slack, split_message
-from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+from dexter.gateway.types import (
+    ApprovalOption,
+    ChannelError,
+    ChannelHooks,
+    Choice,
+    ContentKind,
+    InboundMessage,
+)
 
 if TYPE_CHECKING:
     import aiohttp
@@ -66,6 +78,10 @@ NAME_TIMEOUT = 3.0
 _SPOKEN = (None, "file_share", "thread_broadcast")
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
 _TS = re.compile(r"\d{1,12}(?:\.\d{1,9})?")
+# Our approval buttons' action ids: `dexter_approval_<answer>`.
+APPROVAL_ACTION = re.compile(r"^dexter_approval_")
+# Block Kit's limit on a section's text.
+SECTION_LIMIT = 3000
 
 
 class SlackError(ChannelError):
@@ -269,6 +285,8 @@ class SlackChannel:
         self.bot_user_id = ""
         self.bot_name = ""
         self.team = ""
+        # The workspace's id (T…): principal ids name it (`slack:T01/U02`).
+        self.team_id = ""
 
     @classmethod
     def from_config(cls, account_id: str, account: AccountConfig) -> SlackChannel:
@@ -360,6 +378,7 @@ class SlackChannel:
         self.bot_user_id = str(me.get("user_id") or "")
         self.bot_name = str(me.get("user") or "")
         self.team = str(me.get("team") or "")
+        self.team_id = str(me.get("team_id") or "")
         client = await self._client()
         app = AsyncApp(
             client=client,
@@ -375,8 +394,19 @@ class SlackChannel:
         async def on_event(body: dict[str, Any], event: dict[str, Any]) -> None:
             await self._inbound(hooks, body, event)
 
+        async def on_action(ack: Any, body: dict[str, Any]) -> None:
+            await ack()  # within Slack's three seconds, whatever happens next
+            choice = parse_or_skip(
+                partial(parse_block_action, body, account_id=self._account_id),
+                source=f"slack/{self._account_id}",
+                what="button press",
+            )
+            if choice is not None:
+                await hooks.message(choice)
+
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
+        app.action(APPROVAL_ACTION)(on_action)
         handler = AsyncSocketModeHandler(app, self._app_token, logger=sdk_log, web_client=client)
         socket = handler.client
         # Reconnects belong to the gateway's manager (status, backoff); see the module docstring.
@@ -512,6 +542,71 @@ class SlackChannel:
         if working is not None:
             await self._retire(working)
 
+    async def send_approval(
+        self,
+        chat_id: str,
+        text: str,
+        approval_id: str,
+        options: Sequence[ApprovalOption],
+        *,
+        thread_id: str | None = None,
+    ) -> str:
+        """The question with one button per option; its `ts` (what chat.update edits)."""
+        shown = _section_text(text)
+        buttons: list[dict[str, Any]] = []
+        for option in options:
+            button: dict[str, Any] = {
+                "type": "button",
+                "action_id": f"dexter_approval_{option.answer}",
+                "text": {"type": "plain_text", "text": option.label},
+                "value": token(approval_id, option),
+            }
+            if option.answer in ("once", "deny"):
+                button["style"] = "primary" if option.answer == "once" else "danger"
+            buttons.append(button)
+        params: dict[str, Any] = {
+            "channel": chat_id,
+            "text": shown,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": shown}},
+                {
+                    "type": "actions",
+                    "block_id": f"dexter_approval_{approval_id}",
+                    "elements": buttons,
+                },
+            ],
+            "unfurl_links": False,
+            "unfurl_media": False,
+        }
+        if thread_id:
+            params["thread_ts"] = thread_id
+        sent = await self._call("chat.postMessage", **params)
+        if thread_id:
+            self._threads.put((chat_id, thread_id))
+        return str(sent.get("ts") or "")
+
+    async def settle_approval(
+        self, chat_id: str, ref: str, text: str, *, thread_id: str | None = None
+    ) -> None:
+        """The question updated to say how it was settled, its buttons gone."""
+        shown = _section_text(text)
+        await self._call(
+            "chat.update",
+            channel=chat_id,
+            ts=ref,
+            text=shown,
+            blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": shown}}],
+        )
+
+    async def answer_choice(self, choice: InboundMessage, note: str = "") -> None:
+        """The press was acknowledged on arrival; a note goes to the presser alone."""
+        if not note:
+            return
+        params: dict[str, Any] = {"channel": choice.chat_id, "user": choice.sender_id, "text": note}
+        if choice.thread_id:
+            params["thread_ts"] = choice.thread_id
+        await self._call("chat.postEphemeral", **params)
+
     async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
         key = (chat_id, thread_id or "")
         ts = self._last_inbound.get(key)
@@ -574,6 +669,54 @@ class SlackChannel:
     async def mark_read(self, message: InboundMessage) -> None:
         """Slack has no read receipts for bots."""
         return None
+
+
+def _section_text(markdown: str) -> str:
+    shown = markdown_to_slack(markdown)
+    return shown if len(shown) <= SECTION_LIMIT else shown[: SECTION_LIMIT - 1] + "…"
+
+
+def parse_block_action(body: object, *, account_id: str) -> InboundMessage | None:
+    """A press on one of our approval buttons (a `block_actions` payload) as a choice; None
+    for anything else. Raises `MalformedRecord` for a payload of an unexpected shape."""
+    record = Record(body, "payload")
+    if record.text("type") != "block_actions":
+        return None
+    parsed = next(
+        (
+            found
+            for action in record.objects("actions")
+            if (found := read_token(action.text("value"))) is not None
+        ),
+        None,
+    )
+    if parsed is None:
+        return None
+    user = record.obj("user")
+    container = record.maybe_obj("container")
+    channel = record.maybe_obj("channel")
+    chat_id = (channel.text("id") if channel else "") or (
+        container.text("channel_id") if container else ""
+    )
+    if not chat_id:
+        return None
+    message = record.maybe_obj("message")
+    thread = (message.text("thread_ts") if message else "") or (
+        container.text("thread_ts") if container else ""
+    )
+    sender = user.required_text("id")
+    trigger = record.text("trigger_id") or f"{parsed[0]}:{sender}"
+    return InboundMessage(
+        channel="slack",
+        account_id=account_id,
+        message_id=f"action:{trigger}",
+        chat_id=chat_id,
+        chat_type="direct" if chat_id.startswith("D") else "group",
+        sender_id=sender,
+        sender_name=user.text("name") or user.text("username"),
+        thread_id=thread or None,
+        choice=Choice(parsed[0], parsed[1]),
+    )
 
 
 def _socket_error(exc: Exception) -> SlackError:

@@ -3,7 +3,9 @@
 The update offset is saved under `$DEXTER_HOME/gateway/telegram/<account>.offset` after each batch
 has been handed on, so a restart neither loses nor repeats a message. An update of an unexpected
 shape is logged in one line and stepped past (telegram_updates.py reads them). Replies are sent in
-Telegram's HTML mode (converted from Markdown) in pieces of at most 4,096 characters.
+Telegram's HTML mode (converted from Markdown) in pieces of at most 4,096 characters. Approval
+questions carry an inline keyboard; a press arrives as a `callback_query`, is handed on as a
+choice, answered (`answerCallbackQuery`) and the question edited to show what was chosen.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ import asyncio
 import html
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dexter.atomicfile import PRIVATE, private_dir, write_text
+from dexter.gateway.choices import token
 from dexter.gateway.records import parse_or_skip
 from dexter.gateway.telegram_updates import BotIdentity, parse_update, update_id_of
 from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
-from dexter.gateway.types import ChannelError, ChannelHooks, InboundMessage
+from dexter.gateway.types import ApprovalOption, ChannelError, ChannelHooks, InboundMessage
 
 if TYPE_CHECKING:
     import httpx2
@@ -189,7 +192,7 @@ class TelegramChannel:
             while not self._stopped:
                 payload: dict[str, Any] = {
                     "timeout": self.poll_timeout,
-                    "allowed_updates": ["message"],
+                    "allowed_updates": ["message", "callback_query"],
                 }
                 if offset is not None:
                     payload["offset"] = offset
@@ -267,10 +270,76 @@ class TelegramChannel:
                 if exc.code != 400 or "parse" not in exc.description.lower():
                     raise
                 # Our HTML was refused: send the same piece as plain text rather than nothing.
-                plain = html.unescape(re.sub(r"<[^>]+>", "", piece))
+                plain = _plain(piece)
                 plain_payload = {k: v for k, v in payload.items() if k != "parse_mode"}
                 for part in split_message(plain, TELEGRAM_LIMIT):
                     await self._call("sendMessage", {**plain_payload, "text": part})
+
+    async def send_approval(
+        self,
+        chat_id: str,
+        text: str,
+        approval_id: str,
+        options: Sequence[ApprovalOption],
+        *,
+        thread_id: str | None = None,
+    ) -> str:
+        """The question with one inline button per option (two to a row); the message id."""
+        buttons = [
+            {"text": option.label, "callback_data": token(approval_id, option)}
+            for option in options
+        ]
+        rows = [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
+        payload: dict[str, Any] = {
+            "chat_id": chat_id,
+            "text": telegram_pieces(text, TELEGRAM_LIMIT)[0],
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+            "reply_markup": {"inline_keyboard": rows},
+        }
+        if thread_id:
+            payload["message_thread_id"] = int(thread_id)
+        sent = await self._html_call("sendMessage", payload)
+        return str((sent or {}).get("message_id", ""))
+
+    async def settle_approval(
+        self, chat_id: str, ref: str, text: str, *, thread_id: str | None = None
+    ) -> None:
+        """The question edited to say how it was settled; without `reply_markup` the buttons
+        go."""
+        await self._html_call(
+            "editMessageText",
+            {
+                "chat_id": chat_id,
+                "message_id": int(ref),
+                "text": telegram_pieces(text, TELEGRAM_LIMIT)[0],
+                "parse_mode": "HTML",
+                "link_preview_options": {"is_disabled": True},
+            },
+        )
+
+    async def _html_call(self, method: str, payload: dict[str, Any]) -> Any:
+        """One message in HTML mode, again as plain text if Telegram refuses our HTML."""
+        try:
+            return await self._call(method, payload)
+        except TelegramError as exc:
+            if exc.code != 400 or "parse" not in exc.description.lower():
+                raise
+        plain = {k: v for k, v in payload.items() if k != "parse_mode"}
+        plain["text"] = split_message(_plain(payload["text"]), TELEGRAM_LIMIT)[0]
+        return await self._call(method, plain)
+
+    async def answer_choice(self, choice: InboundMessage, note: str = "") -> None:
+        """Every button press must be answered, or the person's button keeps spinning; a note
+        shows to them alone, as a toast."""
+        ack = choice.choice.ack_id if choice.choice is not None else ""
+        if ack:
+            payload: dict[str, Any] = {"callback_query_id": ack}
+            if note:
+                payload["text"] = note[:200]
+            await self._call("answerCallbackQuery", payload)
+        elif note:
+            await self.send_text(choice.chat_id, note, thread_id=choice.thread_id)
 
     async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None:
         payload: dict[str, Any] = {"chat_id": chat_id, "action": "typing"}
@@ -281,3 +350,7 @@ class TelegramChannel:
     async def mark_read(self, message: InboundMessage) -> None:
         """Bots have no read receipts on Telegram."""
         return None
+
+
+def _plain(piece: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", piece))

@@ -1,19 +1,20 @@
 """Telegram's `Update` objects, read into the gateway's InboundMessage.
 
 `parse_update` is the one place an update kind is recognised: a `message` becomes an inbound
-message; every other kind (`edited_message`, `callback_query` from inline buttons,
-`my_chat_member` …) is not a new question and is passed over, so adding a kind (inline approval
-buttons) is one more branch here. Fields are read through `Record`: an update with a field of
-the wrong type raises `MalformedRecord`, which the polling loop logs and steps past.
+message, a `callback_query` from one of our approval buttons becomes a choice; every other kind
+(`edited_message`, `my_chat_member` …) is not a new question and is passed over. Fields are read
+through `Record`: an update with a field of the wrong type raises `MalformedRecord`, which the
+polling loop logs and steps past.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dexter.gateway.choices import read_token
 from dexter.gateway.mention import is_mentioned
 from dexter.gateway.records import Record, timestamp
-from dexter.gateway.types import ContentKind, InboundMessage
+from dexter.gateway.types import Choice, ContentKind, InboundMessage
 
 MEDIA_KINDS: tuple[tuple[str, ContentKind], ...] = (
     ("photo", "image"),
@@ -57,7 +58,9 @@ def parse_update(update: object, bot: BotIdentity) -> InboundMessage | None:
     record = Record(update, "update")
     if "message" in record:
         return _message(record.obj("message"), record, bot)
-    # edited_message, callback_query, channel_post, chat member changes …: nothing to answer.
+    if isinstance(record.data.get("callback_query"), dict):
+        return _callback(record.obj("callback_query"), bot)
+    # edited_message, channel_post, chat member changes …: nothing to answer.
     return None
 
 
@@ -100,4 +103,30 @@ def _message(raw: Record, update: Record, bot: BotIdentity) -> InboundMessage | 
         ),
         thread_id=str(thread) if thread is not None else None,
         chat_title=chat.text("title"),
+    )
+
+
+def _callback(query: Record, bot: BotIdentity) -> InboundMessage | None:
+    """A press on one of our approval buttons, as a choice; None for any other button (a
+    callback can be sent with any data, and one under an inline-mode message has no chat). Only
+    a press on ours is read further, so only that can be malformed."""
+    parsed = read_token(query.text("data"))
+    message = query.maybe_obj("message")
+    if parsed is None or message is None:
+        return None
+    sender, chat = query.obj("from"), message.obj("chat")
+    name = " ".join(p for p in (sender.text("first_name"), sender.text("last_name")) if p)
+    thread = message.integer("message_thread_id") if message.flag("is_topic_message") else None
+    query_id = query.required_text("id")
+    return InboundMessage(
+        channel="telegram",
+        account_id=bot.account_id,
+        message_id=f"callback:{query_id}",
+        chat_id=str(chat.integer("id")),
+        chat_type="group" if chat.text("type") in ("group", "supergroup") else "direct",
+        sender_id=str(sender.integer("id")),
+        sender_name=name or sender.text("username"),
+        thread_id=str(thread) if thread is not None else None,
+        chat_title=chat.text("title"),
+        choice=Choice(parsed[0], parsed[1], ack_id=query_id),
     )

@@ -7,7 +7,7 @@ these types, so a new platform is one module.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -26,6 +26,31 @@ ContentKind = Literal[
     "contact",
     "other",
 ]
+
+
+# The answers a chat offers for an approval, as the terminal does: once, for this conversation,
+# always (saved), or deny.
+ChoiceAnswer = Literal["once", "session", "always", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalOption:
+    """One answer offered under an approval question: a button, or a number to reply with."""
+
+    answer: ChoiceAnswer
+    label: str
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A press on a button under an approval question (Telegram inline keyboard, Slack Block
+    Kit). The pipeline hands it to the waiting approval instead of treating it as a question."""
+
+    approval_id: str
+    answer: str
+    # The platform's handle to acknowledge the press with (Telegram's callback query id).
+    ack_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +73,8 @@ class InboundMessage:
     # The linked account's own message (WhatsApp personal number).
     is_from_me: bool = False
     chat_title: str = ""
+    # Set when this is a button press answering an approval, not something said.
+    choice: Choice | None = None
 
     @property
     def dedupe_key(self) -> str:
@@ -124,6 +151,30 @@ class Channel(Protocol):
     async def send_typing(self, chat_id: str, *, thread_id: str | None = None) -> None: ...
 
     async def mark_read(self, message: InboundMessage) -> None: ...
+
+    async def send_approval(
+        self,
+        chat_id: str,
+        text: str,
+        approval_id: str,
+        options: Sequence[ApprovalOption],
+        *,
+        thread_id: str | None = None,
+    ) -> str:
+        """Put an approval question to the chat with its options (buttons, or numbers to reply
+        with); returns the platform's reference to the message ("" when it cannot be edited)."""
+        ...
+
+    async def settle_approval(
+        self, chat_id: str, ref: str, text: str, *, thread_id: str | None = None
+    ) -> None:
+        """Show how the question sent as `ref` was settled, its buttons gone."""
+        ...
+
+    async def answer_choice(self, choice: InboundMessage, note: str = "") -> None:
+        """Acknowledge a choice; `note` (e.g. "only Ana can answer this") goes to the person
+        who made it, where the platform can show it to them alone."""
+        ...
 
 
 OnMessage = Callable[["Channel", InboundMessage], Awaitable[None]]

@@ -22,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from dexter.gateway.choices import NumberedApprovals
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
@@ -134,7 +135,9 @@ def _message(raw: object, path: str, names: dict[str, str], account_id: str) -> 
     )
 
 
-class WhatsAppCloudChannel:
+class WhatsAppCloudChannel(NumberedApprovals):
+    """Approval questions are asked with numbers to reply with (`NumberedApprovals`)."""
+
     def __init__(
         self,
         account_id: str,

@@ -29,6 +29,7 @@ from typing import Any
 
 from dexter.atomicfile import create_private, private_dir
 from dexter.config import ConfigError
+from dexter.gateway.choices import NumberedApprovals
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.mention import is_mentioned
 from dexter.gateway.records import parse_or_skip, timestamp
@@ -271,7 +272,9 @@ def _content(message: Any) -> tuple[str, ContentKind, Any] | None:
 # ---------------------------------------------------------------------- the channel
 
 
-class WhatsAppWebChannel:
+class WhatsAppWebChannel(NumberedApprovals):
+    """Approval questions are asked with numbers to reply with (`NumberedApprovals`)."""
+
     def __init__(
         self,
         account_id: str,
