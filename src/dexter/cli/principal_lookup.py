@@ -1,7 +1,7 @@
 """A principal by id, as the CLI shows and explains it: its kind and name from the store, and what
 gateway.json grants it.
 
-gateway.json is read here as plain JSON, defensively: these commands only look, so a file the
+gateway.json is read through the gateway's own parser; these commands only look, so a file the
 gateway would refuse is reported as a note instead of stopping `dexter principals show` or
 `dexter permissions explain`. Its keys: `"operators"` (chat ids that act as the operator) and
 `"principals"` (grants by id: `{"telegram:222": {"files": {"read": ["~/shared"]}}}`).
@@ -9,13 +9,12 @@ gateway would refuse is reported as a note instead of stopping `dexter principal
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dexter.config import ConfigError
-from dexter.principal import OPERATOR, OPERATOR_ID, Grants, Principal, PrincipalError, check_id
+from dexter.principal import OPERATOR, OPERATOR_ID, Grants, Principal
 
 if TYPE_CHECKING:
     from dexter.store import Store
@@ -35,29 +34,20 @@ class Configured:
 
 
 def configured(home: Path, principal_id: str) -> Configured:
-    path = home / GATEWAY_FILE
+    """What the gateway would make of `principal_id`, read through the gateway's own parser; a
+    file it would refuse grants nothing, and says why."""
+    from dexter.gateway.config import config_path, load_config
+
+    path = config_path(home)
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Configured(Grants())
-    except (OSError, ValueError) as exc:
-        return Configured(Grants(), problem=f"cannot read {path}: {exc}")
-    if not isinstance(data, dict):
-        return Configured(Grants(), problem=f"{path} is not a JSON object")
-    operators = data.get("operators")
-    is_operator = isinstance(operators, list) and principal_id in operators
-    entries = data.get("principals")
-    if not isinstance(entries, dict) or principal_id not in entries:
-        return Configured(Grants(), operator=is_operator)
-    entry = entries[principal_id]
-    try:
-        if not isinstance(entry, dict):
-            raise PrincipalError('the entry must be an object like {"files": {"read": [...]}}')
-        grants = Grants.from_dict(entry)
-    except PrincipalError as exc:
-        problem = f'{path}: principals."{principal_id}": {exc}; nothing is granted'
-        return Configured(Grants(), operator=is_operator, listed=True, problem=problem)
-    return Configured(grants, operator=is_operator, listed=True)
+        config = load_config(path)
+    except ConfigError as exc:
+        return Configured(Grants(), problem=f"{exc} Until it is fixed, nothing is granted.")
+    return Configured(
+        config.grants_for(principal_id),
+        operator=config.is_operator(principal_id),
+        listed=principal_id in config.principals,
+    )
 
 
 def principal_for(
@@ -68,9 +58,11 @@ def principal_for(
     text = principal_id.strip()
     if text == OPERATOR_ID:
         return OPERATOR, Configured(Grants())
+    from dexter.gateway.config import canonical_principal_id
+
     try:
-        check_id(text)
-    except PrincipalError as exc:
+        text = canonical_principal_id(text)
+    except ValueError as exc:
         raise ConfigError(str(exc)) from None
     found = configured(home, text)
     if found.operator:

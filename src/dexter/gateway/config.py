@@ -175,6 +175,11 @@ class GatewayConfig(_Strict):
         return ReconnectPolicy(r.initial, r.maximum, r.factor, r.jitter).clamped()
 
 
+def canonical_principal_id(raw: str) -> str:
+    """`raw` as gateway.json and the gateway spell it (WhatsApp numbers as +digits)."""
+    return _principal_key(raw, where="principal id")
+
+
 def _principal_key(raw: str, *, where: str) -> str:
     """A principal id from gateway.json in its canonical form (WhatsApp numbers as +digits)."""
     text = raw.strip()
