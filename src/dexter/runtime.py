@@ -324,7 +324,6 @@ class Runtime:
     _memory_opened: bool = field(default=False, init=False, repr=False)
     # Every other principal's memory index, opened on first use and kept for the lifetime.
     _principal_memory: dict[str, MemoryIndex] = field(default_factory=dict, init=False, repr=False)
-    _seen_principals: set[str] = field(default_factory=set, init=False, repr=False)
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
     _mcp: McpToolset | None = field(default=None, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -486,18 +485,6 @@ class Runtime:
             found = MemoryIndex(principal.home(self.settings.home), shared.embedder)
             self._principal_memory[principal.id] = found
         return found
-
-    def register_principal(self, principal: Principal) -> None:
-        """Record a principal on first contact (once per runtime; later contacts refresh
-        when it was last seen through the next runtime)."""
-        if principal.is_operator or principal.id in self._seen_principals:
-            return  # the operator's row comes with the schema
-        from dexter.store.writer import Write
-
-        # Through the writer, like every record of a run: a busy database never stops it.
-        payload = {"id": principal.id, "kind": principal.kind, "name": principal.display_name}
-        self.writer.submit(Write("principal", payload))
-        self._seen_principals.add(principal.id)
 
     def policy(
         self, principal: Principal = OPERATOR, *, bound_tools: frozenset[str] | None = None
@@ -778,9 +765,9 @@ class Runtime:
         # leaves no database (or home folder) behind.
         self.client(spec.model)
         principal = spec.principal
-        self.register_principal(principal)
+        # Its first session records a principal on first contact.
         recorder = SessionRecorder(
-            self.store, self.ledger, session_id="", writer=self.writer, principal_id=principal.id
+            self.store, self.ledger, session_id="", writer=self.writer, principal=principal
         )
         models = self._phase_models(spec.model, recorder.record_model_call)
         resolved = self.resolve(spec.model)

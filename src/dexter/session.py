@@ -27,7 +27,7 @@ from dexter.models.phases import PhaseModels
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
 from dexter.models.types import AssistantMessage, Message, UserMessage
 from dexter.permissions.gate import PermissionPolicy
-from dexter.principal import OPERATOR_ID
+from dexter.principal import OPERATOR, Principal
 from dexter.store import Ledger, SessionInfo, SessionStore, Store
 from dexter.store.db import now_iso
 from dexter.store.writer import StoreWriter, Write, WriteKind, usage_payload
@@ -56,7 +56,7 @@ class SessionRecorder:
         session_id: str,
         *,
         writer: StoreWriter | None = None,
-        principal_id: str = OPERATOR_ID,
+        principal: Principal = OPERATOR,
     ) -> None:
         self.store = store
         self.sessions = SessionStore(store)
@@ -65,7 +65,7 @@ class SessionRecorder:
         self.writer = writer
         # Whose sessions these are: new ones are theirs, and only theirs can be resumed
         # (the operator may resume any).
-        self.principal_id = principal_id
+        self.principal = principal
         self._last_ticket = 0
 
     def _write(self, kind: WriteKind, payload: dict[str, Any]) -> None:
@@ -75,17 +75,25 @@ class SessionRecorder:
     def create_session(self, model: str) -> str:
         if self.writer is not None:
             session_id = secrets.token_hex(4)
-            self._write(
-                "session",
-                {"model": model, "session_id": session_id, "principal_id": self.principal_id},
-            )
+            payload = {"model": model, "session_id": session_id, "principal_id": self.principal.id}
+            if not self.principal.is_operator:  # its row is recorded with its first session
+                payload |= {
+                    "principal_kind": self.principal.kind,
+                    "principal_name": self.principal.display_name,
+                }
+            self._write("session", payload)
             return session_id
-        return self.sessions.create(model, principal_id=self.principal_id)
+        found = self.principal
+        return self.sessions.create(
+            model,
+            principal_id=found.id,
+            principal=None if found.is_operator else (found.kind, found.display_name),
+        )
 
     @property
     def visible_to(self) -> str | None:
         """The principal whose sessions this recorder may list and resume; None: all."""
-        return None if self.principal_id == OPERATOR_ID else self.principal_id
+        return None if self.principal.is_operator else self.principal.id
 
     def forget_if_empty(self, session_id: str) -> None:
         if not session_id:

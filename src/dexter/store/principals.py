@@ -13,6 +13,7 @@ from typing import Any
 
 from dexter.principal import OPERATOR_ID, Principal
 from dexter.store.db import Store, now_iso
+from dexter.store.principal_rows import record_principal
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +64,9 @@ class PrincipalStore:
 
     def touch(self, principal: Principal) -> None:
         """Record `principal` (first contact creates it; later ones refresh name and time)."""
-        now = now_iso()
         with self.store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO principals (id, kind, display_name, created_at, last_seen_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
-                " last_seen_at = excluded.last_seen_at,"
-                " display_name = CASE WHEN excluded.display_name != ''"
-                " THEN excluded.display_name ELSE principals.display_name END",
-                (principal.id, principal.kind, principal.display_name, now, now),
+            record_principal(
+                conn, principal.id, principal.kind, principal.display_name, at=now_iso()
             )
 
     def get(self, principal_id: str) -> PrincipalRow | None:

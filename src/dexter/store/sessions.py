@@ -13,6 +13,7 @@ from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
+from dexter.store.principal_rows import record_principal
 
 _TITLE_CHARS = 60
 
@@ -152,12 +153,16 @@ class SessionStore:
         *,
         session_id: str | None = None,
         principal_id: str = OPERATOR_ID,
+        principal: tuple[str, str] | None = None,
     ) -> str:
         """A new session; its id is 8 hex digits, short enough to type after `--resume`.
         `session_id`: an id chosen beforehand (a record written later, off the event loop);
-        `principal_id`: whose session it is."""
+        `principal_id`: whose session it is; `principal`: its (kind, display name), recorded in
+        the same transaction when given (first contact creates the principal's row)."""
         stamp = now_iso()
         with self.store.transaction() as conn:
+            if principal is not None:
+                record_principal(conn, principal_id, *principal, at=stamp)
             while True:
                 if session_id is None:
                     session_id = secrets.token_hex(4)
@@ -341,6 +346,12 @@ class SessionStore:
             conn.execute(
                 "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
                 (stamp, make_title(query), session_id),
+            )
+            # Whoever asked was seen now (`dexter principals list`).
+            conn.execute(
+                "UPDATE principals SET last_seen_at = ? WHERE id = "
+                "(SELECT principal_id FROM sessions WHERE id = ?)",
+                (stamp, session_id),
             )
             return int(cursor.lastrowid or 0)
 

@@ -45,9 +45,7 @@ MAX_PAUSE = 2.0
 
 log = logging.getLogger("dexter.store")
 
-WriteKind = Literal[
-    "session", "forget_empty", "model_call", "tool_call", "turn", "constraints", "principal"
-]
+WriteKind = Literal["session", "forget_empty", "model_call", "tool_call", "turn", "constraints"]
 
 
 @dataclass(frozen=True)
@@ -83,16 +81,13 @@ def apply_write(store: Store, prices: Mapping[str, Price], write: Write) -> None
     elif write.kind == "tool_call":
         Ledger(store, prices).record_tool_call(**data)
     elif write.kind == "session":
+        kind = data.get("principal_kind")
         SessionStore(store).create(
             data["model"],
             session_id=data["session_id"],
             principal_id=data.get("principal_id") or OPERATOR_ID,
+            principal=(kind, data.get("principal_name") or "") if kind else None,
         )
-    elif write.kind == "principal":
-        from dexter.principal import Principal
-        from dexter.store.principals import PrincipalStore
-
-        PrincipalStore(store).touch(Principal(data["id"], data["kind"], data.get("name") or ""))
     elif write.kind == "forget_empty":
         SessionStore(store).delete_if_empty(data["session_id"])
     elif write.kind == "turn":
