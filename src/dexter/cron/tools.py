@@ -2,8 +2,8 @@
 
 Same validation as `dexter cron` (cron/jobs.py). Listing and viewing run freely; adding,
 changing, removing or running a job and editing the checklist are writes that pass the
-permission gate's approval path, so where nobody can approve (scheduled runs, chats without a
-rule) they are refused.
+permission gate's approval path: asked on the terminal or in the asker's own chat, refused
+where nobody can approve (scheduled runs, MCP hosts).
 
 Jobs belong to the principal who made them. Anyone but the operator sees and touches only their
 own: another's job is "not found", in the same words as an id that matches nothing. Where their
