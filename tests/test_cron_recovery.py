@@ -72,8 +72,11 @@ def test_a_damaged_job_is_listed_and_removable(
     assert main(["cron", "list"]) == 0
     table = capsys.readouterr().out
     assert "Filing watch" in table
-    [line] = [row for row in table.splitlines() if broken.id in row]
-    assert "damaged: schedule_json is unreadable" in line
+    [row, note] = [line for line in table.splitlines() if broken.id in line]
+    assert "Price watch" in row and "damaged" in row.split()
+    # What is wrong is said in full below the table, with how to get rid of it.
+    assert note.startswith(f"{broken.id} is damaged: schedule_json is unreadable")
+    assert f"dexter cron rm {broken.id}" in note
     assert main(["cron", "list", "--json"]) == 0
     listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)}
     assert listed[good.id]["schedule"]["kind"] == "every"

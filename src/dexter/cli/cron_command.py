@@ -356,11 +356,16 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
     owners = any(job.owner != OPERATOR_ID for job in jobs)
     columns = ("ID", "Name", *(("Owner",) if owners else ()), "Schedule", "Next (job zone)")
     for column in (*columns, "Next (yours)", "Last", "Err"):
-        table.add_column(column, overflow="fold", no_wrap=column.startswith(("ID", "Next")))
+        # Ids and owners are typed back into commands: never split them.
+        table.add_column(
+            column, overflow="fold", no_wrap=column.startswith(("ID", "Next", "Owner"))
+        )
+    damaged: list[DamagedJob] = []
     for job in jobs:
         if isinstance(job, DamagedJob):
             who = (job.owner,) if owners else ()
-            table.add_row(job.id, job.name, *who, f"damaged: {job.problem}", "-", "-", "-", "-")
+            table.add_row(job.id, job.name, *who, "damaged", "-", "-", "-", "-")
+            damaged.append(job)
             continue
         nxt = job.state.next_run_at if job.enabled else None
         zone_name = _job_zone(job)
@@ -374,7 +379,16 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
             job.state.last_status or "never",
             str(job.state.consecutive_errors),
         )
-    Console(soft_wrap=False).print(table)
+    console = Console(soft_wrap=False)
+    console.print(table)
+    # What is wrong with a damaged job is too long for a cell: said once, below the table.
+    for job in damaged:
+        console.print(
+            f"\n{job.id} is damaged: {job.problem}. It cannot run; remove it with "
+            f"`dexter cron rm {job.id}` and add it again.",
+            markup=False,
+            highlight=False,
+        )
     return 0
 
 
