@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,7 +90,16 @@ async def test_granted_folder_is_the_only_one_a_principal_reads(home: Path, tmp_
     assert all("secret holdings" not in str(e) for e in events)
 
 
-async def test_memory_writes_land_in_the_principals_own_memory(home: Path) -> None:
+@pytest.fixture
+def wide_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+async def test_memory_writes_land_in_the_principals_own_memory(
+    home: Path, wide_umask: None
+) -> None:
     operator_memory = home / "memory" / "MEMORY.md"
     operator_memory.parent.mkdir(parents=True)
     operator_memory.write_text("- I hold 300 AAPL shares\n")
@@ -104,6 +115,10 @@ async def test_memory_writes_land_in_the_principals_own_memory(home: Path) -> No
     assert "300 AAPL" not in searched.result
     own = ANA.home(home) / "memory" / "MEMORY.md"
     assert "dividend growers" in own.read_text()
+    # Another person's memory is private on this machine too, whatever the umask.
+    assert own.stat().st_mode & 0o777 == 0o600
+    assert (home / "principals").stat().st_mode & 0o777 == 0o700
+    assert ANA.home(home).stat().st_mode & 0o777 == 0o700
     assert operator_memory.read_text() == "- I hold 300 AAPL shares\n"
     assert isinstance(events[-1], Done)
 
