@@ -235,7 +235,7 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
 
     from dexter.mcp.client import McpUnavailable
     from dexter.mcp.config import mcp_servers, tool_name
-    from dexter.mcp.tools import McpToolset
+    from dexter.mcp.tools import McpToolset, left_out
 
     configs = [c for c in mcp_servers(settings) if names is None or c.name in names]
     # Listing live also refreshes the cached listing agents are built from.
@@ -248,6 +248,8 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
             "transport": config.transport,
             "target": config.target,
             "tools": [],
+            "left_out": [],
+            "notes": list(config.notes),
             "error": None,
         }
         try:
@@ -259,6 +261,12 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
                     "read_only_hint": bool(t.annotations and t.annotations.read_only_hint),
                 }
                 for t in tools
+                if left_out(config, t) is None
+            ]
+            row["left_out"] = [
+                {"name": tool_name(config.name, t.name), "reason": reason}
+                for t in tools
+                if (reason := left_out(config, t)) is not None
             ]
         except McpUnavailable as exc:
             row["error"] = str(exc)
@@ -307,6 +315,8 @@ def _print_server(row: dict[str, Any]) -> None:
         )
 
     status = "error" if row["error"] else f"{len(row['tools'])} tools"
+    if row.get("left_out"):
+        status += f", {len(row['left_out'])} not offered"
     print(f"{row['name']}: {status}")
     show(f"{row['transport']}: {row['target']}", "  ", "    ")
     if row["error"]:
@@ -314,6 +324,10 @@ def _print_server(row: dict[str, Any]) -> None:
     for tool in row["tools"]:
         hint = " [says read-only]" if tool["read_only_hint"] else ""
         show(f"{tool['name']}  {tool['description']}{hint}", "  - ", "    ")
+    for tool in row.get("left_out", []):
+        show(f"{tool['name']}  not offered: {tool['reason']}", "  - ", "    ")
+    for note in row.get("notes", []):
+        show(note.split(": ", 1)[-1], "  ! ", "    ")
 
 
 def _test(settings: Settings, name: str) -> int:
