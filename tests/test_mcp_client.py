@@ -219,7 +219,7 @@ def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     assert '"dexter"' in printed and "claude_desktop_config.json" in printed
 
 
-@pytest.mark.parametrize("host", ["claude-desktop", "claude-code", "cursor"])
+@pytest.mark.parametrize("host", ["claude-desktop", "claude-code", "cursor", "vscode"])
 def test_every_install_snippet_names_the_workspace_and_the_host(
     host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -230,8 +230,8 @@ def test_every_install_snippet_names_the_workspace_and_the_host(
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
     assert main(["mcp", "install", host]) == 0
     out = capsys.readouterr().out
-    snippet = json.loads(out[out.index("{") :])
-    args = snippet["mcpServers"]["dexter"]["args"]
+    snippet = json.loads(out[out.index("\n{") + 1 :])
+    args = (snippet.get("mcpServers") or snippet["servers"])["dexter"]["args"]
     assert args[-6:] == ["mcp", "serve", "--workspace", str(research.resolve()), "--name", host]
     if host == "claude-code":  # the one-line command quotes the folder's space
         assert f"--workspace '{research.resolve()}' --name claude-code" in out
