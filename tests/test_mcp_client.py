@@ -58,7 +58,14 @@ def settings_with(tmp_path: Path, servers: Any) -> Settings:
         ({"notes": {"command": "x", "url": "http://h"}}, 'needs exactly one of "command"'),
         ({"notes": {"command": "x", "args": "--fast"}}, '"args" must be a list of strings'),
         ({"notes": {"url": "ftp://h/mcp"}}, '"url" must be an http:// or https://'),
-        ({"notes": {"command": "x", "headers": {}}}, "unknown key 'headers'"),
+        ({"notes": {"command": "x", "headers": {}}}, '"headers" is for servers with "url"'),
+        ({"notes": {"url": "http://h/mcp", "env": {}}}, '"env" is for servers with "command"'),
+        ({"notes": {"command": "x", "arg": ["-y"]}}, "unknown key 'arg' (did you mean \"args\"?)"),
+        ({"notes": {"command": "x", "type": "http"}}, '"type" is \'http\', which needs "url"'),
+        ({"notes": {"url": "http://h/mcp", "type": "ws"}}, '"type" must be "stdio", "http"'),
+        ({"notes": {"command": "x", "sandboxEnabled": True}}, "cannot sandbox an MCP server"),
+        ({"notes": {"command": "x", "disabledTools": "a"}}, '"disabledTools" must be a list'),
+        ({"mcpServers": {"notes": {"command": "x"}}}, "looks like a whole host config file"),
         ({"a__b": {"command": "x"}}, "may not contain '__'"),
         ({"no spaces": {"command": "x"}}, "names may use letters"),
         ({"notes": {"command": "x", "timeout": 0}}, '"timeout" must be a positive number'),
@@ -212,7 +219,7 @@ def test_install_merges_into_the_hosts_config_keeping_what_is_there(
     assert '"dexter"' in printed and "claude_desktop_config.json" in printed
 
 
-@pytest.mark.parametrize("host", ["claude-desktop", "claude-code", "cursor"])
+@pytest.mark.parametrize("host", ["claude-desktop", "claude-code", "cursor", "vscode"])
 def test_every_install_snippet_names_the_workspace_and_the_host(
     host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -223,8 +230,8 @@ def test_every_install_snippet_names_the_workspace_and_the_host(
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
     assert main(["mcp", "install", host]) == 0
     out = capsys.readouterr().out
-    snippet = json.loads(out[out.index("{") :])
-    args = snippet["mcpServers"]["dexter"]["args"]
+    snippet = json.loads(out[out.index("\n{") + 1 :])
+    args = (snippet.get("mcpServers") or snippet["servers"])["dexter"]["args"]
     assert args[-6:] == ["mcp", "serve", "--workspace", str(research.resolve()), "--name", host]
     if host == "claude-code":  # the one-line command quotes the folder's space
         assert f"--workspace '{research.resolve()}' --name claude-code" in out

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from dexter.mcp.config import McpSetup
+
 
 def service_keys() -> list[tuple[str, str]]:
     """Keys used outside the model layer, from the data and search-provider registries, so a new
@@ -118,6 +120,27 @@ def _sandbox_line() -> Any:
     )
 
 
+def settings_problems(settings: Settings) -> tuple[list[str], list[str], McpSetup | None]:
+    """(errors the commands would stop on, unknown keys they ignore, the MCP servers) for a
+    settings file that parses; `dexter doctor` and `doctor --json` both report these."""
+    from dexter.mcp.config import load_mcp
+
+    if settings.settings_error:
+        return [], [], None
+    errors: list[str] = []
+    unknown: list[str] = []
+    mcp = None
+    try:
+        unknown = settings.parsed().unknown_keys()
+    except ConfigError as exc:
+        errors.append(str(exc))
+    try:
+        mcp = load_mcp(settings)
+    except ConfigError as exc:
+        errors.append(str(exc))
+    return errors, unknown, mcp
+
+
 def window_known(model_name: str, provider: Any) -> bool:
     from dexter.providers.discovery import known_window
 
@@ -168,9 +191,14 @@ def run_doctor(
     console.print(Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})"))
     path = settings.settings_path
     settings_line = Text.assemble("Settings     ", (str(path), "cyan"), "  ")
+    # The same readers the commands use: doctor never calls a file fine that they refuse.
+    errors, unknown, mcp = settings_problems(settings)
     if settings.settings_error:
         ok = False
         settings_line.append("✗ does not parse", style="red")
+    elif errors:
+        ok = False
+        settings_line.append("✗ commands refuse it (see below)", style="red")
     elif path.is_file():
         settings_line.append("✓ parses", style="green")
     else:
@@ -178,15 +206,16 @@ def run_doctor(
     console.print(settings_line)
     if settings.settings_error:
         console.print(Text(f"  {settings.settings_error}", style="red"))
-    else:
-        try:
-            unknown = settings.parsed().unknown_keys()
-        except ConfigError as exc:
-            ok = False
-            console.print(Text(f"  ✗ {exc}", style="red"))
-            unknown = []
-        for line in unknown:
-            console.print(Text(f"  ! {line}: ignored", style="yellow"))
+    for error in errors:
+        console.print(Text(f"  ✗ {error}", style="red"))
+    for line in unknown:
+        console.print(Text(f"  ! {line}: ignored", style="yellow"))
+    if mcp is not None and (mcp.servers or mcp.disabled):
+        names = ", ".join(server.name for server in mcp.servers) or "none enabled"
+        off = f" (disabled: {', '.join(mcp.disabled)})" if mcp.disabled else ""
+        console.print(Text.assemble("MCP servers  ", (names, "cyan"), off))
+        for note in mcp.notes:
+            console.print(Text(f"  ! {note}", style="yellow"))
     from dexter.cli.doctor_json import database_state
 
     db_ok, db_state = database_state(settings)

@@ -36,7 +36,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
     import platform
 
     from dexter import __version__
-    from dexter.cli.doctor import service_keys, window_known
+    from dexter.cli.doctor import service_keys, settings_problems, window_known
     from dexter.data.settings import user_agent_problem
     from dexter.providers import (
         MODEL_SOURCE_LABELS,
@@ -48,7 +48,8 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
 
     ok = True
     db_ok, db_state = database_state(settings)
-    ok = ok and db_ok and not settings.settings_error
+    errors, unknown, mcp = settings_problems(settings)
+    ok = ok and db_ok and not settings.settings_error and not errors
     report: dict[str, Any] = {
         "version": __version__,
         "python": platform.python_version(),
@@ -57,6 +58,13 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
             "path": str(settings.settings_path),
             "exists": settings.settings_path.is_file(),
             "error": settings.settings_error,
+            "errors": errors,
+            "unknown_keys": unknown,
+        },
+        "mcp": {
+            "servers": [server.name for server in mcp.servers] if mcp else [],
+            "disabled": list(mcp.disabled) if mcp else [],
+            "notes": mcp.notes if mcp else [],
         },
         "database": {"ok": db_ok, "state": db_state},
         "dotenv": str(settings.dotenv_path) if settings.dotenv_path else None,

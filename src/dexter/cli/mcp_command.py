@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,7 +16,8 @@ if TYPE_CHECKING:
     from dexter.principal import Principal
     from dexter.runtime import Runtime
 
-HOSTS = ("claude-desktop", "claude-code", "cursor")
+# The hosts `dexter mcp install` knows (mcp_install.HOSTS, kept here so the parser stays cheap).
+HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 
 
 def add_mcp_parser(commands: Any) -> None:
@@ -27,7 +26,8 @@ def add_mcp_parser(commands: Any) -> None:
         "mcp",
         help="serve Dexter's data and research over MCP; list and test MCP servers Dexter uses",
         description="Dexter speaks the Model Context Protocol both ways: `dexter mcp serve` offers "
-        "its finance data calls and a research tool to Claude Desktop, Claude Code, Cursor and "
+        "its finance data calls and a research tool to Claude Desktop, Claude Code, Cursor, "
+        "VS Code and "
         'other hosts; servers listed under "mcpServers" in settings.json become tools '
         "inside Dexter (named server__tool, asking before they run).",
     )
@@ -92,7 +92,10 @@ def add_mcp_parser(commands: Any) -> None:
         "--write", action="store_true", help="merge it into the host's config file"
     )
     install.add_argument(
-        "--project", action="store_true", help="claude-code / cursor: the project's config file"
+        "--project",
+        action="store_true",
+        help="claude-code / cursor / vscode: the project's file (.mcp.json, .cursor/mcp.json, "
+        ".vscode/mcp.json)",
     )
     install.add_argument(
         "--workspace",
@@ -112,7 +115,9 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         return _list(settings, as_json=args.json)
     if args.mcp_command == "test":
         return _test(settings, args.name)
-    return _install(
+    from dexter.cli.mcp_install import install
+
+    return install(
         settings, args.host, write=args.write, project=args.project, workspace=args.workspace
     )
 
@@ -235,7 +240,7 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
 
     from dexter.mcp.client import McpUnavailable
     from dexter.mcp.config import mcp_servers, tool_name
-    from dexter.mcp.tools import McpToolset
+    from dexter.mcp.tools import McpToolset, left_out
 
     configs = [c for c in mcp_servers(settings) if names is None or c.name in names]
     # Listing live also refreshes the cached listing agents are built from.
@@ -248,6 +253,8 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
             "transport": config.transport,
             "target": config.target,
             "tools": [],
+            "left_out": [],
+            "notes": list(config.notes),
             "error": None,
         }
         try:
@@ -259,6 +266,12 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
                     "read_only_hint": bool(t.annotations and t.annotations.read_only_hint),
                 }
                 for t in tools
+                if left_out(config, t) is None
+            ]
+            row["left_out"] = [
+                {"name": tool_name(config.name, t.name), "reason": reason}
+                for t in tools
+                if (reason := left_out(config, t)) is not None
             ]
         except McpUnavailable as exc:
             row["error"] = str(exc)
@@ -307,6 +320,8 @@ def _print_server(row: dict[str, Any]) -> None:
         )
 
     status = "error" if row["error"] else f"{len(row['tools'])} tools"
+    if row.get("left_out"):
+        status += f", {len(row['left_out'])} not offered"
     print(f"{row['name']}: {status}")
     show(f"{row['transport']}: {row['target']}", "  ", "    ")
     if row["error"]:
@@ -314,6 +329,10 @@ def _print_server(row: dict[str, Any]) -> None:
     for tool in row["tools"]:
         hint = " [says read-only]" if tool["read_only_hint"] else ""
         show(f"{tool['name']}  {tool['description']}{hint}", "  - ", "    ")
+    for tool in row.get("left_out", []):
+        show(f"{tool['name']}  not offered: {tool['reason']}", "  - ", "    ")
+    for note in row.get("notes", []):
+        show(note.split(": ", 1)[-1], "  ! ", "    ")
 
 
 def _test(settings: Settings, name: str) -> int:
@@ -333,97 +352,3 @@ def _test(settings: Settings, name: str) -> int:
     if rows[0]["error"] is None:
         print(f"Every call asks first; allow a tool with `dexter permissions allow {name}__TOOL`.")
     return 0 if rows[0]["error"] is None else 1
-
-
-# ---------------------------------------------------------------------------------------------
-# install
-
-
-def _launch(settings: Settings, host: str, workspace: Path) -> dict[str, Any]:
-    """How a host should start this Dexter: absolute paths, the same home and settings, the
-    folder its research may read, and the host's name (its own memory and sessions)."""
-    exe = shutil.which("dexter")
-    command, args = (exe, []) if exe else (sys.executable, ["-m", "dexter"])
-    env = {"DEXTER_HOME": str(settings.home.resolve())}
-    agent = settings.env.get("DEXTER_SEC_USER_AGENT")
-    if agent:
-        env["DEXTER_SEC_USER_AGENT"] = agent
-    serve = ["mcp", "serve", "--workspace", str(workspace), "--name", host]
-    return {"command": command, "args": [*args, *serve], "env": env}
-
-
-def _host_file(host: str, *, project: bool, cwd: Path) -> Path:
-    home = Path.home()
-    if host == "claude-desktop":
-        if sys.platform == "darwin":
-            return home / "Library/Application Support/Claude/claude_desktop_config.json"
-        if sys.platform == "win32":
-            return Path(os.environ.get("APPDATA", home)) / "Claude/claude_desktop_config.json"
-        return home / ".config/Claude/claude_desktop_config.json"
-    if host == "claude-code":
-        return cwd / ".mcp.json" if project else home / ".claude.json"
-    return cwd / ".cursor/mcp.json" if project else home / ".cursor/mcp.json"
-
-
-def _install(
-    settings: Settings, host: str, *, write: bool, project: bool, workspace: str | None = None
-) -> int:
-    from dexter.atomicfile import write_json
-    from dexter.config import ConfigError, read_settings_file
-    from dexter.mcp.host import chosen_workspace
-
-    folder = chosen_workspace(workspace, settings.cwd)
-    launch = _launch(settings, host, folder)
-    snippet = {"mcpServers": {"dexter": launch}}
-    target = _host_file(host, project=project, cwd=settings.cwd)
-    if not write:
-        if host == "claude-code":
-            import shlex
-
-            env = " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in launch["env"].items())
-            scope = "project" if project else "user"
-            print("Run this once (Claude Code's own command):")
-            print(
-                f"  claude mcp add --scope {scope} {env} dexter -- "
-                + shlex.join([launch["command"], *launch["args"]])
-            )
-            print(f"\nor put this in {target}:")
-        else:
-            print(f"Add this to {target} (then restart {host}):")
-        print(json.dumps(snippet, indent=2))
-        print(
-            "\nFor the research tool, add your model key (e.g. OPENAI_API_KEY) to env: hosts do "
-            "not read your shell's environment or .env.",
-            file=sys.stderr,
-        )
-        print(_reads_only(host, folder), file=sys.stderr)
-        how = "--project --write" if host == "claude-code" else "--write"
-        print(f"`dexter mcp install {host} {how}` merges it for you.", file=sys.stderr)
-        return 0
-    if host == "claude-code" and not project:
-        raise ConfigError(
-            "Claude Code keeps user-level servers in its own state file; add Dexter there with "
-            "the `claude mcp add …` line that `dexter mcp install claude-code` prints, or write "
-            "the project's .mcp.json with --project --write."
-        )
-    try:
-        existing = read_settings_file(target)
-    except ConfigError as exc:
-        raise ConfigError(f"{exc} (not changing {host}'s config)") from None
-    servers = existing.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
-        raise ConfigError(f'"mcpServers" in {target} is not an object; fix it by hand first.')
-    existing["mcpServers"] = {**(servers or {}), "dexter": launch}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # The host's file may carry keys in "env": whatever mode the user gave it stays.
-    write_json(target, existing, keep_mode=True)
-    print(f"Wrote the dexter server to {target}. Restart {host} to load it.")
-    print(_reads_only(host, folder))
-    return 0
-
-
-def _reads_only(host: str, folder: Path) -> str:
-    return (
-        f"{host}'s research may read files in {folder} only (choose another folder with "
-        f"--workspace DIR); it has its own memory and sessions, as mcp:{host}."
-    )

@@ -21,6 +21,7 @@ from dexter.mcp.config import McpServerConfig
 if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
+    from mcp.shared.dispatcher import ProgressFnT
 
 Sleep = Callable[[float], Awaitable[None]]
 CONNECT_TIMEOUT = 20.0
@@ -30,6 +31,10 @@ MAX_TOOLS = 200
 
 class McpUnavailable(Exception):
     """The server could not be reached or started; the message says what to check."""
+
+
+class McpTimeout(McpUnavailable):
+    """The server did not answer within its time limit (the message names server and limit)."""
 
 
 def backoff_delay(crashes: int) -> float:
@@ -71,23 +76,34 @@ class McpConnection:
         """The server's tools (listed once per connection)."""
         client = await self._connected()
         if self._tools is None:
-            self._tools = await self._list(client)
+            try:
+                self._tools = await self._list(client)
+            except Exception as exc:
+                if _is_timeout(exc):
+                    raise McpTimeout(self._timed_out("listing tools")) from None
+                self.last_error = _describe(exc)
+                await self._drop()
+                raise McpUnavailable(self._unavailable()) from None
             if self._on_listed is not None:
                 self._on_listed(self.config, self._tools)
         return self._tools
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> mcp_types.CallToolResult:
+        """Run `tool`; `progress` hears each progress notification the server sends for it."""
         client = await self._connected()
         try:
             result = await client.call_tool(
-                tool, arguments, read_timeout_seconds=self.config.timeout
+                tool,
+                arguments,
+                read_timeout_seconds=self.config.timeout,
+                progress_callback=progress,
             )
-        except TimeoutError:
-            raise McpUnavailable(
-                f"MCP server {self.config.name!r} did not answer {tool} within "
-                f'{self.config.timeout:g} s (raise "timeout" in its settings).'
-            ) from None
         except Exception as exc:
+            # The SDK reports its own time limit as an MCP error (REQUEST_TIMEOUT).
+            if _is_timeout(exc):
+                raise McpTimeout(self._timed_out(tool)) from None
             if _is_tool_error(exc):
                 raise
             # The transport broke: the process died or the HTTP server went away.
@@ -115,8 +131,10 @@ class McpConnection:
                 self._client = await asyncio.wait_for(self._start(), self._connect_timeout)
             except TimeoutError:
                 await self._drop()
-                self.last_error = f"no answer within {self._connect_timeout:g} s"
-                raise McpUnavailable(self._unavailable()) from None
+                self.last_error = (
+                    f"it did not answer within {self._connect_timeout:g} s (timed out)"
+                )
+                raise McpTimeout(self._unavailable()) from None
             except McpUnavailable:
                 raise
             except Exception as exc:
@@ -125,6 +143,12 @@ class McpConnection:
                 raise McpUnavailable(self._unavailable()) from None
             self.starts += 1
             return self._client
+
+    def _timed_out(self, doing: str) -> str:
+        return (
+            f"MCP server {self.config.name!r} timed out: {doing} did not finish within "
+            f'{self.config.timeout:g} s (its "timeout" setting; raise it if that is too short).'
+        )
 
     def _unavailable(self) -> str:
         hint = (
@@ -185,6 +209,10 @@ class McpConnection:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         assert config.url is not None
+        if config.sse:
+            from mcp.client.sse import sse_client
+
+            return sse_client(config.url, headers=dict(config.headers) or None)
         if not config.headers:
             return config.url
         return streamable_http_client(
@@ -225,6 +253,15 @@ class McpConnection:
                 owner.cancel()
                 with contextlib.suppress(BaseException):
                     await owner
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    from mcp import MCPError
+    from mcp_types import REQUEST_TIMEOUT
+
+    return isinstance(exc, TimeoutError) or (
+        isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT
+    )
 
 
 def _is_tool_error(exc: Exception) -> bool:

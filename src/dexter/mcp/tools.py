@@ -11,7 +11,9 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+import re
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -58,7 +60,9 @@ class McpTool(Tool[McpArgs]):
     async def run(self, args: McpArgs, ctx: ToolContext) -> ToolResult:
         arguments = args.model_dump()
         try:
-            result = await self.connection.call(self.remote_name, arguments)
+            result = await self.connection.call(
+                self.remote_name, arguments, progress=ProgressRelay(ctx.progress)
+            )
         except McpUnavailable as exc:
             raise ToolFailure(str(exc)) from None
         except Exception as exc:  # the server refused the request (unknown tool, bad arguments)
@@ -73,6 +77,68 @@ class McpTool(Tool[McpArgs]):
                 f"{self.remote_name} on MCP server {self.server!r} failed:\n{content}"
             )
         return ToolResult(content=content, data=result.structured_content)
+
+
+PROGRESS_INTERVAL = 0.25
+MAX_PROGRESS_TEXT = 160
+# Terminal escape sequences (colours, cursor moves, titles) a server might send in its text.
+_TERMINAL_CODE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
+
+
+class ProgressRelay:
+    """A server's progress notifications, shown in the call's tool row.
+
+    A server's words are untrusted: control characters (terminal escapes, bidi overrides) are
+    dropped, known secrets redacted and the text shortened. Repeats are skipped, and a chatty
+    server gets at most one line every 0.25 s (the last step, progress = total, always shows).
+    """
+
+    def __init__(
+        self, report: Callable[[str], None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._report = report
+        self._clock = clock
+        self._last: str | None = None
+        self._at: float | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        text = progress_text(progress, total, message)
+        now = self._clock()
+        final = total is not None and progress >= total
+        recent = self._at is not None and now - self._at < PROGRESS_INTERVAL
+        if text == self._last or (recent and not final):
+            return
+        self._last, self._at = text, now
+        self._report(text)
+
+
+def progress_text(progress: float, total: float | None, message: str | None) -> str:
+    """`Indexing filings (3/10)`, or `3/10` / `progress 3` when the server sends no message."""
+    from dexter.permissions.secrets import redact
+
+    bare = _TERMINAL_CODE.sub("", message or "")
+    printable = "".join(ch if ch.isprintable() else " " for ch in bare)
+    words = " ".join(redact(printable).split())
+    if len(words) > MAX_PROGRESS_TEXT:
+        words = words[: MAX_PROGRESS_TEXT - 1].rstrip() + "…"
+    count = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+    if words:
+        return f"{words} ({count})" if total else words
+    return count if total else f"progress {count}"
+
+
+def left_out(config: McpServerConfig, tool: mcp_types.Tool) -> str | None:
+    """Why a server's tool is not offered to the model, or None when it is."""
+    if tool.name in config.disabled_tools:
+        return 'turned off in "disabledTools"'
+    execution = tool.execution
+    if execution is not None and execution.task_support == "required":
+        # A plain call to such a tool always fails; Dexter does not run MCP tasks.
+        return (
+            'it runs only as an MCP task (execution.taskSupport "required"), which Dexter '
+            "does not start"
+        )
+    return None
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
@@ -202,6 +268,8 @@ class McpToolset:
             if listed is None:
                 continue
             for remote in listed:
+                if left_out(config, remote) is not None:
+                    continue
                 adapted = adapt(self.connections[config.name], remote)
                 if adapted.name not in seen:
                     seen.add(adapted.name)
@@ -252,6 +320,7 @@ def fingerprint(config: McpServerConfig) -> str:
             config.cwd,
             config.url,
             sorted(config.headers.items()),
+            config.transport,
         ],
         default=str,
     )
