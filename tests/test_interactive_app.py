@@ -621,3 +621,27 @@ def _check_exported(folder: Path) -> None:
     html = (folder / "my memo.html").read_text()
     assert "Apple revenue?" in html and "<strong>$416.2B</strong>" in html
     assert len(list(folder.glob("dexter-report-*.html"))) == 1
+
+
+@pytest.mark.parametrize("columns", [80, 60, 120])
+async def test_approval_keys_fit_the_terminal_width(tmp_path: Path, columns: int) -> None:
+    """At 80 columns the hint used to be cut at the border, losing "ctrl+c cancel"."""
+    from textual.widgets import Static
+
+    from dexter.agent.events import ApprovalRequest
+
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=(columns, 30)) as pilot:
+        request = ApprovalRequest(
+            "c1", "write_file", {"path": "notes/aapl.md"}, proposed_rule="Write(./notes/aapl.md)"
+        )
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        app.approval.open(request, future)
+        await pilot.pause()
+        await pilot.pause()
+        hint = app.query_one("#approval-hint", Static)
+        shown = str(hint.render())
+        assert "4/r" in shown and shown.endswith("ctrl+c cancel")
+        assert len(shown) <= hint.content_size.width and hint.outer_size.height == 1
+        if columns >= 100:
+            assert shown.startswith("↑/↓ enter · 1/y once · 2/a this session")
