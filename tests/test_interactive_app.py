@@ -101,6 +101,16 @@ async def ask(pilot: Pilot[None], app: DexterApp, question: str) -> None:
     await pilot.pause()
 
 
+async def ask_and_decide(pilot: Pilot[None], app: DexterApp, question: str, key: str) -> None:
+    """Send a question whose run asks for approval, press `key` at the prompt, wait for the end."""
+    app.prompt.value = question
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.approval.is_open)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not app.busy)
+    await pilot.pause()
+
+
 def notes(app: DexterApp, kind: str) -> list[str]:
     return [note.text for note in app.query(f"#log > Note.{kind}").results(Note)]
 
@@ -240,12 +250,7 @@ async def test_deny_stops_the_run_without_running_the_tool(tmp_path: Path) -> No
     model = ScriptedModel([calls(("write_note", {"path": "notes.md"}))])
     app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
     async with app.run_test(size=SIZE) as pilot:
-        app.prompt.value = "save a note"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.approval.is_open)
-        await pilot.press("n")
-        await wait_for(pilot, lambda: not app.busy)
-        await pilot.pause()
+        await ask_and_decide(pilot, app, "save a note", "n")
 
         assert writer.written == []
         assert model.calls_made == 1
@@ -665,11 +670,7 @@ async def test_leaving_keeps_tool_rows_approvals_and_commands_and_says_how_to_re
     session_id = agent.new_session()
     app = DexterApp(agent)
     async with app.run_test(size=(80, 30)) as pilot:
-        app.prompt.value = "save a note"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.approval.is_open)
-        await pilot.press("y")
-        await wait_for(pilot, lambda: not app.busy)
+        await ask_and_decide(pilot, app, "save a note", "y")
         await ask(pilot, app, f"/export md {tmp_path / 'nope' / 'x.md'}")
         await wait_for(pilot, lambda: any("does not exist" in n for n in notes(app, "error")))
         app.quit()
@@ -755,11 +756,6 @@ async def test_always_allow_is_said_in_words_on_the_tool_row(tmp_path: Path) -> 
     agent.policy = RulesPolicy(tmp_path / "settings.json", workspace, sandboxed=False)
     app = DexterApp(agent)
     async with app.run_test(size=SIZE) as pilot:
-        app.prompt.value = "write a.md"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.approval.is_open)
-        await pilot.press("r")
-        await wait_for(pilot, lambda: not app.busy)
-        await pilot.pause()
+        await ask_and_decide(pilot, app, "write a.md", "r")
         assert rows(app)[0].note == "always allowed (rule saved)"  # was "allow_always"
     assert "Write(" in (tmp_path / "settings.json").read_text()
