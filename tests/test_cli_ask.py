@@ -176,3 +176,35 @@ def test_json_retracts_nothing_when_no_tool_follows() -> None:
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [x["type"] for x in lines] == ["thinking", "text", "done"]
     assert lines[-1]["session_id"] == "abc12345"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_empty_answer_is_a_failure_said_on_stderr(
+    workdir: Path,  # noqa: F811
+    wire_server: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    as_json: bool,
+) -> None:
+    """Nothing on stdout and exit 0 used to pass for an answer in a script."""
+    point_at(wire_server, monkeypatch)
+    wire_server.push(answer_stream(""))
+    flags = ["--json"] if as_json else []
+    assert main(["ask", *flags, "--model", "openai:gpt-test", "-o", "memo.md", "q?"]) == 1
+    captured = capsys.readouterr()
+    assert "empty answer" in captured.err and "memo.md was not written" in captured.err
+    if as_json:
+        assert json.loads(captured.out.splitlines()[-1])["type"] == "done"
+    else:
+        assert captured.out.strip() == ""
+    assert not (workdir / "memo.md").exists()
+
+
+def test_output_name_without_a_format_suggests_no_missing_option(
+    workdir: Path,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`ask` has no --format, so the message must not tell the user to pass one."""
+    assert main(["ask", "-o", "memo.txt", "q?"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot tell the format from 'memo.txt'" in err and "--format" not in err

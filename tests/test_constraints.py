@@ -79,14 +79,71 @@ async def test_model_catches_an_instruction_the_rules_missed() -> None:
 
 async def test_malformed_model_output_is_tolerated() -> None:
     said = "I prefer IFRS numbers to US GAAP ones."
-    assert await extract_constraints(said, ScriptedModel([text("Sure! [oops, not json")])) == []
-    bullets = ScriptedModel([text("Constraints:\n- Prefer IFRS figures\n")])
-    assert await extract_constraints(said, bullets) == ["Prefer IFRS figures"]
-    wrapped = ScriptedModel([text('{"constraints": ["Prefer IFRS figures", 3]}')])
+    garbled = ScriptedModel([text("Sure! [oops, not json"), text("still [not json")])
+    assert await extract_constraints(said, garbled) == []
+    wrapped = ScriptedModel([text('{"constraints": ["Prefer IFRS figures"]}')])
     assert await extract_constraints(said, wrapped) == ["Prefer IFRS figures"]
     failing = ScriptedModel([ModelError(ErrorKind.AUTH, "no key")])
     assert await extract_constraints("Always use IFRS. I prefer Q4 data.", failing) == [
         "Always use IFRS"
+    ]
+
+
+PROSE = (
+    "Sure! Here are the standing instructions I found:\n- Always be helpful\n"
+    "- Provide accurate data\n\nLet me know if you need anything else."
+)
+SAID = "Make sure to use audited 10-K figures. How much did Apple's revenue grow in FY2025?"
+
+
+async def test_prose_instead_of_a_json_list_is_asked_for_again() -> None:
+    """A model that answers in prose is asked once more; its bullets never become rules."""
+    usages: list[Usage] = []
+    model = ScriptedModel(
+        [
+            text(PROSE, usage=Usage(40, 20)),
+            text('["Use audited 10-K figures"]', usage=Usage(60, 8)),
+        ]
+    )
+    found = await extract_constraints(SAID, model, on_usage=usages.append)
+    assert found == ["Use audited 10-K figures"]
+    assert usages == [Usage(40, 20), Usage(60, 8)]
+    retry = model.requests[1].messages
+    assert retry[-2].content == PROSE and "JSON array" in retry[-1].content
+
+
+async def test_prose_twice_keeps_nothing_the_model_said() -> None:
+    model = ScriptedModel([text(PROSE), text("- Always be helpful\n- Provide accurate data")])
+    assert await extract_constraints(SAID, model) == []
+    assert len(model.requests) == 2
+    # What the rules caught still stands.
+    model = ScriptedModel([text(PROSE), text(PROSE)])
+    found = await extract_constraints("Never include adjusted EBITDA. Make sure it's GAAP.", model)
+    assert found == ["Never include adjusted EBITDA"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '["Use GAAP figures", 3]',  # not all strings
+        'Here you go: ["Always be helpful"]',  # a list inside prose
+        "1. Always be helpful",
+        '"Use GAAP figures"',
+        '{"rules": ["Use GAAP figures"]}',
+    ],
+)
+async def test_only_a_json_list_of_strings_is_accepted(reply: str) -> None:
+    model = ScriptedModel([text(reply), text("[]")])
+    assert await extract_constraints(SAID, model) == []
+    assert len(model.requests) == 2
+
+
+def test_an_abbreviation_does_not_end_a_constraint() -> None:
+    said = "Only use U.S. GAAP figures. What was Apple's revenue, i.e. net sales?"
+    assert extract_rule_constraints(said) == ["Only use U.S. GAAP figures"]
+    assert extract_rule_constraints("Never use e.g. adjusted EBITDA; report in EUR") == [
+        "Never use e.g. adjusted EBITDA",
+        "Report in EUR",
     ]
 
 

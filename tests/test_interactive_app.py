@@ -101,6 +101,16 @@ async def ask(pilot: Pilot[None], app: DexterApp, question: str) -> None:
     await pilot.pause()
 
 
+async def ask_and_decide(pilot: Pilot[None], app: DexterApp, question: str, key: str) -> None:
+    """Send a question whose run asks for approval, press `key` at the prompt, wait for the end."""
+    app.prompt.value = question
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.approval.is_open)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not app.busy)
+    await pilot.pause()
+
+
 def notes(app: DexterApp, kind: str) -> list[str]:
     return [note.text for note in app.query(f"#log > Note.{kind}").results(Note)]
 
@@ -240,12 +250,7 @@ async def test_deny_stops_the_run_without_running_the_tool(tmp_path: Path) -> No
     model = ScriptedModel([calls(("write_note", {"path": "notes.md"}))])
     app = DexterApp(make_agent(model, tmp_path, tools=[writer]))
     async with app.run_test(size=SIZE) as pilot:
-        app.prompt.value = "save a note"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.approval.is_open)
-        await pilot.press("n")
-        await wait_for(pilot, lambda: not app.busy)
-        await pilot.pause()
+        await ask_and_decide(pilot, app, "save a note", "n")
 
         assert writer.written == []
         assert model.calls_made == 1
@@ -614,6 +619,9 @@ async def test_export_writes_the_latest_answer_as_a_report_off_the_event_loop(
         await wait_for(pilot, lambda: notes(app, "info")[-1].startswith("Wrote dexter-report-"))
         await ask(pilot, app, "/export memo.docx")
         await wait_for(pilot, lambda: "cannot tell the format" in notes(app, "error")[-1])
+        # /export has no --format option: the message says how to give the format here.
+        assert "--format" not in notes(app, "error")[-1]
+        assert "/export pdf PATH" in notes(app, "error")[-1]
     _check_exported(tmp_path)
 
 
@@ -621,3 +629,133 @@ def _check_exported(folder: Path) -> None:
     html = (folder / "my memo.html").read_text()
     assert "Apple revenue?" in html and "<strong>$416.2B</strong>" in html
     assert len(list(folder.glob("dexter-report-*.html"))) == 1
+
+
+@pytest.mark.parametrize("columns", [80, 60, 120])
+async def test_approval_keys_fit_the_terminal_width(tmp_path: Path, columns: int) -> None:
+    """At 80 columns the hint used to be cut at the border, losing "ctrl+c cancel"."""
+    from textual.widgets import Static
+
+    from dexter.agent.events import ApprovalRequest
+
+    app = DexterApp(make_agent(ScriptedModel([]), tmp_path))
+    async with app.run_test(size=(columns, 30)) as pilot:
+        request = ApprovalRequest(
+            "c1", "write_file", {"path": "notes/aapl.md"}, proposed_rule="Write(./notes/aapl.md)"
+        )
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        app.approval.open(request, future)
+        await pilot.pause()
+        await pilot.pause()
+        hint = app.query_one("#approval-hint", Static)
+        shown = str(hint.render())
+        assert "4/r" in shown and shown.endswith("ctrl+c cancel")
+        assert len(shown) <= hint.content_size.width and hint.outer_size.height == 1
+        if columns >= 100:
+            assert shown.startswith("↑/↓ enter · 1/y once · 2/a this session")
+
+
+async def test_leaving_keeps_tool_rows_approvals_and_commands_and_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The printed conversation used to hold only questions and answers: no tool row, no
+    approval, no command and its error, and no word on how to come back to it."""
+    from dexter.cli.interactive.app import print_conversation
+    from tests.support.sessions import hand_session
+
+    monkeypatch.chdir(tmp_path)
+    writer = WriteTool()
+    model = ScriptedModel([calls(("write_note", {"path": "notes.md"})), text("Saved it.")])
+    agent = hand_session(tmp_path, model, tools=[writer])
+    session_id = agent.new_session()
+    app = DexterApp(agent)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await ask_and_decide(pilot, app, "save a note", "y")
+        await ask(pilot, app, f"/export md {tmp_path / 'nope' / 'x.md'}")
+        await wait_for(pilot, lambda: any("does not exist" in n for n in notes(app, "error")))
+        app.quit()
+        await pilot.pause()
+    out = io.StringIO()
+    print_conversation(app, Console(file=out, width=400, color_system=None))
+    screen = out.getvalue()
+    shown_in_order = [
+        "› save a note",
+        "✓ write_note(path=notes.md)",
+        "approved",
+        "Saved it.",
+        "› /export md",
+        f"the folder {tmp_path / 'nope'} does not exist",
+        f"dexter --resume {session_id}",
+    ]
+    positions = [screen.find(text) for text in shown_in_order]
+    assert -1 not in positions and positions == sorted(positions), screen
+    assert screen.count("Saved it.") == 1
+    assert not (tmp_path / "nope").exists()
+
+
+async def test_nothing_to_resume_after_clear_and_no_hint_without_a_saved_session(
+    tmp_path: Path,
+) -> None:
+    from dexter.cli.interactive.app import print_conversation
+    from tests.support.sessions import hand_session
+
+    agent = hand_session(tmp_path, ScriptedModel([text("Four.")]))
+    agent.new_session()
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, app, "2+2?")
+        assert app.has_turns
+        await ask(pilot, app, "/clear")
+        app.quit()
+        await pilot.pause()
+    out = io.StringIO()
+    print_conversation(app, Console(file=out, width=80, color_system=None))
+    assert "Four." in out.getvalue() and "Conversation cleared." in out.getvalue()
+    assert "--resume" not in out.getvalue()
+
+
+async def test_quitting_mid_run_keeps_the_cancelled_run_and_draws_an_empty_region_last(
+    tmp_path: Path,
+) -> None:
+    """The last frame drawn is what a terminal may keep in its scrollback when the region is
+    cleared (tmux does once the region reached the top), so it must hold nothing: it used to
+    hold the whole last screen, printed again just below it as the conversation."""
+    model = ScriptedModel([calls(("lookup", {"label": "AAPL", "seconds": 30}))])
+    app = DexterApp(make_agent(model, tmp_path))
+    at_exit: dict[str, bool] = {}
+    leave = app.exit
+
+    def exit_and_note(*args: Any, **kwargs: Any) -> None:
+        at_exit.update(log=app.log_view.display, header=app.query_one("#header").display)
+        leave(*args, **kwargs)
+
+    app.exit = exit_and_note  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.prompt.value = "look up AAPL"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(rows(app)) and rows(app)[0].state == "running")
+        app.quit()
+        await wait_for(pilot, lambda: bool(at_exit))
+    assert at_exit == {"log": False, "header": False}
+    assert ("question", "look up AAPL") in app.transcript
+    assert ("warning", "Cancelled.") in app.transcript
+    [tool] = [entry for kind, entry in app.transcript if kind == "tool"]
+    assert tool.startswith("✗ lookup(label=AAPL") and tool.endswith("cancelled")
+
+
+async def test_always_allow_is_said_in_words_on_the_tool_row(tmp_path: Path) -> None:
+    from dexter.permissions.policy import RulesPolicy
+    from dexter.tools.fs import WriteFileTool
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [calls(("write_file", {"path": "a.md", "content": "x"})), text("Wrote a.md.")]
+    )
+    agent = make_agent(model, tmp_path, tools=[WriteFileTool(workspace)])
+    agent.policy = RulesPolicy(tmp_path / "settings.json", workspace, sandboxed=False)
+    app = DexterApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_and_decide(pilot, app, "write a.md", "r")
+        assert rows(app)[0].note == "always allowed (rule saved)"  # was "allow_always"
+    assert "Write(" in (tmp_path / "settings.json").read_text()

@@ -151,3 +151,32 @@ def test_ask_output_to_an_unwritable_folder_fails_before_the_run(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
     assert main(["ask", "-o", str(tmp_path / "missing" / "memo.pdf"), "q"]) == 2
     assert "no tokens are spent" in capsys.readouterr().err
+
+
+def test_report_to_a_missing_folder_creates_no_folder(
+    researched: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report -o` (and `/export`) used to create every missing folder on the way to the file."""
+    target = researched / "no-such" / "deeper" / "memo.md"
+    assert main(["report", run_id(researched), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"the folder {target.parent} does not exist" in err
+    assert not (researched / "no-such").exists()
+
+
+def test_writing_a_report_shows_progress_only_on_a_terminal(
+    researched: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PDF takes seconds to lay out; a terminal used to see nothing until "Wrote"."""
+    from rich.console import Console
+
+    out = researched / "progress.html"
+    assert main(["report", run_id(researched), "-o", str(out)]) == 0
+    piped = capsys.readouterr().err
+    assert "writing" not in piped and piped.startswith("Wrote")
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    assert main(["report", run_id(researched), "-o", str(out)]) == 0
+    shown = capsys.readouterr().err
+    assert f"writing {out}" in shown
+    assert shown.index(f"writing {out}") < shown.index("Wrote")

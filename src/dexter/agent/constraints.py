@@ -10,13 +10,24 @@ Apple's revenue in EUR?" asks for one figure, it does not change how every answe
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
-from dexter.models.types import ModelRequest, SystemMessage, Usage, UserMessage
+from dexter.models.types import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    SystemMessage,
+    Usage,
+    UserMessage,
+)
+from dexter.sentences import split_sentences
+
+_log = logging.getLogger(__name__)
 
 MAX_CONSTRAINTS = 20
 MAX_CONSTRAINT_CHARS = 200
@@ -68,7 +79,7 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:please|pls|also|and|ok(?:ay)?|oh|so|but|then|btw|remember)\b[,:]?\s*)+",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"(?<=;)\s+")
 
 
 def _normalise(text: str) -> str:
@@ -80,10 +91,13 @@ def _normalise(text: str) -> str:
 
 
 def _clauses(text: str) -> Iterator[str]:
-    for sentence in _SENTENCES.split(text):
-        sentence = sentence.strip()
-        if sentence and not sentence.endswith("?"):
-            yield sentence
+    """Each line's sentences, split again at semicolons; "Use U.S. GAAP" stays one clause."""
+    for line in text.splitlines():
+        for sentence in split_sentences(line):
+            for clause in _CLAUSE_BREAK.split(sentence):
+                clause = clause.strip()
+                if clause and not clause.endswith("?"):
+                    yield clause
 
 
 def _rule_constraint(sentence: str) -> str | None:
@@ -125,27 +139,52 @@ _EXTRACT_SYSTEM = (
 )
 
 
-def _parse_list(text: str) -> list[str]:
-    """A list of strings from model output that may be fenced, wrapped or slightly off."""
-    start, end = text.find("["), text.rfind("]")
-    if start != -1 and end > start:
-        try:
-            value: Any = json.loads(text[start : end + 1])
-        except ValueError:
-            value = None
-        if isinstance(value, list):
-            return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+_RETRY = (
+    "That was not a JSON array. Reply with only a JSON array of short imperative strings, such "
+    'as ["Use GAAP figures only"], or [] if the message sets no standing instruction.'
+)
+_FENCE = re.compile(r"^```[\w-]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+def parse_constraint_reply(text: str) -> list[str] | None:
+    """The strings of a reply that is the JSON array asked for (in a code fence, or as
+    `{"constraints": [...]}`, too); None for anything else. Prose is never read for bullets:
+    a model that answers "Sure! - Always be helpful" has not said what the user asked for."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
     try:
-        value = json.loads(text)
+        value: Any = json.loads(body)
     except ValueError:
-        value = None
-    if isinstance(value, dict) and isinstance(value.get("constraints"), list):
-        return [v.strip() for v in value["constraints"] if isinstance(v, str) and v.strip()]
-    # Last resort: a bulleted list, which small models produce despite being asked for JSON.
-    return [
-        m.group(1).strip()
-        for m in re.finditer(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", text, re.MULTILINE)
-    ]
+        return None
+    if isinstance(value, dict) and list(value) == ["constraints"]:
+        value = value["constraints"]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return None
+    return [item.strip() for item in value if item.strip()]
+
+
+async def _ask_model(
+    model: Model, text: str, on_usage: Callable[[Usage], None] | None
+) -> list[str] | None:
+    """The model's constraints for `text`; asked again once when its reply is not a JSON
+    array; None when it still is not, or the call failed."""
+    messages: list[Message] = [SystemMessage(_EXTRACT_SYSTEM), UserMessage(text)]
+    for attempt in range(2):
+        request = ModelRequest(messages=list(messages), max_output_tokens=300)
+        try:
+            response = await complete_by_streaming(model, request)
+        except ModelError:
+            return None
+        if on_usage is not None:
+            on_usage(response.usage)
+        found = parse_constraint_reply(response.message.content)
+        if found is not None:
+            return found
+        _log.debug("constraint model reply is not a JSON array (attempt %d)", attempt + 1)
+        messages += [AssistantMessage(response.message.content), UserMessage(_RETRY)]
+    return None
 
 
 async def extract_constraints(
@@ -156,22 +195,14 @@ async def extract_constraints(
 ) -> list[str]:
     """Rule constraints, plus the fast model's when the text holds an instruction they missed.
 
-    Never raises for a model failure or malformed output: the rules' result stands.
-    `on_usage` receives the model call's usage (for the ledger) when a call was made.
+    Never raises for a model failure or malformed output: the rules' result stands. A reply that
+    is not the JSON array asked for is asked for once more; if the second is not one either,
+    nothing the model said is kept. `on_usage` receives each model call's usage (for the ledger).
     """
     found = Constraints(extract_rule_constraints(text))
     if model is None or not _missed_instruction(text):
         return list(found)
-    request = ModelRequest(
-        messages=[SystemMessage(_EXTRACT_SYSTEM), UserMessage(text)], max_output_tokens=300
-    )
-    try:
-        response = await complete_by_streaming(model, request)
-    except ModelError:
-        return list(found)
-    if on_usage is not None:
-        on_usage(response.usage)
-    for item in _parse_list(response.message.content):
+    for item in await _ask_model(model, text, on_usage) or []:
         found.add(_normalise(item))
     return list(found)
 

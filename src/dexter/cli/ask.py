@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from dexter.runtime import Runtime
 
 EXIT_BY_STATUS = {"answered": 0, "error": 1, "denied": 1}
+EMPTY_ANSWER = "the model returned an empty answer, so there is nothing to print"
 
 
 def _terminal_approver(console: Console, before_asking: Callable[[], None]) -> Approver:
@@ -73,7 +74,8 @@ def run_ask(
         from dexter.outputfile import refuse_link
         from dexter.reports.render import format_for
 
-        format_for(Path(output), None)  # a bad file name fails before the run, not after
+        # A bad file name fails before the run, not after; `ask` has no --format to suggest.
+        format_for(Path(output), None, how_to_ask="")
         refuse_link(Path(output).expanduser())  # and so does a symlink there
         folder = Path(output).expanduser().resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):
@@ -137,6 +139,14 @@ def run_ask(
     _report_unsaved(runtime, settings.home)
     if done is None:
         return 1
+    if done.status == "answered" and not done.answer.strip():
+        # Exit 0 with nothing on stdout would pass for an answer in a script.
+        unwritten = f" ({output} was not written)" if output else ""
+        print(
+            f"dexter: {EMPTY_ANSWER}{unwritten}. Ask again, or try another model with -m.",
+            file=sys.stderr,
+        )
+        return 1
     if output and run_ids and done.status == "answered":
         from dexter.cli.report_command import export
 
@@ -144,7 +154,7 @@ def run_ask(
         store = reports.existing_store()
         try:
             if store is not None:
-                export(settings.home, store, run_ids[0], output, None)
+                export(settings.home, store, run_ids[0], output, None, how_to_ask="", err=err)
         finally:
             reports.close_local()
     return EXIT_BY_STATUS.get(done.status, 1)

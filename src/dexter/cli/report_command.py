@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -49,19 +52,28 @@ def export(
     output: str | None,
     fmt: str | None,
     as_of: str | None = None,
+    *,
+    how_to_ask: str = "pass --format",
+    err: Console | None = None,
 ) -> int:
-    """Build and write (or print) one report; shared by `dexter report`, `ask --output` and the
-    interactive `/export`."""
+    """Build and write (or print) one report; shared by `dexter report` and `ask --output`.
+    Writing a PDF takes seconds: on a terminal a spinner on stderr says so meanwhile."""
+    from dexter.cli.progress import Waiting
     from dexter.reports.build import report_for
     from dexter.reports.render import format_for, to_markdown
 
     path = Path(output).expanduser() if output else None
-    chosen = format_for(path, fmt)
-    report = report_for(store, home, ref, as_of=as_of)
+    chosen = format_for(path, fmt, how_to_ask=how_to_ask)
     if path is None and chosen == "md":
-        sys.stdout.write(to_markdown(report))
+        sys.stdout.write(to_markdown(report_for(store, home, ref, as_of=as_of)))
         return EXIT_OK
-    written = write_export(report, path, chosen)
+    if err is None:
+        from rich.console import Console
+
+        err = Console(stderr=True, highlight=False)
+    with Waiting(err) as waiting:
+        waiting.start(f"writing {path or f'the {chosen} report'}")
+        written = write_export(report_for(store, home, ref, as_of=as_of), path, chosen)
     print(wrote(written), file=sys.stderr)
     return EXIT_OK
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from dexter.config import ConfigError
-from dexter.outputfile import refuse_link, write_output
+from dexter.outputfile import check_destination, refuse_link, write_output
 from dexter.reports.charts import Chart, render_image, table_charts
 from dexter.reports.markup import (
     answer_html,
@@ -52,8 +52,11 @@ _UNIT_NOTES = {
 _CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
 
 
-def format_for(path: Path | None, requested: str | None) -> Format:
-    """The format asked for, else the one the file name implies, else Markdown."""
+def format_for(
+    path: Path | None, requested: str | None, *, how_to_ask: str = "pass --format"
+) -> Format:
+    """The format asked for, else the one the file name implies, else Markdown. `how_to_ask`
+    is how the caller's user names a format ("" when they cannot: the name must say it)."""
     if requested:
         value = requested.strip().lower().lstrip(".")
         value = {"markdown": "md", "htm": "html", "excel": "xlsx"}.get(value, value)
@@ -65,9 +68,10 @@ def format_for(path: Path | None, requested: str | None) -> Format:
     if path is not None:
         found = _SUFFIXES.get(path.suffix.lower())
         if found is None:
+            alternative = f", or {how_to_ask}" if how_to_ask else ""
             raise ConfigError(
-                f"cannot tell the format from {path.name!r}; name it .md, .html, .pdf or .xlsx, "
-                "or pass --format."
+                f"cannot tell the format from {path.name!r}; name it .md, .html, .pdf or "
+                f".xlsx{alternative}."
             )
         return found  # type: ignore[return-value]
     return "md"
@@ -275,10 +279,9 @@ def to_xlsx(report: Report) -> bytes:
 
 def write_report(report: Report, path: Path, fmt: Format) -> list[Path]:
     """Write the report (and, for Markdown, its chart images beside it); the paths written.
-    Each file is written whole, or not at all; a symlink at any of their names is refused
-    before anything is written."""
-    refuse_link(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    Each file is written whole, or not at all; a symlink at any of their names, or a folder that
+    does not exist, is refused before anything is written."""
+    check_destination(path)
     if fmt != "md":
         renderers: dict[str, Callable[[Report], bytes]] = {
             "html": lambda r: to_html(r).encode("utf-8"),

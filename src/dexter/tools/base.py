@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from dexter.errors import DexterError
 from dexter.models.types import ToolSpec
 from dexter.principal import OPERATOR, Principal, ToolScope
+from dexter.sentences import first_sentence
 from dexter.tools.citations import SourceLedger
 from dexter.tools.results import ResultStore
 from dexter.tools.schema import provider_safe_schema
@@ -137,6 +138,7 @@ class Tool(ABC, Generic[ArgsT]):
 
     @property
     def summary(self) -> str:
-        """The first sentence of the description: the one-line form used in prompts and lists."""
-        first = self.description.strip().split("\n", 1)[0]
-        return first.split(". ", 1)[0].rstrip(".") + "."
+        """The first sentence of the description: the one-line form used in prompts and lists.
+        An abbreviation ("e.g.", "U.S.") does not end it."""
+        first = first_sentence(self.description.strip().split("\n", 1)[0])
+        return first if first.endswith((".", "!", "?")) else first + "."

@@ -8,6 +8,7 @@ work, and cancelling the worker cancels the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from textual.events import Resize
 from textual.widgets import Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
-from dexter.agent.events import ApprovalRequest, Done, QueueDrained
+from dexter.agent.events import ApprovalRequest, QueueDrained
 from dexter.agent.loop import Agent
 from dexter.cli.interactive.approval import ApprovalPrompt
 from dexter.cli.interactive.commands import (
@@ -36,9 +37,9 @@ from dexter.cli.interactive.commands import (
 )
 from dexter.cli.interactive.format import with_link_targets
 from dexter.cli.interactive.questions import QuestionBridge, parse_answer, render_question
+from dexter.cli.interactive.transcript import Entry, entries_of, print_transcript, resume_hint
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
-from dexter.cli.render import cited_sources
 from dexter.config import ConfigError
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
@@ -65,6 +66,7 @@ class DexterApp(App[None]):
 
     CSS = """
     Screen { layout: vertical; }
+    Screen.-leaving, Screen.-leaving:inline, Screen.-leaving:ansi:inline { border: none; }
     #header { height: 1; padding: 0 1; }
     #log { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     #log > Note { padding: 0 0 0 2; }
@@ -111,9 +113,13 @@ class DexterApp(App[None]):
         self._cancelled_at = -QUIT_GRACE_SECONDS
         self._queued: list[tuple[Note, str]] = []
         self._approval_lock = asyncio.Lock()
-        # What the session showed, in order ("question" | "answer" | "note", text): printed to
-        # the normal screen after exit so the whole conversation stays in the scrollback.
-        self.transcript: list[tuple[str, str]] = []
+        # What the session showed, in order (see `transcript.py`): printed to the normal screen
+        # after exit so the whole conversation stays in the scrollback. `_kept` counts the log's
+        # widgets already copied into it.
+        self.transcript: list[Entry] = []
+        self._kept = 0
+        # Whether the current stored session has a turn, so leaving can say how to resume it.
+        self.has_turns = False
 
     # ----------------------------------------------------------------- layout
 
@@ -137,6 +143,7 @@ class DexterApp(App[None]):
             await self._show_alerts()
             self.set_interval(ALERT_CHECK_SECONDS, self._show_alerts)
         self._fit_log()
+        self._keep_shown()
 
     async def _show_alerts(self) -> None:
         """A line for alerts scheduled jobs produced since anything last showed them."""
@@ -151,23 +158,21 @@ class DexterApp(App[None]):
             return
         if notice:
             await self._add(Note(notice, classes="info"))
+            self._keep_shown()
 
     async def _show_earlier(self, agent: Session) -> None:
         """A resumed session's turns, as they were asked and answered."""
         turns = agent.recorder.sessions.turns(agent.session_id)
         if turns:
+            self.has_turns = True
             await self._add(Note(f"Earlier in session {agent.session_id}:", classes="info"))
         for turn in turns:
             await self._add(Note(f"› {turn.query}", classes="question"))
-            self.transcript.append(("question", turn.query))
             if turn.status == "answered" and turn.answer:
                 shown = with_link_targets(turn.answer)
                 await self.log_view.mount(Markdown(shown, classes="answer"))
-                self.transcript.append(("answer", turn.answer))
             else:
-                note = f"({turn.status})"
-                await self._add(Note(note, classes="stopped"))
-                self.transcript.append(("note", note))
+                await self._add(Note(f"({turn.status})", classes="stopped"))
 
     def on_resize(self, _: Resize) -> None:
         self._fit_log()
@@ -224,6 +229,21 @@ class DexterApp(App[None]):
         await self.log_view.mount(note)
         return note
 
+    def _keep_shown(self, *, final: bool = False) -> None:
+        """Copy what the log shows and the transcript lacks into it. Only between runs (or at
+        the very end): a running answer's rows and text are still changing."""
+        if self.busy and not final:
+            return
+        shown = list(self.log_view.children)
+        self.transcript += entries_of(shown[self._kept :])
+        self._kept = len(shown)
+
+    async def _empty_log(self) -> None:
+        """Clear the log for /clear and /resume; what it showed stays in the transcript."""
+        self._keep_shown()
+        await self.log_view.remove_children()
+        self._kept = 0
+
     # ------------------------------------------------------------------ input
 
     @on(Input.Submitted, "#prompt")
@@ -248,6 +268,7 @@ class DexterApp(App[None]):
             await self._queue_follow_up(text)
         else:
             self.start_run(text)
+        self._keep_shown()
 
     async def _queue_follow_up(self, text: str) -> None:
         self.agent.queue.enqueue(text)
@@ -312,7 +333,6 @@ class DexterApp(App[None]):
             await self._add(Note(f"Could not export: {exc}", classes="error"))
             return
         await self._add(Note(message, classes="info"))
-        self.transcript.append(("note", message))
 
     async def _resume_command(self, session_id: str) -> None:
         agent = self.agent
@@ -343,8 +363,9 @@ class DexterApp(App[None]):
             _log.debug("resume failed", exc_info=True)
             await self._add(Note(f"Could not resume: {exc}", classes="error"))
             return
-        await self.log_view.remove_children()
+        await self._empty_log()
         self.turn = None
+        self.has_turns = False
         await self._add(
             Note(
                 f"Resumed {info.id}: {info.turns} earlier "
@@ -352,7 +373,6 @@ class DexterApp(App[None]):
                 classes="info",
             )
         )
-        self.transcript.append(("note", f"Resumed session {info.id}."))
         await self._show_earlier(agent)
 
     async def _clear(self) -> None:
@@ -365,10 +385,10 @@ class DexterApp(App[None]):
             self.agent.new_session()
         else:
             self.core.clear()
-        await self.log_view.remove_children()
+        await self._empty_log()
         self.turn = None
+        self.has_turns = False
         await self._add(Note("Conversation cleared.", classes="info"))
-        self.transcript.append(("note", "Conversation cleared."))
 
     async def _model_command(self, spec: str) -> None:
         model = self.agent.model
@@ -424,7 +444,6 @@ class DexterApp(App[None]):
                 self._settle_queued("asked next", "delivered")
                 query = "\n\n".join(item.text for item in follow_ups)
         except asyncio.CancelledError:
-            self.transcript.append(("note", "Cancelled."))
             if self.turn is not None:
                 await self.turn.cancel()
             self._drop_queued()
@@ -442,14 +461,12 @@ class DexterApp(App[None]):
 
     async def _run_one(self, query: str) -> None:
         await self._add(Note(f"› {query}", classes="question"))
-        self.transcript.append(("question", query))
+        self.has_turns = True
         self.turn = TurnView(self.log_view, self.working.set_phase)
         self.working.set_phase("thinking")
         async for event in self.agent.run(query):
             if isinstance(event, QueueDrained):
                 self._settle_queued("sent with the next step", "delivered")
-            elif isinstance(event, Done):
-                self.transcript.append(transcript_entry(event))
             await self.turn.handle(event)
 
     def _drop_queued(self) -> None:
@@ -467,6 +484,7 @@ class DexterApp(App[None]):
         self.call_after_refresh(self._fit_log)
         if not self.approval.is_open:
             self.prompt.focus()
+        self._keep_shown()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # A worker cancelled before its first step never runs its own cleanup.
@@ -537,9 +555,24 @@ class DexterApp(App[None]):
         self.quit()
 
     def quit(self) -> None:
-        """Exit, leaving the conversation (without the input box) in the terminal scrollback."""
+        """Exit; `run_interactive` then prints the conversation to the normal screen."""
         self.cancel_run()
         for widget in (self.prompt, self.approval, self.working):
+            widget.display = False
+        self.call_after_refresh(self._leave)
+
+    async def _leave(self) -> None:
+        worker = self._worker
+        if worker is not None:
+            # The cancelled run marks its rows and says "Cancelled." before it is copied.
+            with contextlib.suppress(Exception):
+                await worker.wait()
+        self._keep_shown(final=True)
+        # Draw an empty region last: a terminal that keeps a cleared screen in its scrollback
+        # (tmux does when the region reached the top) then keeps nothing of it, where it used
+        # to keep the whole last screen above the printed conversation.
+        self.screen.add_class("-leaving")
+        for widget in (self.query_one("#header"), self.log_view):
             widget.display = False
         self.call_after_refresh(self.exit)
 
@@ -563,35 +596,17 @@ def run_interactive(
     # region only ever holds one screenful, so it is cleared on exit and the whole conversation
     # is printed to the normal screen instead, where the scrollback keeps it.
     app.run(inline=True, inline_no_clear=False, mouse=False)
-    print_transcript(app.transcript, Console())
+    print_conversation(app, Console())
     return app.return_code or 0
 
 
-def transcript_entry(done: Done) -> tuple[str, str]:
-    if done.status == "answered":
-        cited = cited_sources(done)
-        sources = "".join(f"\n- [{s.id}] {s.label}" + (f" {s.url}" if s.url else "") for s in cited)
-        return (
-            "answer",
-            (done.answer or "_(no answer)_") + ("\n\nSources:" + sources if cited else ""),
-        )
-    if done.status == "denied":
-        return ("note", "Stopped: a tool call was denied.")
-    return ("note", f"Error: {done.error or 'the run failed'}")
-
-
-def print_transcript(transcript: list[tuple[str, str]], console: Console) -> None:
-    """Each question in bold, each answer rendered as Markdown, notes dimmed."""
-    from rich.markdown import Markdown as RichMarkdown
-
-    for kind, text in transcript:
-        if kind == "question":
-            console.print()
-            console.print(Text(f"› {text}", style="bold"))
-        elif kind == "answer":
-            console.print(RichMarkdown(text, hyperlinks=False))
-        else:
-            console.print(Text(text, style="dim"))
+def print_conversation(app: DexterApp, console: Console) -> None:
+    """The conversation as it was shown, then how to continue it, if it was saved."""
+    print_transcript(app.transcript, console)
+    agent = app.agent
+    if isinstance(agent, Session) and app.has_turns and agent.session_id:
+        console.print()
+        console.print(resume_hint(agent.session_id))
 
 
 class _AppApprover:

@@ -7,20 +7,32 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.events import Resize
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from dexter.agent.events import ApprovalRequest
 from dexter.permissions.gate import ApprovalAnswer
 
-# Short enough to fit an 80-column terminal inside the prompt's border.
-HINT = "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · ctrl+c cancel"
-HINT_ALWAYS = "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · 4/r always · ctrl+c cancel"
+# The keys, longest spelling first: the hint shows the first that fits the prompt's width (the
+# choices themselves are listed above it, so a narrow terminal can do without the arrows).
+HINTS = (
+    "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · ctrl+c cancel",
+    "1/y once · 2/a session · 3/n/esc deny · ctrl+c cancel",
+    "1/y · 2/a · 3/n/esc · ctrl+c cancel",
+)
+HINTS_ALWAYS = (
+    "↑/↓ enter · 1/y once · 2/a this session · 3/n/esc deny · 4/r always · ctrl+c cancel",
+    "↑/↓ enter · 1/y once · 2/a session · 3/n/esc deny · 4/r always · ctrl+c cancel",
+    "1/y once · 2/a session · 3/n/esc deny · 4/r always · ctrl+c cancel",
+    "1/y · 2/a · 3/n/esc · 4/r · ctrl+c cancel",
+)
 ARGS_PREVIEW_LINES = 8
 ARGS_PREVIEW_CHARS = 600
 
@@ -48,6 +60,37 @@ def describe_args(request: ApprovalRequest) -> str:
     return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
 
 
+def fitting_hint(width: int, *, always: bool) -> str:
+    """The longest spelling of the keys that fits in `width` cells (the shortest, to wrap,
+    when none does): a hint cut at the border used to lose "ctrl+c cancel" at 80 columns."""
+    hints = HINTS_ALWAYS if always else HINTS
+    return next((hint for hint in hints if cell_len(hint) <= width), hints[-1])
+
+
+class ApprovalHint(Static):
+    """The keys line under the choices, respelled to fit whenever the width changes."""
+
+    DEFAULT_CSS = """
+    ApprovalHint { height: auto; color: $text-muted; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(HINTS[0], id=id, markup=False)
+        self.always = False
+
+    def show_keys(self, *, always: bool) -> None:
+        self.always = always
+        self._fit()
+
+    def on_resize(self, _: Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        width = self.content_size.width
+        if width:
+            self.update(fitting_hint(width, always=self.always))
+
+
 class ApprovalPrompt(Vertical):
     """Resolves the future it was opened with exactly once; closing it is the caller's job."""
 
@@ -61,7 +104,6 @@ class ApprovalPrompt(Vertical):
     ApprovalPrompt.-open { display: block; }
     ApprovalPrompt #approval-title { height: auto; }
     ApprovalPrompt #approval-options { height: auto; border: none; padding: 0; }
-    ApprovalPrompt #approval-hint { height: 1; color: $text-muted; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -82,7 +124,7 @@ class ApprovalPrompt(Vertical):
             *(Option(label, id=answer.value) for answer, label in CHOICES),
             id="approval-options",
         )
-        yield Static(HINT, id="approval-hint", markup=False)
+        yield ApprovalHint(id="approval-hint")
 
     @property
     def is_open(self) -> bool:
@@ -125,8 +167,7 @@ class ApprovalPrompt(Vertical):
         if request.proposed_rule:
             label = f"4  Always allow (saves the rule {request.proposed_rule})"
             options.add_option(Option(label, id=ApprovalAnswer.ALLOW_ALWAYS.value))
-        hint = HINT_ALWAYS if request.proposed_rule else HINT
-        self.query_one("#approval-hint", Static).update(hint)
+        self.query_one("#approval-hint", ApprovalHint).show_keys(always=bool(request.proposed_rule))
         options.highlighted = 0
         self.add_class("-open")
         options.focus()

@@ -29,6 +29,10 @@ def export_session(store: Any, home: Path, session_id: str, arg: str) -> str:
     from dexter.reports.render import format_for
 
     fmt, path = parse_export(arg)
-    chosen = format_for(path, fmt if fmt is not None or path is not None else "html")
+    chosen = format_for(
+        path,
+        fmt if fmt is not None or path is not None else "html",
+        how_to_ask="put the format first: /export pdf PATH",
+    )
     report = report_for(store, home, session_id)
     return wrote(write_export(report, path, chosen))

@@ -28,7 +28,11 @@ from dexter.cli.interactive.format import format_stats, one_line, with_link_targ
 from dexter.cli.interactive.widgets import Note, ToolRow
 from dexter.cli.render import cited_sources
 
-_APPROVAL_NOTES = {"allow_once": "approved", "allow_session": "approved for this session"}
+_APPROVAL_NOTES = {
+    "allow_once": "approved",
+    "allow_session": "approved for this session",
+    "allow_always": "always allowed (rule saved)",
+}
 
 
 class TurnView:
