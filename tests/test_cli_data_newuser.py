@@ -15,8 +15,7 @@ from rich.console import Console
 from dexter.cli.data_render import holdings_table
 from dexter.cli.main import main
 from dexter.cli.tables import render
-from dexter.data.sec.holdings13f import parse_information_table
-from tests.support.fixtures import fixtures_dir
+from tests.support.fixtures import example_13f_holdings
 from tests.support.sec_mirror import Mirror, MirrorServer
 
 
@@ -82,16 +81,7 @@ def test_a_long_concept_in_a_title_is_never_cut_mid_word_at_80_columns(
 
 
 def test_a_holdings_header_is_never_cut_at_80_columns() -> None:
-    xml = (fixtures_dir() / "sec-documents" / "13F-HR.infotable.xml").read_bytes()
-    rows = parse_information_table(
-        xml,
-        filer_cik="1234567",
-        filer_name="Example Capital",
-        report_period="2023-12-31",
-        filing_date="2024-01-30",
-        accession_number="0001213900-24-004875",
-        url="https://www.sec.gov/Archives/edgar/data/1234567/000121390024004875/info.xml",
-    )
+    rows = example_13f_holdings()
     console = Console(width=80, file=io.StringIO(), color_system=None)
     render(console, holdings_table(rows[:20], title="13F holdings — Example Capital"))
     out = console.file.getvalue()  # type: ignore[attr-defined]

@@ -461,22 +461,26 @@ def test_ask_can_use_the_research_profile(
     capsys.readouterr()
 
 
+def stored_run(env: Path, path: Path, options: dict[str, Any], question_ids: list[str]) -> Any:
+    """A run created as `eval finance-agent` would, with nothing finished yet."""
+    from dexter.store import open_store
+
+    with open_store(env / "home") as db:
+        return EvalStore(db).create_run(
+            dataset="finance_agent",
+            dataset_hash=load_dataset(path).hash,
+            model=AGENT,
+            judges=[JUDGE],
+            options=options,
+            question_ids=question_ids,
+        )
+
+
 def test_cli_resume_uses_the_runs_own_settings(
     env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from dexter.store import open_store
-
     path = write_dataset(env / "questions.csv")
-    dataset = load_dataset(path)
-    with open_store(env / "home") as db:
-        run = EvalStore(db).create_run(
-            dataset="finance_agent",
-            dataset_hash=dataset.hash,
-            model=AGENT,
-            judges=[JUDGE],
-            options={"jury": "majority", "max_iterations": 5},
-            question_ids=["q1", "q3"],
-        )
+    run = stored_run(env, path, {"jury": "majority", "max_iterations": 5}, ["q1", "q3"])
     script(wire_server, only=range(0, 3))
     assert main(["eval", "finance-agent", "--resume", run.id[:12], "--dataset", str(path)]) == 0
     out = capsys.readouterr().out
@@ -529,19 +533,8 @@ def test_a_run_where_every_question_failed_exits_1_and_says_so(
 def test_resume_finds_the_runs_own_dataset(
     env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from dexter.store import open_store
-
     path = write_dataset(env / "questions.csv")
-    dataset = load_dataset(path)
-    with open_store(env / "home") as db:
-        run = EvalStore(db).create_run(
-            dataset="finance_agent",
-            dataset_hash=dataset.hash,
-            model=AGENT,
-            judges=[JUDGE],
-            options={"jury": "majority", "dataset_path": str(path)},
-            question_ids=["q1"],
-        )
+    run = stored_run(env, path, {"jury": "majority", "dataset_path": str(path)}, ["q1"])
     script(wire_server, only=range(0, 1))
     assert main(["eval", "finance-agent", "--resume", run.id]) == 0  # no --dataset needed
     assert "1 questions, model openai:agent-model" in capsys.readouterr().out

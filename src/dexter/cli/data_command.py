@@ -388,6 +388,10 @@ async def _dispatch(
     if action == "prices":
         end = args.end or date.today().isoformat()
         start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
+        if start > end:  # --start after the default end, today
+            waiting.stop()
+            print(f"dexter: --start {start} is after the end date {end}.", file=sys.stderr)
+            return EXIT_USAGE
         prices = await router.prices(ticker, start_date=start, end_date=end)
         title = f"{name} — prices {start} to {end}"
         empty = f"No prices for {name} from {start} to {end}"
