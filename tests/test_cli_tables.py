@@ -95,16 +95,19 @@ def test_no_figure_is_cut_when_piped_into_a_file(
         )
     assert done.returncode == 0, done.stderr
     text = target.read_text()
-    _assert_whole(text, rows, 80)
+    # No screen to fit: no width limit, so no label is hard-wrapped and no line is padded.
+    _assert_whole(text, rows, 200)
+    assert "│ Selling general and administrative expenses │" in text
     assert "\x1b[" not in text  # no colour codes in a file
+    assert [line for line in text.splitlines() if line != line.rstrip()] == []
 
 
 def test_csv_has_raw_numbers(sec: MirrorServer, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "income", "AAPL", "--limit", "2", "--csv"]) == 0
     table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert table[0] == ["line item", "2025-FY", "2024-FY"]
+    assert table[0] == ["line item", "2024-FY", "2025-FY"]  # oldest to newest, as on screen
     revenue = next(row for row in table if row[0] == "Revenue")
-    assert revenue[1:] == ["416161000000", "391035000000"]
+    assert revenue[1:] == ["391035000000", "416161000000"]
 
 
 def test_many_periods_fold_onto_a_second_table() -> None:

@@ -251,11 +251,11 @@ def test_five_questions_scored_costed_reported(
     # Means over all questions (the judge failure counts as 0) and over scored ones, labelled.
     mean_all = (1 + 0.5 + 0 + 0 + 2 / 3) / 5
     mean_scored = (1 + 0.5 + 0 + 2 / 3) / 4
-    assert f"Mean, all 5 questions (failures = 0):  {mean_all * 100:.1f}%" in out
+    assert f"Mean, all 5 questions (a failed one scores 0):  {mean_all * 100:.1f}%" in out
     ci = bootstrap_mean([1.0, 0.5, 0.0, 0.0, 2 / 3])
     assert f"95% CI [{ci.low * 100:.1f}%, {ci.high * 100:.1f}%]" in out
     assert ci.low < mean_all < ci.high
-    assert f"Mean, 4 scored questions only:         {mean_scored * 100:.1f}%" in out
+    assert f"Mean, 4 scored questions only:                  {mean_scored * 100:.1f}%" in out
 
     # Each question ran on the eval channel: research profile, no shell, no writes, no memory.
     first = next(r.json() for r in wire_server.requests if r.json().get("tools"))
@@ -461,22 +461,26 @@ def test_ask_can_use_the_research_profile(
     capsys.readouterr()
 
 
+def stored_run(env: Path, path: Path, options: dict[str, Any], question_ids: list[str]) -> Any:
+    """A run created as `eval finance-agent` would, with nothing finished yet."""
+    from dexter.store import open_store
+
+    with open_store(env / "home") as db:
+        return EvalStore(db).create_run(
+            dataset="finance_agent",
+            dataset_hash=load_dataset(path).hash,
+            model=AGENT,
+            judges=[JUDGE],
+            options=options,
+            question_ids=question_ids,
+        )
+
+
 def test_cli_resume_uses_the_runs_own_settings(
     env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from dexter.store import open_store
-
     path = write_dataset(env / "questions.csv")
-    dataset = load_dataset(path)
-    with open_store(env / "home") as db:
-        run = EvalStore(db).create_run(
-            dataset="finance_agent",
-            dataset_hash=dataset.hash,
-            model=AGENT,
-            judges=[JUDGE],
-            options={"jury": "majority", "max_iterations": 5},
-            question_ids=["q1", "q3"],
-        )
+    run = stored_run(env, path, {"jury": "majority", "max_iterations": 5}, ["q1", "q3"])
     script(wire_server, only=range(0, 3))
     assert main(["eval", "finance-agent", "--resume", run.id[:12], "--dataset", str(path)]) == 0
     out = capsys.readouterr().out
@@ -506,3 +510,69 @@ def test_judge_reply_parsing() -> None:
         with pytest.raises(ValueError):
             parse_verdicts(bad, question)
     assert "(empty answer)" in judge_prompt(question, "  ")
+
+
+def test_a_run_where_every_question_failed_exits_1_and_says_so(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_dataset(env / "questions.csv")
+    for index in (2, 4):  # the two Trends questions: answered, but the judge never replies JSON
+        question = QUESTIONS[index][0]
+        wire_server.route(is_agent(question), answer("An answer."))
+        for _ in range(3):
+            wire_server.route(is_judge(question), judged("not json"))
+    argv = ["eval", "finance-agent", "--dataset", str(dataset), "--category", "Trends"]
+    code = main([*argv, "--model", AGENT, "--judge-model", JUDGE])
+    captured = capsys.readouterr()
+    assert code == 1, captured.out
+    assert "failures = 0" not in captured.out
+    assert "Mean, all 2 questions (a failed one scores 0):" in captured.out
+    assert "every question failed (2 of 2); no answer was scored" in captured.err
+
+
+def test_resume_finds_the_runs_own_dataset(
+    env: Path, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_dataset(env / "questions.csv")
+    run = stored_run(env, path, {"jury": "majority", "dataset_path": str(path)}, ["q1"])
+    script(wire_server, only=range(0, 1))
+    assert main(["eval", "finance-agent", "--resume", run.id]) == 0  # no --dataset needed
+    assert "1 questions, model openai:agent-model" in capsys.readouterr().out
+
+
+def test_finance_agent_without_questions_advises_its_own_options(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DEXTER_FIXTURES", str(env / "no-fixtures-here"))
+    assert main(["eval", "finance-agent", "--judge-model", JUDGE]) == 2
+    err = capsys.readouterr().err
+    assert "--dataset CSV" in err and "--fixtures" not in err
+
+
+def test_eval_show_html_renders_answers_as_safe_html() -> None:
+    from dexter.evals.report import build_report, to_html, to_markdown
+    from dexter.evals.results import QuestionResult, RunInfo
+
+    run = RunInfo(
+        id="r1",
+        created_at="2026-01-01T00:00:00",
+        updated_at="2026-01-01T00:00:00",
+        dataset="finance_agent",
+        dataset_hash="h",
+        model=AGENT,
+        judges=[JUDGE],
+        options={},
+        question_ids=["q1"],
+        status="finished",
+    )
+    markdown = (
+        "## Revenue\n\nApple's revenue was **$416,161 million**.\n\n| Year | Revenue |\n"
+        "|---|---|\n| FY2025 | 416,161 |\n\n<script>alert(1)</script> [x](javascript:alert(1))"
+    )
+    result = QuestionResult("q1", 0, "Trends", "Revenue?", "416,161", "scored", 1.0, markdown)
+    html = to_html(build_report(run, [result]))
+    assert "<h4>Revenue</h4>" in html  # below the question's own heading
+    assert "<strong>$416,161 million</strong>" in html and "<td>416,161</td>" in html
+    assert "## Revenue" not in html and "<script>" not in html
+    assert 'href="javascript' not in html
+    assert "\n#### Revenue\n" in to_markdown(build_report(run, [result]))

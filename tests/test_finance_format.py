@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from dexter.data.models import CashFlowStatement, InsiderTrade, Price
-from dexter.data.sec.holdings13f import parse_information_table
 from dexter.data.sec.ownership import parse_ownership_document
 from dexter.data.sec.provider import SecEdgarProvider
 from dexter.data.settings import DataSettings
@@ -27,7 +26,7 @@ from dexter.tools.finance.format import (
     format_statements,
     trim_text,
 )
-from tests.support.fixtures import fixtures_dir
+from tests.support.fixtures import example_13f_holdings, fixtures_dir
 from tests.support.sec_mirror import Mirror, mirror_transport
 
 
@@ -217,16 +216,7 @@ def test_insider_totals_cover_every_row_when_the_table_is_capped() -> None:
 
 
 def test_13f_portfolio_is_capped_and_totalled() -> None:
-    xml = (fixtures_dir() / "sec-documents" / "13F-HR.infotable.xml").read_bytes()
-    holdings = parse_information_table(
-        xml,
-        filer_cik="1234567",
-        filer_name="Example Capital",
-        report_period="2023-12-31",
-        filing_date="2024-01-30",
-        accession_number="0001213900-24-004875",
-        url="https://www.sec.gov/Archives/edgar/data/1234567/000121390024004875/info.xml",
-    )
+    holdings = example_13f_holdings()
     holdings.sort(key=lambda h: h.value_usd or 0, reverse=True)
     ledger = SourceLedger()
     text = format_holdings(holdings, ledger=ledger)

@@ -17,9 +17,11 @@ from tests.support.sec_mirror import Mirror, MirrorServer
 from tests.test_research_e2e import offers_tool, text_reply, tool_calls_reply
 
 QUESTION = "How did Apple's revenue and net margin change over the last four fiscal years?"
+# With headings of its own, as models write them: a report must put them below its sections.
 ANSWER = (
-    "Apple's revenue rose to $416.2B in FY2025 from $391.0B in FY2024 [S1], and its net margin "
-    "stayed near 24-27% [S1].\n\n| Year | Revenue |\n|---|---|\n| FY2025 | $416.2B |"
+    "## Summary\n\nApple's revenue rose to $416.2B in FY2025 from $391.0B in FY2024 [S1], and "
+    "its net margin stayed near 24-27% [S1].\n\n### By year\n\n| Year | Revenue |\n|---|---|\n"
+    "| FY2025 | $416.2B |"
 )
 
 
@@ -121,6 +123,10 @@ def test_pdf_report_has_pages_numbers_and_the_figures(researched: Path) -> None:
     text = "\n".join(page.extract_text() for page in reader.pages)
     assert 2 <= len(reader.pages) <= 4
     assert "416,161" in text and "Page 1 of" in text and QUESTION[:30] in text
+    # The statement table flows on from the answer on page 1, rather than page 1 ending half
+    # empty before a chart that cannot be split.
+    first = reader.pages[0].extract_text()
+    assert "Apple Inc.: Income statement" in first and "394,328" in first
 
 
 def test_report_of_a_session_id_and_bad_references(
@@ -180,3 +186,83 @@ def test_writing_a_report_shows_progress_only_on_a_terminal(
     shown = capsys.readouterr().err
     assert f"writing {out}" in shown
     assert shown.index(f"writing {out}") < shown.index("Wrote")
+
+
+# A demanding new user's reading: the answer's headings under the report's, charts titled once
+# and drawn from zero, whole millions in XLSX, each period citing its own filings, and an as-of
+# date earlier than the figures never stamped silently.
+
+
+def _report(home: Path, name: str, *extra: str) -> Path:
+    out = home / name
+    assert main(["report", run_id(home), "-o", str(out), *extra]) == 0
+    return out
+
+
+def test_the_answers_headings_sit_below_the_reports_sections(researched: Path) -> None:
+    markdown = (researched / "memo.md").read_text()
+    answer = markdown[markdown.index("## Answer") : markdown.index("## Apple Inc.")]
+    assert "\n### Summary\n" in answer and "\n#### By year\n" in answer
+    assert "\n## Summary" not in answer
+    html = _report(researched, "memo.html").read_text()
+    assert "<h3>Summary</h3>" in html and "<h4>By year</h4>" in html
+    assert "<h2>Summary</h2>" not in html
+
+
+def test_chart_titles_are_not_repeated_as_captions(researched: Path) -> None:
+    html = _report(researched, "memo.html").read_text()
+    assert html.count("<svg") == 3 and "<figcaption" not in html
+
+
+def test_chart_value_axes_start_at_zero(researched: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from dexter.reports.charts import _figure
+
+    pad = researched / ".dexter" / "scratchpad" / f"{run_id(researched)}.jsonl"
+    (table,) = tables_from_calls(read_scratchpad(pad))
+    eps = next(c for c in charts_for(table) if "EPS" in c.title)
+    figure = _figure(eps)
+    try:
+        low, high = figure.axes[0].get_ylim()
+    finally:
+        plt.close(figure)
+    assert low == 0 and high >= 7.46  # 6.08 -> 7.46 drawn as the 23% rise it is
+
+
+def test_xlsx_millions_are_whole_like_the_tables(researched: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.load_workbook(_report(researched, "memo.xlsx"))
+    sheet = book[next(n for n in book.sheetnames if "income" in n)]
+    rows = {row[0].value: row for row in sheet.iter_rows() if row[0].value}
+    revenue = rows["Revenue"]
+    assert revenue[-1].value == pytest.approx(416161.0)
+    assert revenue[-1].number_format == "#,##0"
+    assert rows["EPS, diluted"][-1].number_format == "0.00"
+
+
+def test_each_period_cites_the_filings_its_own_figures_came_from(researched: Path) -> None:
+    markdown = (researched / "memo.md").read_text()
+    assert "- FY2022: SEC EDGAR 10-K filed 2024-11-01, acc. 0000320193-24-000123" in markdown
+    assert "- FY2025: SEC EDGAR 10-K filed 2025-10-31, acc. 0000320193-25-000079" in markdown
+    html = _report(researched, "memo.html").read_text()
+    assert "<strong>FY2022</strong>" in html and "0000320193-24-000123" in html
+    import openpyxl
+
+    book = openpyxl.load_workbook(_report(researched, "memo.xlsx"))
+    sheet = book[next(n for n in book.sheetnames if "income" in n)]
+    filed = next(row for row in sheet.iter_rows(values_only=True) if row[0] == "Filed in")
+    assert "0000320193-24-000123" in str(filed[2]) and "0000320193-25-000079" in str(filed[-1])
+
+
+def test_an_as_of_date_earlier_than_the_figures_is_warned_about(
+    researched: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", run_id(researched), "--as-of", "2020-01-01"]) == 0
+    captured = capsys.readouterr()
+    assert "warning" in captured.err and "periods to 2025-09-27" in captured.err
+    assert "2020-01-01 (stated on request; the figures below are later" in captured.out
+    with pytest.raises(SystemExit):
+        main(["report", run_id(researched), "--as-of", "2025-13-01"])
+    assert "month must be in 1..12" in capsys.readouterr().err

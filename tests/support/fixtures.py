@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
+
+if TYPE_CHECKING:
+    from dexter.data.models import InstitutionalHolding
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,3 +34,20 @@ def sec_mirror_file(url: str) -> Path:
     """The mirrored file for a real SEC URL: `sec-mirror/<host>/<path>`."""
     parts = urlsplit(url)
     return fixtures_dir() / "sec-mirror" / parts.netloc / parts.path.lstrip("/")
+
+
+def example_13f_holdings() -> list[InstitutionalHolding]:
+    """The recorded 255-row 13F information table, as the holdings of a filer named Example
+    Capital (the fixture carries no filer; the name, CIK and accession are test values)."""
+    from dexter.data.sec.holdings13f import parse_information_table
+
+    xml = (fixtures_dir() / "sec-documents" / "13F-HR.infotable.xml").read_bytes()
+    return parse_information_table(
+        xml,
+        filer_cik="1234567",
+        filer_name="Example Capital",
+        report_period="2023-12-31",
+        filing_date="2024-01-30",
+        accession_number="0001213900-24-004875",
+        url="https://www.sec.gov/Archives/edgar/data/1234567/000121390024004875/info.xml",
+    )

@@ -154,7 +154,17 @@ def run_ask(
         store = reports.existing_store()
         try:
             if store is not None:
-                export(settings.home, store, run_ids[0], output, None, how_to_ask="", err=err)
+                as_of_day = day.isoformat() if day else None  # the report states it
+                export(
+                    settings.home,
+                    store,
+                    run_ids[0],
+                    output,
+                    None,
+                    as_of_day,
+                    how_to_ask="",
+                    err=err,
+                )
         finally:
             reports.close_local()
     return EXIT_BY_STATUS.get(done.status, 1)

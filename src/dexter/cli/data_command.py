@@ -13,13 +13,16 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from dexter import spreadsheet
 from dexter.cli import data_render as render
+from dexter.cli.output import drawing_width, output_console
 from dexter.cli.progress import Waiting
-from dexter.cli.tables import Grid, write_csv
+from dexter.cli.tables import Grid, print_wrapped, write_csv
 from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 from dexter.data.router import DataRouter
+from dexter.data.sec.history import before_edgar
 from dexter.data.settings import parse_as_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -29,11 +32,21 @@ def run_data_command(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError
     from dexter.runtime import Runtime
 
-    console = Console()
+    console = output_console()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         err.print("dexter: --limit must be at least 1")
+        return EXIT_USAGE
+    if args.data_command == "segments" and args.csv:
+        err.print(
+            "dexter: --csv does not apply to `data segments`: segment trees are nested, so "
+            "they are printed as JSON (--json)."
+        )
+        return EXIT_USAGE
+    backwards = _backwards_range(args)
+    if backwards:
+        err.print(f"dexter: {backwards}", markup=False)
         return EXIT_USAGE
     try:
         runtime = Runtime(load_settings())
@@ -67,6 +80,37 @@ def run_data_command(args: argparse.Namespace) -> int:
         return EXIT_FAILED
 
 
+# Per command, its date range: (first option, its argument name), (last option, its name).
+_RANGES = {
+    "filings": (("--from", "filed_from"), ("--to", "filed_to")),
+    "search": (("--from", "start"), ("--to", "end")),
+    "prices": (("--start", "start"), ("--end", "end")),
+}
+
+
+def _backwards_range(args: argparse.Namespace) -> str | None:
+    """A range that ends before it starts matches nothing: said, rather than an empty table."""
+    ends = _RANGES.get(getattr(args, "data_command", ""))
+    if ends is None:
+        return None
+    (first_option, first_name), (last_option, last_name) = ends
+    first, last = getattr(args, first_name, None), getattr(args, last_name, None)
+    if first and last and first > last:
+        return (
+            f"{first_option} {first} is after {last_option} {last}: nothing can fall in that "
+            "range (swap the two dates?)."
+        )
+    return None
+
+
+def _range_said(first: str | None, last: str | None) -> str:
+    if first and last:
+        return f" filed from {first} to {last}"
+    if first:
+        return f" filed on or after {first}"
+    return f" filed on or before {last}" if last else ""
+
+
 _FORM = re.compile(r"^(\d+)\s*-?\s*([A-Z]+)(/A)?$|^([A-Z]+)\s*-?\s*(\d+)(/A)?$")
 
 
@@ -98,18 +142,41 @@ def _emit_json(items: Any) -> None:
 
 
 def _show(
-    args: argparse.Namespace, console: Console, items: Any, grid: Grid, waiting: Waiting
+    args: argparse.Namespace,
+    console: Console,
+    items: Any,
+    grid: Grid,
+    waiting: Waiting,
+    *,
+    as_of: date | None = None,
+    empty: str = "",
 ) -> bool:
+    """JSON or CSV when asked for (then True: nothing else to print), else the table, titled
+    with the as-of date when there is one; a sentence instead of a table with no rows."""
     waiting.stop()
-    """JSON or CSV when asked for (then True: nothing else to print), else the table."""
     if args.json:
         _emit_json(items)
         return True
     if getattr(args, "csv", False):
         write_csv(grid, sys.stdout)
         return True
+    if as_of is not None:
+        grid.title = f"{grid.title} (as of {as_of})"
+    if not grid.rows:
+        said = empty or f"Nothing to show for {grid.title}"
+        when = f" on or before the as-of date {as_of}" if as_of and empty else ""
+        print_wrapped(console, f"{said}{when}.")
+        note = before_edgar(as_of.isoformat()) if as_of is not None else None
+        if note:
+            print_wrapped(console, note, style="dim")
+        return True
     render_grid(console, grid)
     return False
+
+
+def _text_as_csv(fields: list[tuple[str, Any]]) -> None:
+    """One record (a document or section with its text) as a header line and one CSV row."""
+    spreadsheet.write_csv(sys.stdout, [[name for name, _ in fields], [v for _, v in fields]])
 
 
 def _print_charts(action: str, statements: list[Any], company: Any, width: int) -> None:
@@ -134,12 +201,14 @@ async def _dispatch(
 ) -> int:
     action: str = args.data_command
     as_json: bool = args.json
+    as_of = getattr(router, "as_of", None)
     if action == "holdings":
         rows = await router.institutional_holdings(filer_cik=args.filer, limit=args.limit)
         filer = rows[0].filer_name if rows and rows[0].filer_name else args.filer
         period = rows[0].report_period if rows and rows[0].report_period else None
         title = f"13F holdings — {filer}" + (f", period ending {period}" if period else "")
-        if not _show(args, console, rows, render.holdings_table(rows, title=title), waiting):
+        grid = render.holdings_table(rows, title=title)
+        if not _show(args, console, rows, grid, waiting, as_of=as_of):
             render.print_sources(console, render.sources_of(rows[:1]))
         return EXIT_OK
     if action == "screen":
@@ -152,7 +221,9 @@ async def _dispatch(
             max_value=args.max_value,
         )
         title = f"{args.concept} ({args.unit}), {args.period}"
-        _show(args, console, screened, render.screen_table(screened, title=title), waiting)
+        grid = render.screen_table(screened, title=title)
+        empty = f"No filer's {args.concept} for {args.period} is within the --min/--max bounds"
+        _show(args, console, screened, grid, waiting, as_of=as_of, empty=empty)
         return EXIT_OK
 
     if action == "search":
@@ -164,10 +235,11 @@ async def _dispatch(
             company=args.company,
             offset=args.offset,
         )
-        if not _show(args, console, page, render.search_table(page), waiting):
+        empty = f"No EDGAR document matches {args.query!r}"
+        if not _show(args, console, page, render.search_table(page), waiting, empty=empty):
             sys.stdout.write("".join(f"  {hit.url}\n" for hit in page.hits))
-            if router.as_of:
-                console.print(f"As of {router.as_of}: later filings are hidden.")
+            if as_of:
+                console.print(f"As of {as_of}: later filings are hidden.")
         return EXIT_OK
 
     company = await router.company(args.ticker)
@@ -186,13 +258,14 @@ async def _dispatch(
             statements, kind = await router.financial_metrics(ticker, **kw), "financial metrics"
         if not statements and not as_json:
             waiting.stop()
-            console.print(f"No {args.period} {kind} data reported for {name}.")
+            when = f" on or before the as-of date {as_of}" if as_of else ""
+            console.print(f"No {args.period} {kind} data reported for {name}{when}.")
             return EXIT_OK
         title = f"{name} — {kind}, {args.period}"
         grid = render.statements_table(statements, title=title, metrics=action == "metrics")
-        if not _show(args, console, statements, grid, waiting):
+        if not _show(args, console, statements, grid, waiting, as_of=as_of):
             if args.chart:
-                _print_charts(action, statements, company, console.width)
+                _print_charts(action, statements, company, drawing_width(console))
             render.print_sources(console, render.statement_sources(statements))
         return EXIT_OK
     if action == "filings":
@@ -208,14 +281,18 @@ async def _dispatch(
         )
         forms = ", ".join(forms_wanted) if forms_wanted else "all forms"
         grid = render.filings_table(filings, title=f"{name} — filings ({forms})")
-        if not _show(args, console, filings, grid, waiting):
+        empty = f"No filings ({forms}) by {name}" + _range_said(args.filed_from, args.filed_to)
+        if args.item:
+            empty += f" reporting item {' or '.join(args.item)}"
+        if not _show(args, console, filings, grid, waiting, as_of=as_of, empty=empty):
             console.print("Documents", style="bold")
             # Plain writes: a wrapped URL cannot be clicked or copied.
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
         return EXIT_OK
     if action == "documents":
         listing = await router.filing_documents(ticker, args.accession)
-        if not _show(args, console, listing, render.documents_table(listing), waiting):
+        grid = render.documents_table(listing)
+        if not _show(args, console, listing, grid, waiting, as_of=as_of):
             sys.stdout.write(f"  {listing.index_url}\n")
         return EXIT_OK
     if action == "document":
@@ -225,6 +302,21 @@ async def _dispatch(
         end = len(doc.text) if args.max_chars is None else start + max(args.max_chars, 1)
         if as_json:
             _emit_json(doc.model_copy(update={"text": doc.text[start:end]}))
+            return EXIT_OK
+        if args.csv:
+            _text_as_csv(
+                [
+                    ("company", doc.company_name),
+                    ("form", doc.form),
+                    ("filing_date", doc.filing_date),
+                    ("accession_number", doc.accession_number),
+                    ("document", doc.name),
+                    ("type", doc.type),
+                    ("url", doc.url),
+                    ("offset", start),
+                    ("text", doc.text[start:end]),
+                ]
+            )
             return EXIT_OK
         what = "cover page of " if doc.cover_only else ""
         console.print(
@@ -253,6 +345,20 @@ async def _dispatch(
         waiting.stop()
         if as_json:
             _emit_json(section)
+        elif args.csv:
+            _text_as_csv(
+                [
+                    ("ticker", section.ticker),
+                    ("form", section.filing_type),
+                    ("filing_date", section.filing_date),
+                    ("report_date", section.report_date),
+                    ("accession_number", section.accession_number),
+                    ("item", section.item),
+                    ("title", section.title),
+                    ("url", section.source.url),
+                    ("text", section.text),
+                ]
+            )
         else:
             header, text = render.section_text(section)
             console.print(header, style="bold", markup=False)
@@ -262,7 +368,8 @@ async def _dispatch(
     if action == "insider-trades":
         trades = await router.insider_trades(ticker, limit=args.limit)
         grid = render.insider_table(trades, title=f"{name} — insider transactions")
-        if not _show(args, console, trades, grid, waiting):
+        empty = f"No insider transactions (Forms 4) were found for {name}"
+        if not _show(args, console, trades, grid, waiting, as_of=as_of, empty=empty):
             render.print_sources(console, render.sources_of(trades))
         failures = getattr(trades, "failures", [])
         if failures:
@@ -275,20 +382,26 @@ async def _dispatch(
     if action == "facts":
         points = await router.facts(ticker, args.concept)
         concept = points[0].concept if points else args.concept
-        _show(
-            args, console, points, render.facts_table(points, title=f"{name} — {concept}"), waiting
-        )
+        grid = render.facts_table(points, title=f"{name} — {concept}")
+        _show(args, console, points, grid, waiting, as_of=as_of)
         return EXIT_OK
     if action == "prices":
         end = args.end or date.today().isoformat()
         start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
+        if start > end:  # --start after the default end, today
+            waiting.stop()
+            print(f"dexter: --start {start} is after the end date {end}.", file=sys.stderr)
+            return EXIT_USAGE
         prices = await router.prices(ticker, start_date=start, end_date=end)
         title = f"{name} — prices {start} to {end}"
-        _show(args, console, prices, render.prices_table(prices, title=title), waiting)
+        empty = f"No prices for {name} from {start} to {end}"
+        grid = render.prices_table(prices, title=title)
+        _show(args, console, prices, grid, waiting, as_of=as_of, empty=empty)
         return EXIT_OK
     if action == "news":
         news = await router.news(ticker, limit=args.limit)
-        _show(args, console, news, render.news_table(news, title=f"{name} — news"), waiting)
+        grid = render.news_table(news, title=f"{name} — news")
+        _show(args, console, news, grid, waiting, as_of=as_of, empty=f"No news found for {name}")
         return EXIT_OK
     if action == "segments":
         segments = await router.segments(ticker, period=args.period, limit=args.limit)

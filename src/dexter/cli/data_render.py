@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.padding import Padding
 from rich.text import Text
 
-from dexter.cli.tables import MISSING, Col, Figure, Grid
+from dexter.cli.tables import MISSING, Col, Figure, Grid, print_wrapped
 from dexter.data.models import (
     FactPoint,
     Filing,
@@ -25,13 +24,11 @@ from dexter.data.models import (
 )
 from dexter.data.sec.filing_docs import FilingDocuments
 from dexter.data.sec.fulltext import SearchPage
+from dexter.tools.finance.format import CellKind, cell_kind
 
 _BASE_FIELDS = set(StatementBase.model_fields)
 _PER_SHARE = ("per_share", "per_common_share")
 _SHARE_COUNTS = ("shares",)
-# Multiples and day counts; everything else in a metrics table is a fraction shown as a percent.
-_RATIO_FIELDS = ("ratio", "turnover", "coverage", "debt_to", "days_sales", "operating_cycle")
-_PERCENT_FIELDS = {"payout_ratio", "free_cash_flow_yield"}
 
 
 _ACRONYMS = {"ebit": "EBIT", "ebitda": "EBITDA"}
@@ -55,17 +52,7 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
-def _cell(field: str, value: Any, *, metrics: bool) -> str:
-    if value is None:
-        return "—"
-    if metrics:
-        if field in ("market_cap", "enterprise_value"):
-            return money(value)
-        if field in _PERCENT_FIELDS:
-            return percent(value)
-        if any(key in field for key in _RATIO_FIELDS) or field in _PER_SHARE_FIELDS:
-            return f"{value:,.2f}"
-        return percent(value)
+def _statement_cell(field: str, value: float) -> str:
     if any(key in field for key in _PER_SHARE):
         return f"{value:,.2f}"
     if any(key in field for key in _SHARE_COUNTS):
@@ -73,37 +60,66 @@ def _cell(field: str, value: Any, *, metrics: bool) -> str:
     return money(value)
 
 
-_PER_SHARE_FIELDS = {"earnings_per_share", "book_value_per_share", "free_cash_flow_per_share"}
+def _metric_cell(kind: CellKind, value: float) -> str:
+    if kind == "money":
+        return money(value)
+    if kind == "percent":
+        return percent(value)
+    if kind == "days":
+        return f"{value:,.1f}"
+    return f"{value:,.2f}"  # multiples and per-share figures
 
 
 def _figure(field: str, value: Any, *, metrics: bool) -> Figure:
-    return MISSING if value is None else Figure(_cell(field, value, metrics=metrics), value)
+    if value is None:
+        return MISSING
+    text = _metric_cell(cell_kind(field, metric=True), value) if metrics else None
+    return Figure(text or _statement_cell(field, value), value)
+
+
+def _metric_caption(fields: Sequence[str], currency: str) -> str:
+    """The units of the metric rows shown, each said once, in the order the rows come."""
+    by_kind: dict[CellKind, list[str]] = {}
+    for field in fields:
+        by_kind.setdefault(cell_kind(field, metric=True), []).append(label(field).lower())
+    notes = {
+        "percent": "margins, returns, growth, yield and payout in %",
+        "multiple": "turnover, liquidity, leverage and valuation ratios as multiples",
+        "days": " and ".join(by_kind.get("days", [])) + " in days",
+        "per_share_computed": f"per-share figures in {currency}",
+        "money": f"market cap and enterprise value in {currency} millions",
+    }
+    text = "; ".join(notes[kind] for kind in by_kind if kind in notes)
+    return text[:1].upper() + text[1:]
 
 
 def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool = False) -> Grid:
+    """Line items down, periods across from the oldest to the newest (as charts and reports
+    read them)."""
+    rows = sorted(rows, key=lambda row: row.report_period)
     currency = rows[0].currency if rows else "USD"
+    fields = [f for f in type(rows[0]).model_fields if f not in _BASE_FIELDS] if rows else []
+    fields = [f for f in fields if any(getattr(row, f) is not None for row in rows)]
     caption = (
-        "margins, returns and growth in %; other ratios as multiples"
+        _metric_caption(fields, currency)
         if metrics
         else f"{currency} millions; per-share figures in {currency}; share counts in millions"
     )
     columns = [Col("", key=True, style="bold", csv_header="line item")]
     columns += [Col(row.fiscal_period, figure=True) for row in rows]
     grid = Grid(title=title, columns=columns, caption=caption)
-    fields = [f for f in type(rows[0]).model_fields if f not in _BASE_FIELDS] if rows else []
     grid.add_row("Period end", *[Figure(row.report_period) for row in rows], style="dim")
     for field in fields:
         values = [getattr(row, field) for row in rows]
-        if all(v is None for v in values):
-            continue
         grid.add_row(label(field), *[_figure(field, v, metrics=metrics) for v in values])
     return grid
 
 
 def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
-    """Per period, the filings its numbers came from (a later filing's comparatives included)."""
+    """Per period, oldest first, the filings its numbers came from (a later filing's
+    comparatives included)."""
     lines = []
-    for row in rows:
+    for row in sorted(rows, key=lambda row: row.report_period):
         cited = dict.fromkeys(
             source.cite(concept=False) for source in row.sources.values() if source.accession_number
         )
@@ -120,7 +136,7 @@ def print_sources(console: Console, lines: Sequence[str]) -> None:
     console.print(Text("Sources", style="bold"))
     for line in dict.fromkeys(lines):
         # Wrapped source lines keep their indent, so each period's citation reads as one item.
-        console.print(Padding(Text(line, style="dim"), (0, 0, 0, 2), expand=False))
+        print_wrapped(console, line, style="dim", indent=2)
 
 
 def _number(value: float | int | None, spec: str = ",.0f") -> Figure:
@@ -136,6 +152,7 @@ def filings_table(filings: Sequence[Filing], *, title: str) -> Grid:
             Col("Period", whole=True),
             Col("Accession", whole=True),
             Col("Description"),
+            Col("URL", csv_only=True),
         ],
     )
     for f in filings:
@@ -145,6 +162,7 @@ def filings_table(filings: Sequence[Filing], *, title: str) -> Grid:
             f.report_date or "—",
             f.accession_number,
             f.description or "",
+            f.url,
         )
     return grid
 
@@ -318,6 +336,7 @@ def documents_table(filing: FilingDocuments) -> Grid:
             Col("Document", whole=True, key=True),
             Col("Description"),
             Col("Size", figure=True, optional=True),
+            Col("URL", csv_only=True),
         ],
         caption="Items: " + "; ".join(filing.items) if filing.items else "",
     )
@@ -327,7 +346,8 @@ def documents_table(filing: FilingDocuments) -> Grid:
             doc.type or "",
             doc.name,
             doc.description or "",
-            f"{doc.size:,}" if doc.size else "",
+            Figure(f"{doc.size:,}", doc.size) if doc.size else "",
+            doc.url,
         )
     return grid
 
@@ -343,6 +363,7 @@ def search_table(page: SearchPage) -> Grid:
             Col("Type", whole=True),
             Col("Accession", whole=True),
             Col("File", whole=True, optional=True),
+            Col("URL", csv_only=True),
         ],
     )
     for hit in page.hits:
@@ -353,5 +374,6 @@ def search_table(page: SearchPage) -> Grid:
             hit.file_type or "",
             hit.accession_number,
             hit.file_name,
+            hit.url,
         )
     return grid

@@ -76,12 +76,25 @@ def run_units(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- finance-agent
 
 
-def _dataset_path(args: argparse.Namespace) -> Path:
+def _dataset_path(args: argparse.Namespace, stored: str | None = None) -> Path:
+    """--dataset, else the file a resumed run was started with, else the recorded fixtures'."""
     if args.dataset is not None:
         return Path(args.dataset)
+    if stored:
+        return Path(stored)
+    from dexter.config import ConfigError
     from dexter.evals.units import find_fixtures
+    from dexter.evals.units.runner import FixturesMissing
 
-    return find_fixtures() / "evals" / "finance_agent.csv"
+    try:
+        return find_fixtures() / "evals" / "finance_agent.csv"
+    except FixturesMissing:
+        # find_fixtures speaks for finance-units, whose --fixtures option this command lacks.
+        raise ConfigError(
+            "the benchmark questions were not found: pass --dataset CSV (the Finance Agent "
+            "Benchmark's questions, e.g. finance_agent.csv), or set DEXTER_FIXTURES to a folder "
+            "holding evals/finance_agent.csv."
+        ) from None
 
 
 def _as_of(text: str | None) -> date | None:
@@ -103,16 +116,19 @@ def run_agent(args: argparse.Namespace) -> int:
     from dexter.runtime import Runtime
 
     settings = load_settings()
-    dataset = load_dataset(_dataset_path(args))
     runtime = Runtime(settings)
     store = _eval_store(runtime, create=True)
     assert store is not None
     if args.eval_resume:
         run = store.require(args.eval_resume)
+        # The run remembers its questions file: --resume alone continues it.
+        stored = run.options.get("dataset_path")
+        dataset = load_dataset(_dataset_path(args, str(stored) if stored else None))
         if run.dataset_hash != dataset.hash:
             raise ConfigError(
-                f"run {run.id} used dataset {run.dataset_hash}; this file is {dataset.hash}. "
-                "Pass the same --dataset to resume it."
+                f"run {run.id} used dataset {run.dataset_hash}; {dataset.path} is "
+                f"{dataset.hash}. Pass the same --dataset it was started with "
+                f"({stored or 'its path was not recorded'})."
             )
         by_id = {q.id: q for q in dataset.questions}
         questions = [by_id[i] for i in run.question_ids if i in by_id]
@@ -127,6 +143,7 @@ def run_agent(args: argparse.Namespace) -> int:
             as_of=_as_of(opts.get("as_of")),
         )
     else:
+        dataset = load_dataset(_dataset_path(args))
         judges = list(args.judge_models) or [
             j for j in [settings.env.get("DEXTER_JUDGE_MODEL", "").strip()] if j
         ]
@@ -185,7 +202,7 @@ def _execute(runtime: Any, store: Any, run_id: str, questions: Any, options: Any
     live = _Live(len(questions), len(store.finished_ids(run_id)))
     live.header(run_id, options)
 
-    async def main() -> None:
+    async def main() -> Any:
         async with runtime:
             live.start()
             try:
@@ -194,10 +211,10 @@ def _execute(runtime: Any, store: Any, run_id: str, questions: Any, options: Any
                 )
             finally:
                 live.stop()
-            _print_summary(store.require(run_id), results)
+            return _print_summary(store.require(run_id), results)
 
     try:
-        asyncio.run(main())
+        summary = asyncio.run(main())
     except KeyboardInterrupt:
         print(
             f"\nInterrupted: {live.done} finished question(s) are stored. Continue with "
@@ -205,6 +222,15 @@ def _execute(runtime: Any, store: Any, run_id: str, questions: Any, options: Any
             file=sys.stderr,
         )
         return 130
+    if summary.questions and not summary.scored:
+        # Nothing was measured: a score of 0% here is the harness failing, not the agent.
+        print(
+            f"dexter: every question failed ({summary.failures} of {summary.questions}); no "
+            "answer was scored. The errors are above and in `dexter eval show "
+            f"{run_id}`.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -280,14 +306,15 @@ class _Live:
             print(line, flush=True)
 
 
-def _print_summary(run: Any, results: Any) -> None:
+def _print_summary(run: Any, results: Any) -> Any:
+    """Print the run's scores; its overall summary."""
     from dexter.evals.report import build_report, interval, money, pct
 
     report = build_report(run, results)
     s = report.overall
     print()
     heads = (
-        f"Mean, all {s.questions} questions (failures = 0):",
+        f"Mean, all {s.questions} questions (a failed one scores 0):",
         f"Mean, {s.scored} scored questions only:",
     )
     pad = max(len(h) for h in heads)
@@ -316,6 +343,7 @@ def _print_summary(run: Any, results: Any) -> None:
         f"{money(report.judge_cost)})"
     )
     print(f"Report: dexter eval show {run.id} --html report.html")
+    return s
 
 
 # --------------------------------------------------------------------------- list / show

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dexter import __version__
+from dexter.cli.argtypes import iso_day
 from dexter.cli.config_command import add_completion_parser, add_config_parser
 from dexter.cli.cron_command import add_cron_parser
 from dexter.cli.eval_command import add_eval_parser
@@ -208,15 +209,21 @@ def _add_data_parser(commands: Any) -> None:
         ("cashflow", "cash flow statements"),
         ("metrics", "financial ratios"),
     ):
-        sub = action(name, f"{what}, newest period first")
+        sub = action(name, f"{what}: the latest periods, oldest to newest")
         sub.add_argument("--period", choices=["annual", "quarterly", "ttm"], default="annual")
-        sub.add_argument("--limit", type=int, default=4, metavar="N", help="periods (default 4)")
+        sub.add_argument(
+            "--limit", type=int, default=4, metavar="N", help="latest periods (default 4)"
+        )
         sub.add_argument("--chart", action="store_true", help="draw the main lines below the table")
     filings = action("filings", "recent filings with links")
     filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
     filings.add_argument("--limit", type=int, default=10, metavar="N", help="at most 1000")
-    filings.add_argument("--from", dest="filed_from", metavar="DATE", help="filed on/after")
-    filings.add_argument("--to", dest="filed_to", metavar="DATE", help="filed on/before")
+    filings.add_argument(
+        "--from", dest="filed_from", type=iso_day, metavar="DATE", help="filed on/after"
+    )
+    filings.add_argument(
+        "--to", dest="filed_to", type=iso_day, metavar="DATE", help="filed on/before"
+    )
     filings.add_argument(
         "--item", action="append", metavar="ITEM", help="8-K item, e.g. 2.02 (repeatable)"
     )
@@ -236,8 +243,8 @@ def _add_data_parser(commands: Any) -> None:
     search = action("search", "EDGAR full-text search over every filing since 2001", ticker=False)
     search.add_argument("query", help='words or a "quoted phrase"')
     search.add_argument("--form", action="append", metavar="FORM", help="e.g. 8-K (repeatable)")
-    search.add_argument("--from", dest="start", metavar="DATE", help="filed on/after")
-    search.add_argument("--to", dest="end", metavar="DATE", help="filed on/before")
+    search.add_argument("--from", dest="start", type=iso_day, metavar="DATE", help="filed on/after")
+    search.add_argument("--to", dest="end", type=iso_day, metavar="DATE", help="filed on/before")
     search.add_argument("--company", help="only this company (ticker, CIK or name)")
     search.add_argument("--offset", type=int, default=0, metavar="N", help="hits to skip")
     section = action("filing-section", "one item of a 10-K or 10-Q as clean text")
@@ -253,8 +260,8 @@ def _add_data_parser(commands: Any) -> None:
     facts = action("facts", "the raw XBRL series for one concept")
     facts.add_argument("concept", help="e.g. Revenues or us-gaap:NetIncomeLoss")
     prices = action("prices", "daily prices (needs a price provider)")
-    prices.add_argument("--start", help="YYYY-MM-DD (default: 30 days ago)")
-    prices.add_argument("--end", help="YYYY-MM-DD (default: today)")
+    prices.add_argument("--start", type=iso_day, help="YYYY-MM-DD (default: 30 days ago)")
+    prices.add_argument("--end", type=iso_day, help="YYYY-MM-DD (default: today)")
     news = action("news", "recent company news (needs a news provider)")
     news.add_argument("--limit", type=int, default=10, metavar="N")
     segments = action("segments", "segment financials (needs a segments provider)")
@@ -288,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"dexter: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    args = _parser().parse_args(arguments)
+    args = _parse(_parser(), arguments)
     from dexter.log import configure_logging
 
     configure_logging(debug=args.debug)
@@ -310,6 +317,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if _under_home(error) else EXIT_FAILED
     except Exception as error:
         return _report(error)
+
+
+def _parse(parser: argparse.ArgumentParser, arguments: list[str]) -> argparse.Namespace:
+    """`parse_args`, except that an option no command knows is reported by the command it was
+    given to, with that command's usage (argparse's own reports it from the top, with the usage
+    of `dexter`, which lists none of the subcommand's options)."""
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost subcommand parser that `args` went through."""
+    current = parser
+    while True:
+        chooser = next(
+            (a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None
+        )
+        name = getattr(args, chooser.dest, None) if chooser is not None else None
+        if chooser is None or name not in chooser.choices:
+            return current
+        current = chooser.choices[name]
 
 
 def _report(error: Exception) -> int:

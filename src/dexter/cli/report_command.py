@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+from dexter.cli.argtypes import iso_day
+
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
@@ -27,7 +29,13 @@ def add_report_parser(commands: Any) -> argparse.ArgumentParser:
         "-f", "--format", choices=("md", "html", "pdf", "xlsx"), help="default: from -o, else md"
     )
     report.add_argument("-o", "--output", metavar="PATH", help="file to write (md: stdout)")
-    report.add_argument("--as-of", metavar="DATE", help="state this as-of date on the title page")
+    report.add_argument(
+        "--as-of",
+        type=iso_day,
+        metavar="DATE",
+        help="state this as-of date (YYYY-MM-DD) on the title page; a warning if the figures "
+        "are later",
+    )
     return report
 
 
@@ -64,8 +72,17 @@ def export(
 
     path = Path(output).expanduser() if output else None
     chosen = format_for(path, fmt, how_to_ask=how_to_ask)
+    report = report_for(store, home, ref, as_of=as_of)
+    if report.figures_after_as_of:
+        ends = [end for table in report.tables for end in table.period_ends]
+        print(
+            f"dexter: warning: the report states as of {as_of}, but its figures are later "
+            f"(periods to {max(ends)}, filed up to {report.latest_filing or 'an unknown day'}); "
+            "the title page says so next to the date.",
+            file=sys.stderr,
+        )
     if path is None and chosen == "md":
-        sys.stdout.write(to_markdown(report_for(store, home, ref, as_of=as_of)))
+        sys.stdout.write(to_markdown(report))
         return EXIT_OK
     if err is None:
         from rich.console import Console
@@ -73,7 +90,7 @@ def export(
         err = Console(stderr=True, highlight=False)
     with Waiting(err) as waiting:
         waiting.start(f"writing {path or f'the {chosen} report'}")
-        written = write_export(report_for(store, home, ref, as_of=as_of), path, chosen)
+        written = write_export(report, path, chosen)
     print(wrote(written), file=sys.stderr)
     return EXIT_OK
 

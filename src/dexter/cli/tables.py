@@ -51,6 +51,8 @@ class Col:
     min_width: int = _MIN_TEXT_WIDTH
     # Shown only when the table fits on one screen width with it; dropped last-first otherwise.
     optional: bool = False
+    # Written to CSV only (a document's URL: on screen it is printed whole below the table).
+    csv_only: bool = False
 
 
 @dataclass
@@ -83,12 +85,14 @@ def _longest_word(grid: Grid, index: int) -> int:
 
 
 def _floor(grid: Grid, index: int) -> int:
-    """The narrowest this column may become: a figure never shrinks, text wraps down to a floor."""
+    """The narrowest this column may become: a figure never shrinks, text wraps down to a floor,
+    and never below the longest word of its header (a header is never cut: `Put/Cal` + `l`)."""
     natural = _natural(grid, index)
     column = grid.columns[index]
     if column.figure or column.whole:
         return natural
-    return min(natural, max(column.min_width, 1))
+    header_word = max((len(word) for word in column.header.split()), default=0)
+    return max(min(natural, max(column.min_width, 1)), header_word)
 
 
 def _parts(grid: Grid, width: int) -> list[list[int]] | None:
@@ -144,10 +148,8 @@ def _widths(grid: Grid, indexes: list[int], width: int) -> dict[int, int]:
     return widths
 
 
-def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str) -> Table:
+def _table(grid: Grid, indexes: list[int], widths: dict[int, int]) -> Table:
     table = Table(
-        title=Text(title) if title else None,
-        title_justify="left",
         box=box.HEAVY_HEAD,
         show_lines=grid.lines,
     )
@@ -169,45 +171,67 @@ def _table(grid: Grid, indexes: list[int], widths: dict[int, int], *, title: str
     return table
 
 
+def _subset(grid: Grid, indexes: list[int]) -> Grid:
+    sub = Grid(grid.title, [grid.columns[i] for i in indexes], grid.caption, lines=grid.lines)
+    sub.rows = [([cells[i] for i in indexes], style) for cells, style in grid.rows]
+    return sub
+
+
 def _without_optional(grid: Grid, width: int) -> Grid:
     """Drop optional columns, last first, until the rest fits in one table (or none are left)."""
     keep = list(range(len(grid.columns)))
     optional = [i for i in keep if grid.columns[i].optional]
-
-    def subset(indexes: list[int]) -> Grid:
-        sub = Grid(grid.title, [grid.columns[i] for i in indexes], grid.caption, lines=grid.lines)
-        sub.rows = [([cells[i] for i in indexes], style) for cells, style in grid.rows]
-        return sub
-
     current = grid
     while optional:
         parts = _parts(current, width)
         if parts is not None and len(parts) == 1:
             break
         keep.remove(optional.pop())
-        current = subset(keep)
+        current = _subset(grid, keep)
     return current
 
 
 def render(console: Console, grid: Grid) -> None:
     """Print `grid` within the console's width without cutting any cell."""
     width = console.width
+    if any(column.csv_only for column in grid.columns):
+        grid = _subset(grid, [i for i, c in enumerate(grid.columns) if not c.csv_only])
     grid = _without_optional(grid, width)
     parts = _parts(grid, width)
     if parts is None:
         _render_vertical(console, grid)
         return
     for number, indexes in enumerate(parts):
-        title = grid.title if number == 0 else f"{grid.title} (continued)" if grid.title else ""
-        console.print(_table(grid, indexes, _widths(grid, indexes, width), title=title))
+        if grid.title:
+            # Above the table at the console's width, not inside it at the table's: a title
+            # wider than a narrow table wrapped there mid-word, and was padded with spaces.
+            title = grid.title if number == 0 else f"{grid.title} (continued)"
+            print_wrapped(console, title, style="italic")
+        console.print(_table(grid, indexes, _widths(grid, indexes, width)))
     if grid.caption:
-        console.print(Text(grid.caption, style="dim"))
+        print_wrapped(console, grid.caption, style="dim")
+
+
+def print_wrapped(console: Console, text: str, *, style: str = "", indent: int = 0) -> None:
+    """`text` wrapped between words to the console's width, continuation lines indented by
+    `indent`, with no trailing spaces (rich's own wrapping leaves one where it breaks)."""
+    import textwrap
+
+    margin = " " * indent
+    lines = textwrap.wrap(
+        text,
+        max(console.width, indent + 20),
+        initial_indent=margin,
+        subsequent_indent=margin,
+        break_on_hyphens=False,
+    )
+    console.print(Text("\n".join(lines or [margin + text]), style=style), soft_wrap=True)
 
 
 def _render_vertical(console: Console, grid: Grid) -> None:
     """One block per row: too narrow for columns, but every value is still whole."""
     if grid.title:
-        console.print(Text(grid.title, style="bold"))
+        print_wrapped(console, grid.title, style="bold")
     keys = [i for i, c in enumerate(grid.columns) if c.key] or [0]
     rest = [i for i in range(len(grid.columns)) if i not in keys]
     label_width = max((len(grid.columns[i].header) for i in rest), default=0)
@@ -219,7 +243,7 @@ def _render_vertical(console: Console, grid: Grid) -> None:
             console.print(Text(f"  {header:<{label_width}}  {_text(cells[i])}"))
     if grid.caption:
         console.print()
-        console.print(Text(grid.caption, style="dim"))
+        print_wrapped(console, grid.caption, style="dim")
 
 
 def write_csv(grid: Grid, out: IO[str]) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dexter.evals.results import FAILURE_LABELS, Cost, QuestionResult, RunInfo
 from dexter.evals.scoring import Interval, Summary, summarise
-from dexter.reports.markup import md_answer, md_inline, web_url
+from dexter.reports.markup import answer_html, md_answer, md_inline, web_url
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def money(cost: Cost) -> str:
 
 def score_lines(s: Summary) -> list[str]:
     return [
-        f"Mean over all {s.questions} questions (failures count as 0): {pct(s.mean_all)} "
+        f"Mean over all {s.questions} questions (a failed one scores 0): {pct(s.mean_all)} "
         f"95% CI {interval(s.mean_all_ci)}",
         f"Mean over the {s.scored} scored questions: {pct(s.mean_scored)} "
         f"95% CI {interval(s.mean_scored_ci)}",
@@ -120,7 +120,8 @@ def to_markdown(report: Report) -> str:
             "",
             f"**Question.** {_cell(r.question)}",
             "",
-            f"**Answer.**\n\n{md_answer(r.answer.strip()) or '(no answer)'}",
+            # The answer's own headings go below this question's (###).
+            f"**Answer.**\n\n{md_answer(r.answer.strip(), top=4) or '(no answer)'}",
             "",
         ]
         if r.error:
@@ -190,6 +191,7 @@ table{border-collapse:collapse;margin:.6em 0;width:100%}td,th{border:1px solid #
 padding:4px 8px;text-align:left;vertical-align:top;font-size:14px}th{background:#f3f5f8}
 .met{color:#1f7a3a}.miss{color:#9a6700}.bad{color:#b3261e;font-weight:600}
 pre{white-space:pre-wrap;background:#f7f8fa;padding:.7em;border-radius:4px;font-size:13px}
+.answer{border-left:3px solid #d5dbe3;padding:0 .9em;margin:.4em 0}
 details{margin:.8em 0;border-top:1px solid #e3e7ec;padding-top:.5em}summary{cursor:pointer}
 .small{color:#5b6b80;font-size:13px}
 """
@@ -229,7 +231,11 @@ def to_html(report: Report) -> str:
             f"<details open><summary><b>{e(r.question_id)}</b> · {e(r.category)} · "
             f"<b>{e(status)}</b> · {e(r.question[:110])}</summary>",
             f"<p><b>Question.</b> {e(r.question)}</p>",
-            f"<p><b>Answer.</b></p><pre>{e(r.answer.strip() or '(no answer)')}</pre>",
+            # Rendered, not raw Markdown: safely (no raw HTML, no images, web links only),
+            # its headings below the question's.
+            "<p><b>Answer.</b></p><div class='answer'>"
+            + (answer_html(r.answer.strip(), top=4) if r.answer.strip() else "<p>(no answer)</p>")
+            + "</div>",
         ]
         if r.error:
             out.append(f"<p class='bad'>{e(r.error)}</p>")

@@ -8,6 +8,7 @@ import io
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dexter.reports.model import CHART_LINES, Row, Table
 from dexter.tools.finance.format import CellKind
@@ -73,12 +74,14 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
         ) from None
     figure, axes = plt.subplots(figsize=(7.2, 3.4), dpi=110)
     x = list(range(len(chart.periods)))
+    drawn: list[float] = []
     for index, row in enumerate(chart.lines):
         values = [chart.scaled(v) for v in row.values]
         points = [(i, v) for i, v in zip(x, values, strict=True) if v is not None]
         if not points:
             continue
         xs, ys = zip(*points, strict=True)
+        drawn += ys
         axes.plot(
             xs,
             ys,
@@ -90,15 +93,36 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
     axes.set_xticks(
         x, [_literal(p, 16) for p in chart.periods], rotation=30 if len(x) > 6 else 0, fontsize=8
     )
+    _from_zero(axes, drawn)
     axes.yaxis.set_major_formatter(_thousands)
     axes.tick_params(axis="y", labelsize=8)
     axes.set_ylabel(_literal(chart.unit, 32), fontsize=9)
     axes.set_title(_literal(chart.title, 80), fontsize=10, loc="left")
     axes.grid(True, axis="y", alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
-    axes.legend(fontsize=8, frameon=False, loc="best")
+    # Below the plot, in a row: with the axis from zero, "best" put it across a line.
+    axes.legend(
+        fontsize=8,
+        frameon=False,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.14 if len(x) <= 6 else -0.22),
+        ncol=min(len(chart.lines), 4),
+    )
     figure.tight_layout()
     return figure
+
+
+def _from_zero(axes: Any, values: Sequence[float]) -> None:
+    """The value axis includes zero, so a line's height is its size: an axis from 6.0 to 7.5
+    drew EPS going from 6.08 to 7.46 as a cliff. Values on both sides of zero get a zero line."""
+    if not values:
+        return
+    if min(values) >= 0:
+        axes.set_ylim(bottom=0, top=max(values) * 1.08 or 1)
+    elif max(values) <= 0:
+        axes.set_ylim(bottom=min(values) * 1.08, top=0)
+    else:
+        axes.axhline(0, color="#888888", linewidth=0.8)
 
 
 def _literal(text: str, limit: int) -> str:

@@ -92,16 +92,54 @@ def _escape_block_start(match: re.Match[str]) -> str:
     return f"{match.group(1)}{marker}\\" if marker[0].isdigit() else f"{match.group(1)}\\{marker}"
 
 
-def md_answer(answer: str) -> str:
+def md_answer(answer: str, *, top: int = 1) -> str:
     """The model's Markdown answer with its formatting, minus anything live: raw HTML and
     autolinks other than web ones become text, images become links, links to anything but the
-    web become text. Checked with a CommonMark parser; plain escaped text when still unsafe."""
+    web become text. Checked with a CommonMark parser; plain escaped text when still unsafe.
+    Its headings are moved down so the highest is at level `top` (below the report's own)."""
     text = plain(answer)
     text = _TAG_OPEN.sub(_tag_or_web_autolink, text)
     text = text.replace("![", "&#33;[")
     text = _INLINE_TARGET.sub(lambda m: _unless_allowed(m, "]&#40;"), text)
     text = _DEFINITION.sub(lambda m: _unless_allowed(m, m.group(1) + "\\["), text)
-    return text if not unsafe_markdown(text) else md_block(answer)
+    return _demoted(text, top) if not unsafe_markdown(text) else md_block(answer)
+
+
+_ATX = re.compile(r"^((?:[ \t]*>)*[ \t]{0,3})(#{1,6})(?=[ \t]|$)")
+
+
+def _shift(levels: list[int], top: int) -> int:
+    """How far down to move headings whose highest level is min(levels), so it becomes `top`;
+    never up (an answer that starts at ### stays there)."""
+    return max(0, top - min(levels)) if levels else 0
+
+
+def _demoted(markdown: str, top: int) -> str:
+    """`markdown` with every heading moved down by the same number of levels (at most to 6),
+    so its highest is `top`. Found by the CommonMark parser, so a `#` in code is left alone;
+    underlined (setext) headings are rewritten as `#` ones."""
+    tokens = [t for t in _safe_parser().parse(markdown) if t.type == "heading_open" and t.map]
+    shift = _shift([int(t.tag[1]) for t in tokens], top)
+    if not shift:
+        return markdown
+    lines = markdown.split("\n")
+    rewritten: dict[int, str | None] = {}  # line number -> its new text, or None to drop it
+    for token in tokens:
+        first, end = token.map
+        level = min(6, int(token.tag[1]) + shift)
+        if token.markup.startswith("#"):
+            marker = _ATX.match(lines[first])
+            if marker:
+                rest = lines[first][marker.end() :]
+                rewritten[first] = marker.group(1) + "#" * level + rest
+            continue
+        # Setext: the heading's text lines, then its underline, become one `#` line.
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        words = " ".join(line.strip() for line in lines[first : end - 1])
+        rewritten[first] = f"{indent}{'#' * level} {words}"
+        rewritten.update(dict.fromkeys(range(first + 1, end)))
+    kept = (rewritten.get(number, line) for number, line in enumerate(lines))
+    return "\n".join(line for line in kept if line is not None)
 
 
 def _tag_or_web_autolink(match: re.Match[str]) -> str:
@@ -165,14 +203,27 @@ def _live_tokens(tokens: list[Any]) -> list[str]:
 # --------------------------------------------------------------------------- HTML
 
 
-def answer_html(answer: str) -> str:
-    """The answer's Markdown as HTML: raw HTML shown as text, no images (nothing loads when the
-    report is opened or printed), links only where `allowed_href` says."""
+@functools.cache
+def _safe_parser() -> Any:
     from markdown_it import MarkdownIt
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
     parser.validateLink = allowed_href  # type: ignore[method-assign]
-    return str(parser.render(plain(answer)))
+    return parser
+
+
+def answer_html(answer: str, *, top: int = 1) -> str:
+    """The answer's Markdown as HTML: raw HTML shown as text, no images (nothing loads when the
+    report is opened or printed), links only where `allowed_href` says. Its headings are moved
+    down so the highest is `<h{top}>` (below the page's own sections)."""
+    parser = _safe_parser()
+    env: dict[str, Any] = {}
+    tokens = parser.parse(plain(answer), env)
+    headings = [t for t in tokens if t.type in ("heading_open", "heading_close")]
+    shift = _shift([int(t.tag[1]) for t in headings], top)
+    for token in headings:
+        token.tag = f"h{min(6, int(token.tag[1]) + shift)}"
+    return str(parser.renderer.render(tokens, parser.options, env))
 
 
 __all__ = [

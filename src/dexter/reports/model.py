@@ -67,8 +67,18 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Filed:
+    """A filing that figures came from: "SEC EDGAR 10-K filed 2024-11-01, acc. …" and its page."""
+
+    label: str
+    url: str | None = None
+    filing_date: str | None = None
+
+
+@dataclass(frozen=True)
 class Table:
-    """One statement for one company, oldest period first (as charts read it)."""
+    """One statement for one company, oldest period first (as charts read it). Each period
+    cites the filings its own figures came from: comparatives in a later 10-K cite that 10-K."""
 
     kind: StatementKind
     company: str
@@ -78,10 +88,16 @@ class Table:
     period_ends: tuple[str, ...]
     rows: tuple[Row, ...]
     source_ids: tuple[str, ...] = ()
+    period_sources: tuple[tuple[Filed, ...], ...] = ()  # one tuple per period, newest filing first
 
     @property
     def title(self) -> str:
         return f"{self.company or self.ticker}: {TITLES[self.kind]}"
+
+    def filed_by_period(self) -> list[tuple[str, tuple[Filed, ...]]]:
+        """(period, the filings its figures came from) for every period, oldest first."""
+        missing = len(self.periods) - len(self.period_sources)
+        return list(zip(self.periods, (*self.period_sources, *[()] * missing), strict=True))
 
     def row(self, name: str) -> Row | None:
         return next((r for r in self.rows if r.field == name), None)
@@ -111,6 +127,22 @@ class Report:
     @property
     def heading(self) -> str:
         return self.title or _title_from(self.question)
+
+    @property
+    def latest_filing(self) -> str | None:
+        """The day the newest figure in the tables was filed (None when no table says)."""
+        days = [f.filing_date for t in self.tables for p in t.period_sources for f in p]
+        return max((d for d in days if d), default=None)
+
+    @property
+    def figures_after_as_of(self) -> bool:
+        """Does the report hold figures filed (or periods ended) after the as-of date it
+        states? Then stating that date alone would mislead."""
+        if not self.as_of:
+            return False
+        ends = [end for table in self.tables for end in table.period_ends if end]
+        latest = self.latest_filing or max(ends, default="")
+        return latest > self.as_of
 
 
 def _title_from(question: str) -> str:
@@ -154,7 +186,37 @@ def table_from_records(
         ),
         period_ends=tuple(str(r.get("report_period")) for r in usable),
         rows=tuple(rows),
+        period_sources=tuple(_filed(r) for r in usable),
     )
+
+
+def _filed(record: Mapping[str, Any]) -> tuple[Filed, ...]:
+    """The filings one period's figures came from, per field provenance; newest filing first."""
+    from dexter.data.models import Source as DataSource
+
+    found: dict[str, Filed] = {}
+    sources = record.get("sources")
+    for raw in sources.values() if isinstance(sources, Mapping) else ():
+        try:
+            source = DataSource.model_validate(raw)
+        except ValueError:
+            continue  # a stored record from another version: its other sources still count
+        key = source.accession_number or source.url
+        if key and key not in found:
+            said = [
+                source.provider,
+                source.form,
+                f"filed {source.filing_date}" if source.filing_date else None,
+            ]
+            label = " ".join(part for part in said if part)
+            if source.accession_number:
+                label += f", acc. {source.accession_number}"
+            found[key] = Filed(label, source.url, source.filing_date)
+    if not found and record.get("accession_number"):
+        accession = str(record["accession_number"])
+        url = record.get("filing_url")
+        found[accession] = Filed(f"acc. {accession}", str(url) if url else None)
+    return tuple(sorted(found.values(), key=lambda f: f.filing_date or "", reverse=True))
 
 
 def _derived_margins(rows: Sequence[Row]) -> list[Row]:
@@ -181,6 +243,7 @@ __all__ = [
     "CHART_LINES",
     "TITLES",
     "TOOL_KINDS",
+    "Filed",
     "Report",
     "Row",
     "Source",

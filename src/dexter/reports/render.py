@@ -97,7 +97,11 @@ def _meta(report: Report) -> list[tuple[str, str]]:
         ("Run", report.run_id),
     ]
     if report.as_of:
-        rows.insert(2, ("As of", report.as_of))
+        as_of = report.as_of
+        if report.figures_after_as_of:
+            later = report.latest_filing or max(e for t in report.tables for e in t.period_ends)
+            as_of += f" (stated on request; the figures below are later, to {later})"
+        rows.insert(2, ("As of", as_of))
     ends = [end for table in report.tables for end in table.period_ends if end]
     if ends:
         # A reader needs to know how fresh the figures are, not only when the question was asked.
@@ -133,9 +137,11 @@ def to_markdown(report: Report, *, chart_files: dict[str, str] | None = None) ->
     out = [f"# {md_inline(report.heading)}", ""]
     out += [f"- **{key}:** {md_inline(value)}" for key, value in _meta(report)]
     out += ["", "## Question", "", md_block(report.question), "", "## Answer", ""]
-    out += [md_answer(_footnoted(report.answer.strip(), markdown=True)), ""]
+    # The answer's own headings go below the report's sections (## Question, ## Answer …).
+    out += [md_answer(_footnoted(report.answer.strip(), markdown=True), top=3), ""]
     for table in report.tables:
         out += [f"## {md_inline(table.title)}", "", *_markdown_table(table), ""]
+        out += _markdown_period_sources(table)
     for title, path in (chart_files or {}).items():
         out += [f"![{md_inline(title)}]({quote(path)})", ""]
     if report.sources:
@@ -168,6 +174,18 @@ def _footnoted(answer: str, *, markdown: bool) -> str:
     return _CITATION.sub(replace, answer)
 
 
+def _markdown_period_sources(table: Table) -> list[str]:
+    if not any(table.period_sources):
+        return []
+    lines = ["Sources by period:", ""]
+    for period, filed in table.filed_by_period():
+        cited = "; ".join(
+            md_inline(f.label) + (f" <{link}>" if (link := web_url(f.url)) else "") for f in filed
+        )
+        lines.append(f"- {md_inline(period)}: {cited or 'not stated by the source'}")
+    return [*lines, ""]
+
+
 def _markdown_table(table: Table) -> list[str]:
     header = ["", *(md_inline(p) for p in table.periods), "unit"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -187,7 +205,7 @@ def _answer_html(answer: str) -> str:
         links = ",".join(f'<a href="#src-{i}">{i}</a>' for i in ids)
         return f'<sup class="cite">[{links}]</sup>'
 
-    return _CITATION.sub(cite, answer_html(answer))
+    return _CITATION.sub(cite, answer_html(answer, top=3))
 
 
 def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: bool = False) -> str:
@@ -213,6 +231,13 @@ def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: boo
                     "cells": [format_cell(row.kind, v) for v in row.values],
                 }
                 for row in table.rows
+            ],
+            "filed": [
+                {
+                    "period": period,
+                    "sources": [{"label": plain(f.label), "link": web_url(f.url)} for f in filed],
+                }
+                for period, filed in table.filed_by_period()
             ],
         }
         for table in report.tables

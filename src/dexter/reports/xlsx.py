@@ -14,8 +14,8 @@ from dexter.reports.model import Report, Table
 from dexter.spreadsheet import XLSX_OPTIONS, XlsxCells
 
 _NUMBER_FORMATS = {
-    "money": "#,##0.0",
-    "shares": "#,##0.0",
+    "money": "#,##0",
+    "shares": "#,##0",
     "per_share": "0.00",
     "per_share_computed": "0.00",
     "percent": "0.0%",
@@ -79,9 +79,32 @@ def _table_sheet(
         money = row.kind in ("money", "shares")
         for column, number in enumerate(row.values, start=2):
             if number is not None:
-                # Money and share counts in millions, as the header says; real numbers.
+                # Money and share counts in millions, as the header says; real numbers, shown
+                # as the report's tables show them: whole millions, a decimal only where the
+                # filing has one (2,271.5), never "416,161.0".
                 value = number / 1e6 if money else number
-                cells.number(sheet, index, column, value, num_format=_NUMBER_FORMATS[row.kind])
+                shown = _millions_format(value) if money else _NUMBER_FORMATS[row.kind]
+                cells.number(sheet, index, column, value, num_format=shown)
+    _period_sources(cells, sheet, table, 5 + len(table.rows))
+
+
+def _millions_format(millions: float) -> str:
+    if millions and abs(millions) < 1:
+        return "#,##0.000"
+    return "#,##0" if round(millions, 1) == round(millions) else "#,##0.0"
+
+
+def _period_sources(cells: XlsxCells, sheet: Any, table: Table, line: int) -> None:
+    """Under the figures: each period's filings, and a link to the newest of them."""
+    if not any(table.period_sources):
+        return
+    cells.text(sheet, line, 0, "Filed in", bold=True)
+    cells.text(sheet, line + 1, 0, "Filing link", bold=True)
+    for column, (_, filed) in enumerate(table.filed_by_period(), start=2):
+        cells.text(sheet, line, column, "; ".join(f.label for f in filed), text_wrap=True)
+        link = next((u for f in filed if (u := web_url(f.url))), None)
+        if link:
+            cells.link(sheet, line + 1, column, link)
 
 
 def _sheet_name(wanted: str, used: set[str]) -> str:

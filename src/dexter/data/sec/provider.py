@@ -35,6 +35,7 @@ from dexter.data.models import (
 )
 from dexter.data.provider import Capability
 from dexter.data.sec import urls
+from dexter.data.sec.history import XBRL_HISTORY, before_edgar
 from dexter.data.settings import DataSettings
 
 # The parsers for each kind of SEC document (facts, filings, Form 4, 13F, frames, full-text
@@ -104,6 +105,8 @@ class SecEdgarProvider:
         self._pending: dict[str, asyncio.Task[Any]] = {}
         # Filers found outside the ticker table, by the ticker we gave them.
         self._resolved: dict[str, Company] = {}
+        # With an as-of date, per company: each concept filed only later -> its first filing day.
+        self._withheld: dict[str, dict[str, str]] = {}
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -160,7 +163,11 @@ class SecEdgarProvider:
                     urls.submissions(cik, self._data), ttl=SUBMISSIONS_TTL
                 )
             except NotFound:
-                raise NotFound(f"The SEC has no filing history for CIK {cik}.") from None
+                raise NotFound(
+                    f"The SEC answered 'not found' (HTTP 404) for the filing history of CIK "
+                    f"{int(cik)} ({urls.submissions(cik, self._data)}); it gives no reason.",
+                    hint="Check the CIK; a company's CIK is on its EDGAR page.",
+                ) from None
             if not isinstance(data, dict):
                 raise UpstreamError("SEC submissions JSON is not an object.")
             return data
@@ -176,11 +183,14 @@ class SecEdgarProvider:
                 data = await self.http.get_json(url, ttl=FACTS_TTL)
             except NotFound:
                 raise NotFound(
-                    f"{company.name} ({company.ticker}) has no XBRL financial data at the SEC.",
-                    hint="Funds, trusts and some foreign filers do not file XBRL financials.",
+                    f"The SEC answered 'not found' (HTTP 404) for the XBRL company facts of "
+                    f"{company.name} ({company.ticker}) at {url}; it gives no reason.",
+                    hint="Funds, trusts and some foreign filers file no XBRL financial data; "
+                    f"their documents can still be read (`dexter data filings {company.ticker}`).",
                 ) from None
             if self.as_of is not None:
-                data = await asyncio.to_thread(facts_filed_by, data, self.as_of)
+                data, withheld = await asyncio.to_thread(facts_filed_by, data, self.as_of)
+                self._withheld[company.cik] = withheld
             # Indexing a multi-megabyte document takes a moment; keep the event loop free.
             return await asyncio.to_thread(index_facts, data)
 
@@ -262,7 +272,30 @@ class SecEdgarProvider:
     ) -> list[Any]:
         company = await self.company(ticker)
         index = await self._facts(company)
+        if self.as_of is not None and not index.has_financials:
+            raise self._nothing_filed_yet(company)
         return list(index.statements(ticker=company.ticker, statement=statement, **kw))
+
+    def _nothing_filed_yet(self, company: Company, concept: str | None = None) -> NotFound:
+        """The as-of date is before the company filed any XBRL figures (or this concept): said
+        with the day it first did, instead of "has no XBRL data", which it has."""
+        withheld = self._withheld.get(company.cik, {})
+        if concept is not None:
+            key = next((k for k in withheld if _concept_matches(k, concept)), None)
+            if key is None:
+                raise AssertionError("only called for a concept that was withheld")
+            return NotFound(
+                f"{company.name} filed no {key} values on or before the as-of date {self.as_of}; "
+                f"the first were filed on {withheld[key]}.",
+                hint="Research as of a date sees only what was filed by then.",
+            )
+        financial = [day for key, day in withheld.items() if _is_financial(key)]
+        first = f"; its first were filed on {min(financial)}" if financial else ""
+        return NotFound(
+            f"Nothing {company.name} filed on or before the as-of date {self.as_of} carries XBRL "
+            f"financial data{first}.",
+            hint=XBRL_HISTORY,
+        )
 
     async def income_statements(
         self,
@@ -337,7 +370,14 @@ class SecEdgarProvider:
         from dexter.data.sec.facts import fact_series
 
         company = await self.company(ticker)
-        return fact_series(await self._facts(company), concept)
+        index = await self._facts(company)
+        try:
+            return fact_series(index, concept)
+        except NotFound:
+            withheld = self._withheld.get(company.cik, {})
+            if any(_concept_matches(key, concept) for key in withheld):
+                raise self._nothing_filed_yet(company, concept) from None
+            raise
 
     # -- filings -----------------------------------------------------------------------------
 
@@ -422,15 +462,11 @@ class SecEdgarProvider:
 
         async def load() -> FilingDocuments:
             folder = urls.filing_folder(who.cik, accession, self._www)
+            index_url = urls.filing_index(who.cik, accession, self._www)
             try:
-                listing = await self.http.get_json(
-                    urls.filing_index(who.cik, accession, self._www), ttl=FOREVER
-                )
+                listing = await self.http.get_json(index_url, ttl=FOREVER)
             except NotFound:
-                raise NotFound(
-                    f"{who.name} has no filing with accession number {accession}.",
-                    hint="List the company's filings to find the accession number.",
-                ) from None
+                raise await self._missing_filing(who, accession, index_url) from None
             listed = [
                 DocumentEntry(name=d.name, url=d.url, size=d.size)
                 for d in parse_filing_index(listing, folder_url=folder)
@@ -474,6 +510,39 @@ class SecEdgarProvider:
                 hint="Research is limited to what was public on the as-of date.",
             )
         return found
+
+    async def _missing_filing(self, who: Company, accession: str, index_url: str) -> NotFound:
+        """The SEC answered 404 for a filing's folder: say that, and whether the company's own
+        filing list names it, without guessing why (a bare 404 gives no reason)."""
+        from dexter.data.sec.submissions import filings_from_submissions
+
+        listed: Filing | None = None
+        try:
+            data = await self._submissions(who.cik)
+            wanted = accession.replace("-", "")
+            listed = next(
+                (
+                    f
+                    for f in filings_from_submissions(data, ticker=who.ticker, www_base=self._www)
+                    if f.accession_number.replace("-", "") == wanted
+                ),
+                None,
+            )
+        except DataError:
+            pass
+        said = f"The SEC answered 'not found' (HTTP 404) for {index_url}"
+        if listed is not None:
+            return NotFound(
+                f"{said}, the document list of {who.name}'s {listed.filing_type} filed "
+                f"{listed.filing_date} ({accession}), which its filing history names; the SEC "
+                "gives no reason.",
+                hint=f"The filing's main document: {listed.url}",
+            )
+        return NotFound(
+            f"{said}, filing {accession} under {who.name}, and {who.name}'s recent filing "
+            "history does not name it; the SEC gives no reason.",
+            hint=f"Check the accession number: `dexter data filings {who.ticker}` lists them.",
+        )
 
     async def _with_submission_facts(
         self, who: Company, filing: FilingDocuments
@@ -592,9 +661,18 @@ class SecEdgarProvider:
         try:
             filing = _choose_filing(recent, form=form, year=year, accession=accession_number)
         except NotFound:
-            if year is None and accession_number is None:
+            if recent and year is None and accession_number is None:
                 raise
+            # Older history pages too: for a year asked for, or when an as-of date hides the
+            # whole recent page.
             older = await self.filings(ticker, forms=[form], limit=200)
+            if not older and self.as_of is not None:
+                who = await self.company(ticker)
+                raise NotFound(
+                    f"No {form} of {who.name} filed on or before the as-of date {self.as_of} "
+                    "is in its EDGAR filing history.",
+                    hint=before_edgar(self.as_of),
+                ) from None
             filing = _choose_filing(older, form=form, year=year, accession=accession_number)
         html = await self.http.get_bytes(filing.url, ttl=FOREVER)
         text = await asyncio.to_thread(html_to_text, html)
@@ -723,8 +801,10 @@ class SecEdgarProvider:
             data = await self.http.get_json(url, ttl=FRAMES_TTL)
         except NotFound:
             raise NotFound(
-                f"The SEC has no {concept} values in {unit} for {period}.",
-                hint="Periods look like CY2024 (a year), CY2024Q3 (a quarter) or CY2024Q4I "
+                f"The SEC answered 'not found' (HTTP 404) for the frame of {concept} in {unit} "
+                f"for {period} ({url}); it gives no reason.",
+                hint="The SEC builds a frame only for a concept, unit and period that filers "
+                "reported. Periods look like CY2024 (a year), CY2024Q3 (a quarter) or CY2024Q4I "
                 "(an instant, for balance-sheet items); concepts like Revenues or NetIncomeLoss.",
             ) from None
         table = await self._tickers()
@@ -775,12 +855,26 @@ def _exhibit_label(doc: DocumentEntry, filing: FilingDocuments) -> str | None:
     return kind
 
 
-def facts_filed_by(data: dict[str, Any], day: str) -> dict[str, Any]:
+def _concept_matches(key: str, wanted: str) -> bool:
+    """Does `wanted` ("Revenues", "us-gaap:Revenues", "us-gaap/revenues") name `key`?"""
+    text = wanted.strip().replace("/", ":", 1).lower()
+    return key.lower() == text or (":" not in text and key.split(":", 1)[1].lower() == text)
+
+
+def _is_financial(key: str) -> bool:
+    from dexter.data.sec.concepts import FINANCIAL_TAXONOMIES
+
+    return key.split(":", 1)[0] in FINANCIAL_TAXONOMIES
+
+
+def facts_filed_by(data: dict[str, Any], day: str) -> tuple[dict[str, Any], dict[str, str]]:
     """A companyfacts document holding only the values filed on or before `day`: what an
-    analyst could have read then (later restatements and later periods disappear)."""
+    analyst could have read then (later restatements and later periods disappear); and each
+    concept that was filed only later ("us-gaap:Revenues") with the day it was first filed."""
     facts = data.get("facts")
+    withheld: dict[str, str] = {}
     if not isinstance(facts, dict):
-        return data
+        return data, withheld
     kept_facts: dict[str, Any] = {}
     for taxonomy, concepts in facts.items():
         if not isinstance(concepts, dict):
@@ -798,8 +892,18 @@ def facts_filed_by(data: dict[str, Any], day: str) -> dict[str, Any]:
             kept_units = {u: p for u, p in kept_units.items() if p}
             if kept_units:
                 kept_concepts[name] = {**concept, "units": kept_units}
+                continue
+            filed = [
+                str(p.get("filed"))
+                for points in units.values()
+                if isinstance(points, list)
+                for p in points
+                if isinstance(p, dict) and p.get("filed")
+            ]
+            if filed:
+                withheld[f"{taxonomy}:{name}"] = min(filed)
         kept_facts[taxonomy] = kept_concepts
-    return {**data, "facts": kept_facts}
+    return {**data, "facts": kept_facts}, withheld
 
 
 def _choose_filing(
