@@ -91,8 +91,12 @@ def describe_job(job: Job, *, viewer: Principal = OPERATOR) -> str:
         f"  Schedule: {describe(job.schedule)}",
         f"  Fulfillment: {job.fulfillment}; deliver to {job.target}",
         f"  Next run: {_fmt(state.next_run_at) if job.enabled else 'none (disabled)'}",
-        f"  Last run: {_fmt(state.last_run_at) if state.last_run_at else 'never'}"
-        f" ({state.last_status or 'never'})",
+        "  Last run: "
+        + (
+            f"{_fmt(state.last_run_at)} ({state.last_status or 'unknown'})"
+            if state.last_run_at
+            else "never"
+        ),
     ]
     if job.active:
         lines.append(f"  Active hours: {job.active.describe()}")
