@@ -82,7 +82,8 @@ def test_setup_with_input_ending_early_is_one_clear_line(
             raise EOFError from None
 
     monkeypatch.setattr("builtins.input", ask)
-    assert main(["gateway", "setup"]) == 1
+    # Closed input cancels, with the status every cancelled command exits with.
+    assert main(["gateway", "setup"]) == 130
     err = capsys.readouterr().err
     assert "setup cancelled; nothing was saved" in err and "Traceback" not in err
     assert not config_path(home).exists()

@@ -700,8 +700,8 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
 
 def run_daemon_command(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
+    from dexter.cli.signals import StopSignals
     from dexter.cron.service import make_runner
     from dexter.runtime import Runtime
 
@@ -715,12 +715,10 @@ def run_daemon_command(args: argparse.Namespace) -> int:
                 failed = sum(1 for r in results if r.status == "error")
                 _stderr_log(f"ran {len(results)} job(s), {failed} failed")
                 return 1 if failed else 0
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
+            signals = StopSignals(asyncio.Event())
+            signals.install()
             _stderr_log(f"daemon started for {settings.home} (Ctrl+C stops)")
-            await runner.run_forever(stop)
-            return 0
+            await runner.run_forever(signals.stop)
+            return signals.exit_status
 
     return asyncio.run(go())

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_CANCELLED = 130
 
 CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "slack", "whatsapp_web")
 
@@ -89,7 +90,7 @@ def run_gateway_command(
         return _setup(home, args, out, ask or input, secret)
     except (EOFError, KeyboardInterrupt):  # input ended (piped, Ctrl+D) or Ctrl+C mid-way
         print("\ndexter: setup cancelled; nothing was saved.", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_CANCELLED
 
 
 def _hidden_input(prompt: str) -> str:
@@ -101,20 +102,19 @@ def _hidden_input(prompt: str) -> str:
 def _run(settings: Any, out: TextIO) -> int:
     import asyncio
     import logging
-    import signal
 
+    from dexter.cli.signals import StopSignals
     from dexter.gateway.service import build_service, console_log
     from dexter.runtime import Runtime
 
     gateway_log = logging.getLogger("dexter.gateway")
     console = console_log(sys.stderr)
     gateway_log.addHandler(console)
+    signals = StopSignals(asyncio.Event())
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        signals.install()
+        stop = signals.stop
         async with Runtime(settings) as rt:
             service = build_service(rt)
             names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
@@ -133,7 +133,7 @@ def _run(settings: Any, out: TextIO) -> int:
     finally:
         gateway_log.removeHandler(console)
     print("Gateway stopped.", file=out)
-    return EXIT_OK
+    return signals.exit_status
 
 
 def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
