@@ -165,7 +165,11 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 
     try:
         values = dotenv_values(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        from dexter.userfiles import not_utf8
+
+        raise not_utf8(path, exc, "The environment file") from None
+    except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc}.") from exc
     # A bare `KEY` line with no `=` parses as None: it sets nothing.
     return {key: value for key, value in values.items() if value is not None}

@@ -624,17 +624,22 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
     import subprocess
 
     from dexter.cron import jobs as job_api
-    from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, read_checklist
+    from dexter.cron.prompts import (
+        DEFAULT_CHECKLIST,
+        HEARTBEAT_FILE,
+        checklist_is_empty,
+        read_heartbeat,
+    )
     from dexter.cron.schedule import describe, local_zone_name
 
     settings = _settings()
     path = settings.home / HEARTBEAT_FILE
     action = args.heartbeat_command
     if action == "show":
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
+        text = read_heartbeat(settings.home)
+        if text is not None:
             print(f"{path}:\n\n{text.rstrip()}\n")
-            if read_checklist(settings.home) is None:
+            if checklist_is_empty(text):
                 print("The checklist is empty, so heartbeat runs are skipped.")
         else:
             print(f"No {path}; the default checklist is used:\n\n{DEFAULT_CHECKLIST}")

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.config import ConfigError
-from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
+from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items, read_heartbeat
 from dexter.principal import OPERATOR, Principal, ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
@@ -272,9 +272,8 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
     async def run(self, args: HeartbeatArgs, ctx: ToolContext) -> ToolResult | str:
         path = self.home / HEARTBEAT_FILE
         if args.action == "view":
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
+            text = read_heartbeat(self.home)
+            if text is None:
                 return (
                     "No HEARTBEAT.md yet, so the default checklist is used:\n\n"
                     f"{DEFAULT_CHECKLIST}\nUse update to customise it. {self._schedule_note()}"
