@@ -222,15 +222,19 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                     allow_hosts=args.allow_host,
                     allow_origins=[origin.rstrip("/") for origin in args.allow_origin],
                 )
-                await serve_http(app, sock)
+                # Said once requests are answered: a script (or a test) can wait for it.
+                await serve_http(app, sock, ready=lambda: print(READY, file=err, flush=True))
             else:
                 await serve_stdio(server)
 
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        pass
+        return 130  # Ctrl+C, as for every command
     return 0
+
+
+READY = "Ready: answering requests (Ctrl+C stops)."
 
 
 # ---------------------------------------------------------------------------------------------
