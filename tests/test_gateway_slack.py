@@ -135,7 +135,7 @@ async def slack_gateway(home: Path) -> AsyncIterator[Running]:
 
 async def connected(service: GatewayService) -> ChannelStatus:
     """The account's status once the manager has marked it connected (just after the socket)."""
-    for _ in range(500):
+    for _ in range(3000):  # up to 30 s on a loaded machine; ends as soon as it connects
         status = service.manager.snapshot()[0]
         if status.connected:
             break
