@@ -181,15 +181,18 @@ async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) ->
     assert connection.starts == 3
 
 
-def test_mcp_list_shows_a_server_that_cannot_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def with_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: Any) -> None:
+    """A Dexter home in `tmp_path` whose settings list these MCP servers."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
     (tmp_path / ".dexter").mkdir()
-    (tmp_path / ".dexter" / "settings.json").write_text(
-        json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}})
-    )
+    (tmp_path / ".dexter" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def test_mcp_list_shows_a_server_that_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with_servers(tmp_path, monkeypatch, {"gone": {"command": "no-such-mcp-server-here"}})
     assert main(["mcp", "list"]) == 1
     out = capsys.readouterr().out
     assert "gone" in out and "is not available" in out and "no-such-mcp-server-here" in out
@@ -223,15 +226,12 @@ def test_mcp_list_shortens_a_long_description_at_a_word(
 def test_mcp_test_of_a_failing_server_shows_its_error_output_and_what_to_try(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
-    (tmp_path / ".dexter").mkdir()
     fails = "import sys; print('NOTES_DIR is not set', file=sys.stderr); sys.exit(2)"
     servers = {
         "gone": {"command": "no-such-mcp-server-here"},
         "fails": {"command": sys.executable, "args": ["-c", fails]},
     }
-    (tmp_path / ".dexter" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    with_servers(tmp_path, monkeypatch, servers)
     assert main(["mcp", "test", "fails"]) == 1
     out = capsys.readouterr().out
     # What the server said, and a next step that is not the command that just ran.
