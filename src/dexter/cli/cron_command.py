@@ -404,6 +404,8 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
             _next_run(job).replace(" (", "\n(", 1).replace(" your time)", ")"),
             _last(job),
         )
+    if any("\n(" in str(cells[-2]) for cells, _ in grid.rows):
+        grid.caption = "Next run: in the job's zone, with your time (in brackets) where it differs."
     console = Console(soft_wrap=False)
     render(console, grid)
     # What is wrong with a damaged job is too long for a cell: said once, below the table.

@@ -393,20 +393,25 @@ def _checked(
 ) -> bool:
     """Ask the platform about what was pasted: True to keep it (confirmed, or unchecked when
     the platform cannot be reached and the user says so), False to ask again."""
+    import textwrap
+
     from dexter.gateway.verify import CredentialsRefused, PlatformUnreachable
+
+    def say(text: str) -> None:
+        print(textwrap.fill(text, width=78, break_long_words=False), file=out)
 
     try:
         identity = check()
     except CredentialsRefused as exc:
-        print(f"{exc} Try again.", file=out)
+        say(f"{exc} Try again.")
         return False
     except PlatformUnreachable as exc:
-        print(str(exc), file=out)
+        say(str(exc))
         keep = ask("Save it without checking? [y/N]: ").strip().lower().startswith("y")
         if keep:
-            print("Saved unchecked: `dexter gateway run` will say if it is refused.", file=out)
+            say("Saved unchecked: `dexter gateway run` will say if it is refused.")
         return keep
-    print(f"{platform} says: {identity}.", file=out)
+    say(f"{platform} says: {identity}.")
     return True
 
 
