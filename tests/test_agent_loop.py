@@ -297,10 +297,18 @@ async def test_cancel_during_retry_backoff_does_not_retry(tmp_path: Path) -> Non
         [ModelError(ErrorKind.RATE_LIMIT, "slow down", retry_after=30), text("never")]
     )
     registry = ToolRegistry([SleepTool()])
-    # Real asyncio.sleep: the cancellation lands during the 30 s Retry-After wait.
-    agent = Agent(with_retry(model, RetryPolicy()), registry, config=AgentConfig(home=tmp_path))
+    waiting = asyncio.Event()
+
+    async def backoff(seconds: float) -> None:
+        # A real sleep, announced: the cancellation lands during the 30 s Retry-After wait
+        # (not before the first call, however slow the machine).
+        waiting.set()
+        await asyncio.sleep(seconds)
+
+    policy = RetryPolicy(sleep=backoff)
+    agent = Agent(with_retry(model, policy), registry, config=AgentConfig(home=tmp_path))
     task = asyncio.create_task(collect(agent, "q"))
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(waiting.wait(), 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -655,8 +655,10 @@ async def test_garbled_event_data_is_a_stream_error(wire_server: WireServer) -> 
 
 
 async def test_silent_server_times_out(wire_server: WireServer) -> None:
-    # The server sends message_start and then goes quiet for longer than the client's timeout.
-    wire_server.push(anthropic_sse(message_start(), chunk_delay=2.0))
+    # The server sends message_start and then goes quiet for good.
+    reply = anthropic_sse(message_start())
+    reply.stall = True
+    wire_server.push(reply)
     model = make_model(wire_server, timeout=0.3)
     with pytest.raises(ModelError) as info:
         await collect(model, ask())

@@ -84,6 +84,9 @@ def test_add_list_edit_disable_remove(home: Path, capsys: pytest.CaptureFixture[
         (["--every", "1h", "--deliver", "pigeon:7"], "Unknown delivery target"),
         (["--every", "1h", "--active", "9-5"], "09:30-16:00"),
         (["--cron", "0 9 * * *", "--tz", "Mars/Base"], "IANA"),
+        # A zone is checked even where the schedule does not use it, with the likely name.
+        (["--every", "1h", "--tz", "Mars/Olympus"], "Unknown time zone 'Mars/Olympus'"),
+        (["--at", "+2h", "--tz", "america/new_york"], "Did you mean America/New_York?"),
     ],
 )
 def test_bad_input_gets_one_clear_message(
@@ -92,6 +95,33 @@ def test_bad_input_gets_one_clear_message(
     assert main(["cron", "add", "x", "--message", "m", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_one_shot_in_another_zone_is_shown_in_that_zone_with_whole_timestamps(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    at = ["--at", "2031-06-02T09:00", "--tz", "America/New_York"]
+    assert main(["cron", "add", "Fed day", *at, "--message", "Summarise the FOMC."]) == 0
+    added = capsys.readouterr().out
+    # Confirmed as typed, in its zone, with the year (not this year's) and the user's time.
+    assert "once at 2031-06-02 09:00 EDT (America/New_York)" in added
+    assert "Next run: 2031-06-02 09:00 EDT (2031-06-02 13:00 UTC your time)." in added
+    assert main(["cron", "add", "Hourly", "--every", "1h", "--message", "Check NVDA."]) == 0
+    capsys.readouterr()
+    assert main(["cron", "list", "--json"]) == 0
+    fed = next(j for j in json.loads(capsys.readouterr().out) if j["name"] == "Fed day")
+    assert fed["schedule"]["tz"] == "America/New_York"
+    assert main(["cron", "list"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in table) <= 80
+    # Each time is one piece on one line, never broken across lines.
+    assert any("2031-06-02 09:00 EDT" in line for line in table)
+    assert any("(2031-06-02 13:00 UTC)" in line for line in table)
+    assert main(["cron", "show", "Fed day"]) == 0
+    shown = capsys.readouterr().out
+    assert "never (never)" not in shown
+    assert "Last run  never" in shown and "America/New_York" in shown
 
 
 def test_unknown_job_and_heartbeat_commands(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -68,6 +68,17 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire_server: WireServer
     return values
 
 
+def start_daemon(env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "dexter.cli.main", "daemon"],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_daemon_fires_jobs_delivers_one_alert_keeps_ok_quiet_and_stops_on_sigterm(
     env: dict[str, str],
     tmp_path: Path,
@@ -86,14 +97,7 @@ def test_daemon_fires_jobs_delivers_one_alert_keeps_ok_quiet_and_stops_on_sigter
         assert main(["cron", "add", name, "--at", "+1s", "--message", message]) == 0
     capsys.readouterr()
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dexter.cli.main", "daemon"],
-        cwd=tmp_path,
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_daemon(env, tmp_path)
     cron = CronStore(open_store(Path(env["DEXTER_HOME"])))
     try:
         deadline = time.monotonic() + 60
@@ -125,3 +129,23 @@ def test_daemon_fires_jobs_delivers_one_alert_keeps_ok_quiet_and_stops_on_sigter
     assert main(["cron", "logs"]) == 0
     shown = capsys.readouterr().out
     assert alert in shown and "Filing watch -> outbox [delivered]" in shown
+
+
+def test_daemon_stopped_with_ctrl_c_says_so_and_exits_130(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    process = start_daemon(env, tmp_path)
+    try:
+        # Ready once it has said so (its signal handlers are in place by then).
+        assert process.stderr is not None
+        started = process.stderr.readline()
+        assert "daemon started" in started, started
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    # Ctrl+C is 130, as the README says for every command; the stop itself is clean.
+    assert process.returncode == 130, err
+    assert "stopped" in err and "Traceback" not in err

@@ -331,7 +331,9 @@ async def test_403_uses_the_callers_hint_and_is_not_retried(h: Harness) -> None:
 
 
 async def test_server_slower_than_the_timeout_is_retried_then_reported(h: Harness) -> None:
-    slow = Reply(chunks=[b'{"a": ', b"1}"], chunk_delay=0.6)
+    # Quiet for good after the first chunk: a delay only longer than the timeout could end
+    # first on a loaded machine, and the body would then arrive whole.
+    slow = Reply(chunks=[b'{"a": ', b"1}"], stall=True)
     h.server.push(slow, slow)
     client = h.client(timeout=0.15, max_attempts=2)
     with pytest.raises(UpstreamError) as caught:

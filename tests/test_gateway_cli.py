@@ -10,6 +10,8 @@ import pytest
 from dexter.cli.main import main
 from dexter.gateway.config import config_path, load_config
 from dexter.gateway.service import pairing_store
+from tests.support.fake_graph import ACCESS_TOKEN, PHONE_NUMBER_ID, serve_graph
+from tests.support.fake_telegram import FakeTelegram, serve_telegram
 
 
 @pytest.fixture
@@ -19,14 +21,36 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+def at_fake(home: Path, channel: str, api_base: str) -> None:
+    """A configured account whose platform API is a local fake (setup keeps `api_base`)."""
+    home.mkdir(parents=True, exist_ok=True)
+    account = {"api_base": api_base, "enabled": False}
+    config = {"channels": {channel: {"accounts": {"default": account}}}}
+    config_path(home).write_text(json.dumps(config))
+
+
+def answering(monkeypatch: pytest.MonkeyPatch, *answers: str) -> None:
+    queue = iter(answers)
+
+    def ask(_prompt: str = "") -> str:
+        try:
+            return next(queue)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", ask)
+
+
 def test_setup_then_status_pair_and_logout(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    answers = iter(["1", "not-a-token", "123:ABC", "", "y"])
-    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
-    assert main(["gateway", "setup"]) == 0
+    with serve_telegram(FakeTelegram(token="123:ABC")) as fake:
+        at_fake(home, "telegram", fake.url)
+        answering(monkeypatch, "1", "not-a-token", "123:ABC", "", "y")
+        assert main(["gateway", "setup"]) == 0
     out = capsys.readouterr().out
     assert "@BotFather" in out and "try again" in out and "dexter gateway run" in out
+    assert "Telegram says: @dexter_test_bot." in out
     config = load_config(config_path(home))
     account = config.channels["telegram"].accounts["default"]
     assert account.token == "123:ABC"
@@ -73,19 +97,16 @@ def test_status_json_and_broken_config(home: Path, capsys: pytest.CaptureFixture
 def test_setup_with_input_ending_early_is_one_clear_line(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    answers = iter(["1", "123:ABC"])
-
-    def ask(_prompt: str = "") -> str:
-        try:
-            return next(answers)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr("builtins.input", ask)
-    assert main(["gateway", "setup"]) == 1
+    with serve_telegram(FakeTelegram(token="123:ABC")) as fake:
+        at_fake(home, "telegram", fake.url)
+        before = config_path(home).read_bytes()
+        # The token is accepted, then input ends before the questions about access.
+        answering(monkeypatch, "1", "123:ABC")
+        # Closed input cancels, with the status every cancelled command exits with.
+        assert main(["gateway", "setup"]) == 130
     err = capsys.readouterr().err
     assert "setup cancelled; nothing was saved" in err and "Traceback" not in err
-    assert not config_path(home).exists()
+    assert config_path(home).read_bytes() == before
 
 
 def test_run_with_an_unusable_model_fails_at_start_in_one_line(
@@ -123,3 +144,61 @@ def test_a_misspelt_key_in_gateway_json_is_named_with_a_suggestion(
     err = capsys.readouterr().err
     assert 'unknown key "channels.telegram.accounts.default.tokn"' in err
     assert 'did you mean "token"?' in err and "Traceback" not in err
+
+
+def test_setup_asks_telegram_who_the_token_is_and_asks_again_when_refused(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve_telegram(FakeTelegram(token="123:ABC")) as fake:
+        at_fake(home, "telegram", fake.url)
+        # A token of the right shape that is not this bot's: refused, asked again.
+        answering(monkeypatch, "999:WRONG", "123:ABC", "", "n")
+        assert main(["gateway", "setup", "telegram"]) == 0
+    out = capsys.readouterr().out
+    assert "Telegram rejected that token (Unauthorized)" in out and "Try again." in out
+    assert "999:WRONG" not in out
+    assert "Telegram says: @dexter_test_bot." in out
+    account = load_config(config_path(home)).channels["telegram"].accounts["default"]
+    assert account.token == "123:ABC" and account.enabled
+
+
+def test_setup_offers_to_save_unchecked_when_telegram_cannot_be_reached(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    at_fake(home, "telegram", "http://127.0.0.1:9")
+    answering(monkeypatch, "1:A", "n", "1:B", "y", "", "n")
+    assert main(["gateway", "setup", "telegram"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Cannot reach Telegram to check it") == 2
+    assert "Saved unchecked" in out and "1:B" not in out
+    account = load_config(config_path(home)).channels["telegram"].accounts["default"]
+    assert account.token == "1:B"
+
+
+def test_setup_asks_the_graph_api_for_the_whatsapp_number(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve_graph() as fake:
+        at_fake(home, "whatsapp_cloud", fake.url)
+        answering(
+            monkeypatch,
+            PHONE_NUMBER_ID,
+            "EAAG-expired",  # a token Meta refuses
+            "123456789",  # a number id this token has no number for
+            ACCESS_TOKEN,
+            PHONE_NUMBER_ID,
+            ACCESS_TOKEN,
+            "app-secret",
+            "verify-me",
+            "",
+            "",
+            "n",
+        )
+        assert main(["gateway", "setup", "whatsapp_cloud"]) == 0
+    out = capsys.readouterr().out
+    assert "Meta rejected that access token (Invalid OAuth access token" in out
+    assert "Meta has no phone number 123456789" in out
+    assert "Meta says: +1 555-010-0999 (Dexter Research)." in out
+    assert "EAAG" not in out
+    account = load_config(config_path(home)).channels["whatsapp_cloud"].accounts["default"]
+    assert (account.phone_number_id, account.access_token) == (PHONE_NUMBER_ID, ACCESS_TOKEN)

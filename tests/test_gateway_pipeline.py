@@ -122,3 +122,30 @@ async def test_600_strangers_cannot_push_out_the_first_real_pairing_request(
     gateway.pairing.approve(code.group(1))
     assert await gateway.handle(channel, dm(1, "what did NVDA earn?")) == "dispatched"  # type: ignore[arg-type]
     assert [t.text for t in dispatcher.turns] == ["what did NVDA earn?"]
+
+
+async def test_a_new_pairing_request_is_one_line_on_the_gateways_terminal(tmp_path: Path) -> None:
+    gateway, _ = pairing_gateway(tmp_path)
+    channel = Recording()
+    stranger = InboundMessage(
+        "whatsapp_cloud",
+        "default",
+        "m1",
+        "+15550000001",
+        "direct",
+        "+15550000001",
+        text="hi",
+        sender_name="Ann\x1b[2J\nSmith",
+    )
+    with gateway_console() as console:
+        assert await gateway.handle(channel, stranger) == "pairing:sent"  # type: ignore[arg-type]
+        follow_up = InboundMessage(
+            "whatsapp_cloud", "default", "m2", "+15550000001", "direct", "+15550000001", text="?"
+        )
+        assert await gateway.handle(channel, follow_up) == "pairing:known"  # type: ignore[arg-type]
+    [request] = gateway.pairing.pending()
+    [line] = console.lines("pairing request")
+    # Who asked and the exact command to let them in; once per request, not per message.
+    assert "whatsapp_cloud/default: new pairing request from Ann [2J Smith (+15550000001)" in line
+    assert f"`dexter gateway pair approve {request.code}`" in line
+    assert "\x1b" not in console.text

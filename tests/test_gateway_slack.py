@@ -135,7 +135,7 @@ async def slack_gateway(home: Path) -> AsyncIterator[Running]:
 
 async def connected(service: GatewayService) -> ChannelStatus:
     """The account's status once the manager has marked it connected (just after the socket)."""
-    for _ in range(500):
+    for _ in range(3000):  # up to 30 s on a loaded machine; ends as soon as it connects
         status = service.manager.snapshot()[0]
         if status.connected:
             break
@@ -494,23 +494,32 @@ def test_missing_extra_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         build_channel(tmp_path, "slack", "default", account)
 
 
-def test_setup_and_logout_slack(
+async def test_setup_and_logout_slack(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    answers = iter(["3", "xapp-oops", BOT_TOKEN, APP_TOKEN, f"{ANN}, {BOB}", "y"])
+    answers = iter(
+        ["3", "xapp-oops", "xoxb-wrong", BOT_TOKEN, "xapp-wrong", APP_TOKEN, f"{ANN}, {BOB}", "y"]
+    )
     monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
-    assert main(["gateway", "setup"]) == 0
+    async with serve_slack() as fake:
+        # Setup asks the fake Slack (the account's api_base) who the tokens are.
+        await asyncio.to_thread(write_config, home, fake, enabled=False)
+        assert await asyncio.to_thread(main, ["gateway", "setup"]) == 0
     out = capsys.readouterr().out
     assert "Socket Mode" in out and "try again" in out and "reactions:write" in out
+    assert "Slack rejected that token (invalid_auth): copy the Bot User OAuth Token" in out
+    assert "Slack says: @dexter in Acme." in out
+    assert "Slack rejected that token (invalid_auth): make an app-level token" in out
+    assert "xoxb-wrong" not in out and "xapp-wrong" not in out
     account = load_config(config_path(home)).channels["slack"].accounts["default"]
     assert (account.bot_token, account.app_token) == (BOT_TOKEN, APP_TOKEN)
     assert account.allow_from == [ANN, BOB] and account.dm_policy == "allowlist"
     assert account.group_policy == "open"
     assert config_path(home).stat().st_mode & 0o777 == 0o600
-    assert main(["gateway", "status"]) == 0
+    assert await asyncio.to_thread(main, ["gateway", "status"]) == 0
     assert "slack/default: not connected" in capsys.readouterr().out
 
-    assert main(["gateway", "logout", "slack"]) == 0
+    assert await asyncio.to_thread(main, ["gateway", "logout", "slack"]) == 0
     assert "Forgot the slack credentials" in capsys.readouterr().out
     after = load_config(config_path(home)).channels["slack"].accounts["default"]
     assert after.bot_token is None and after.app_token is None and not after.enabled

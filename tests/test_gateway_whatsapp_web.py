@@ -82,7 +82,7 @@ def linked_session(home: Path) -> Path:
 
 
 async def until(condition: Callable[[], object], what: str = "condition") -> None:
-    for _ in range(2000):
+    for _ in range(6000):  # up to 30 s on a loaded machine; ends as soon as it holds
         if condition():
             return
         await asyncio.sleep(0.005)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -180,20 +181,70 @@ async def test_a_crashed_server_is_restarted_on_the_next_call(tmp_path: Path) ->
     assert connection.starts == 3
 
 
-def test_mcp_list_shows_a_server_that_cannot_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def with_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: Any) -> None:
+    """A Dexter home in `tmp_path` whose settings list these MCP servers."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
     (tmp_path / ".dexter").mkdir()
-    (tmp_path / ".dexter" / "settings.json").write_text(
-        json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}})
-    )
+    (tmp_path / ".dexter" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def test_mcp_list_shows_a_server_that_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with_servers(tmp_path, monkeypatch, {"gone": {"command": "no-such-mcp-server-here"}})
     assert main(["mcp", "list"]) == 1
     out = capsys.readouterr().out
     assert "gone" in out and "is not available" in out and "no-such-mcp-server-here" in out
     assert main(["mcp", "test", "missing"]) == 2
     assert "no MCP server named 'missing'" in capsys.readouterr().err
+
+
+def test_mcp_list_shortens_a_long_description_at_a_word(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["mcp", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  - notes__search"))
+    entry = [lines[at], *takewhile(lambda line: line.startswith("    "), lines[at + 1 :])]
+    shown = " ".join(line.strip() for line in entry).removeprefix("- notes__search").strip()
+    assert all(len(line) <= 80 for line in entry)
+    full = (
+        "Search every note for a phrase and return the matching notes, newest first, each with "
+        "the date it was written, the folder it lives in and the sentences around every match."
+    )
+    # Shortened with an ellipsis, after a whole word of the description: never mid-word.
+    assert shown.endswith(" …") and len(shown) < len(full)
+    kept = shown.removesuffix(" …")
+    assert full.startswith(kept) and full[len(kept)] == " "
+    assert main(["mcp", "list", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert next(t for t in row["tools"] if t["name"] == "notes__search")["description"] == full
+
+
+def test_mcp_test_of_a_failing_server_shows_its_error_output_and_what_to_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fails = "import sys; print('NOTES_DIR is not set', file=sys.stderr); sys.exit(2)"
+    servers = {
+        "gone": {"command": "no-such-mcp-server-here"},
+        "fails": {"command": sys.executable, "args": ["-c", fails]},
+    }
+    with_servers(tmp_path, monkeypatch, servers)
+    assert main(["mcp", "test", "fails"]) == 1
+    out = capsys.readouterr().out
+    # What the server said, and a next step that is not the command that just ran.
+    assert "The server's error output:\n    NOTES_DIR is not set" in out
+    assert "Run the command yourself" in out and "mcp-fails.log" in out
+    assert "dexter mcp test" not in out
+    assert main(["mcp", "test", "gone"]) == 1
+    out = capsys.readouterr().out
+    assert "no-such-mcp-server-here is not a command here: install it" in out
+    assert "dexter mcp test" not in out
+    # The listing points at `mcp test` for the details.
+    assert main(["mcp", "list"]) == 1
+    assert "`dexter mcp test gone` shows what the server said" in capsys.readouterr().out
 
 
 def test_install_merges_into_the_hosts_config_keeping_what_is_there(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sys
 import threading
@@ -26,6 +27,7 @@ from dexter.agent.events import Done, Event
 from dexter.mcp.server import Served, build_server
 from dexter.mcp.transport import MCP_PATH, bind, http_app
 from dexter.permissions.gate import SimplePolicy
+from tests.support.mcp_process import until_ready
 
 REPO = Path(__file__).resolve().parents[1]
 INITIALIZE: dict[str, Any] = {
@@ -85,10 +87,20 @@ def serving(host: str, **options: Any) -> Iterator[Running]:
     bound, port = sock.getsockname()[:2]
     app = http_app(server, sock, host=host, token=None, **options)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    runner = uvicorn.Server(config)
+    ready = threading.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            ready.set()
+
+    runner = Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(runner.serve(sockets=[sock])))
     thread.start()
     try:
+        # Requests before uvicorn answers would wait in the socket's queue against the client's
+        # 5 s timeout, which a loaded machine can exceed: start once it answers.
+        assert ready.wait(60), "uvicorn did not start"
         shown = f"[{bound}]" if ":" in bound else bound
         yield Running(port, f"{shown}:{port}", questions)
     finally:
@@ -178,6 +190,9 @@ async def cli_server(home: Path, *args: str) -> AsyncIterator[str]:
         assert process.stderr is not None
         line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
         assert line.startswith("Dexter MCP server on http://"), line
+        # The address is known before the server answers: wait until it says it does, rather
+        # than racing the first request's client timeout on a loaded machine.
+        await until_ready(process.stderr)
         yield line.split(" on ", 1)[1].strip()
     finally:
         process.terminate()
@@ -198,3 +213,26 @@ async def test_dexter_mcp_serve_on_127_0_0_2_checks_host_and_origin(tmp_path: Pa
             own = await client.post(url, json=INITIALIZE, headers=HEADERS)
     assert url == f"http://127.0.0.2:{port}/mcp"
     assert (rebound.status_code, other_site.status_code, own.status_code) == (421, 403, 200)
+
+
+async def test_dexter_mcp_serve_stopped_with_ctrl_c_exits_130(tmp_path: Path) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(REPO / "src"),
+        "DEXTER_HOME": str(tmp_path / ".dexter"),
+    }
+    command = [sys.executable, "-m", "dexter", "mcp", "serve", "--http", "--port", "0"]
+    process = await asyncio.create_subprocess_exec(
+        *command, "--no-research", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        assert process.stderr is not None
+        await until_ready(process.stderr)
+        process.send_signal(signal.SIGINT)
+        # Ctrl+C is 130, the status the README gives every command for it.
+        assert await asyncio.wait_for(process.wait(), 30) == 130
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

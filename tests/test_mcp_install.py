@@ -143,3 +143,18 @@ def test_vscode_gets_its_add_mcp_command_and_its_servers_file(
     jsonschema.validate({"servers": {"dexter": written["servers"]["dexter"]}}, SCHEMAS["vscode"])
     assert written["inputs"] == mine["inputs"]
     assert written["servers"]["other"] == mine["servers"]["other"]
+
+
+def test_a_damaged_host_config_is_named_as_the_hosts_and_left_alone(
+    research: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = research / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text('{"mcpServers": {"other": {"command": "x"},}')
+    assert main(["mcp", "install", "cursor", "--project", "--write"]) == 2
+    err = capsys.readouterr().err
+    assert f"Cursor's config {config} is not valid JSON" in err
+    assert "Fix it by hand, then run this again; Dexter did not change it." in err
+    # `dexter doctor` checks Dexter's own settings, not a host's file: it is not pointed at.
+    assert "doctor" not in err and "Settings file" not in err
+    assert config.read_text() == '{"mcpServers": {"other": {"command": "x"},}'

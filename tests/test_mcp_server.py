@@ -25,6 +25,7 @@ from dexter.mcp.config import McpServerConfig
 from dexter.mcp.tools import McpToolset
 from dexter.mcp.transport import choose_token, is_loopback
 from dexter.tools.base import ToolContext, ToolResult
+from tests.support.mcp_process import until_ready
 from tests.support.sec_mirror import Mirror, MirrorServer
 from tests.support.wire_server import Reply, WireServer, sse
 from tests.test_research_e2e import chunk, text_reply, tool_calls_reply
@@ -175,6 +176,9 @@ async def http_server(env: dict[str, str], *args: str) -> AsyncIterator[str]:
         assert process.stderr is not None
         line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
         assert line.startswith("Dexter MCP server on http://127.0.0.1:"), line
+        # The address is known before the server answers: wait until it says it does, rather
+        # than racing the first request's client timeout on a loaded machine.
+        await until_ready(process.stderr)
         yield line.split(" on ", 1)[1].strip()
     finally:
         process.terminate()

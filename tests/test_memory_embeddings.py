@@ -244,7 +244,7 @@ async def test_unreachable_server() -> None:
 
 
 async def test_timeout(wire_server: WireServer) -> None:
-    wire_server.push(Reply(headers={"content-length": "100"}, chunks=[b"{"], chunk_delay=2.0))
+    wire_server.push(Reply(headers={"content-length": "100"}, chunks=[b"{"], stall=True))
     embedder = OpenAIEmbedder("sk", base_url=wire_server.url, timeout=0.3)
     with pytest.raises(EmbeddingUnavailable, match=r"timed out after 0\.3 s"):
         await embedder.embed(["x"])

@@ -737,9 +737,11 @@ async def test_unreachable_server_is_a_connection_error() -> None:
 
 async def test_slow_server_is_a_timeout(wire_server: WireServer) -> None:
     stall = sse([chunk({"content": "late"}), chunk(finish="stop")])
-    stall.chunk_delay = 1.0
+    stall.stall = True  # quiet for good after the first chunk
     wire_server.push(stall)
-    model = make_model(wire_server, timeout=0.2)
+    # Long enough for the headers and first chunk to arrive on a loaded machine (at 0.2 s the
+    # timeout could strike before them: a TIMEOUT, not the mid-stream error this is about).
+    model = make_model(wire_server, timeout=1.0)
 
     error = await failure(model)
 

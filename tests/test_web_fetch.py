@@ -241,7 +241,7 @@ async def test_json_text_pdf_and_errors(tmp_path: Path, wire_server: WireServer)
 async def test_slow_server_times_out(tmp_path: Path, wire_server: WireServer) -> None:
     wire_server.route(
         at("/slow"),
-        Reply(headers={"content-type": "text/plain"}, chunks=[b"a", b"b"], chunk_delay=2.0),
+        Reply(headers={"content-type": "text/plain"}, chunks=[b"a", b"b"], stall=True),
     )
     with pytest.raises(ToolFailure, match=r"in time|longer than"):
         await tool(tmp_path, timeout=0.3).run(

@@ -108,37 +108,42 @@ def default_home(cwd: Path, env: Mapping[str, str]) -> Path:
     return find_home(cwd, env)[0]
 
 
-def read_settings_file(path: Path) -> dict[str, Any]:
+def read_settings_file(path: Path, *, what: str = "") -> dict[str, Any]:
     """Parse a settings file. Missing or blank means `{}`; anything unreadable is a ConfigError.
 
     Never returning `{}` for a broken file is the point: the original did, and its next save then
-    replaced the user's permissions and other keys with a near-empty file.
+    replaced the user's permissions and other keys with a near-empty file. `what` names a file
+    that is not Dexter's own (another program's config, in the same JSON shape): its messages
+    say whose it is and do not point at `dexter doctor`, which checks Dexter's settings only.
     """
+    label = f"{what} {path}" if what else f"Settings file {path}"
+    # What to do: Dexter's own file is checked by `dexter doctor`; another program's is not.
+    fix = (
+        "Fix it by hand, then run this again; Dexter did not change it."
+        if what
+        else "Fix it or move it aside; Dexter will not overwrite it."
+    )
+    check = "" if what else " Run `dexter doctor` to check."
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"Settings file {path} is not valid UTF-8 (byte {exc.start}). Fix it or move it aside; "
-            "Dexter will not overwrite it."
-        ) from exc
+        raise ConfigError(f"{label} is not valid UTF-8 (byte {exc.start}). {fix}") from exc
     except OSError as exc:
-        raise ConfigError(f"Cannot read settings file {path}: {exc.strerror or exc}.") from exc
+        raise ConfigError(f"Cannot read {label}: {exc.strerror or exc}.") from exc
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"Settings file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, column "
-            f"{exc.colno}. Fix it or move it aside (Dexter will not overwrite it); run "
-            "`dexter doctor` to check."
+            f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
+            f"{fix}{check}"
         ) from exc
     if not isinstance(data, dict):
         raise ConfigError(
-            f"Settings file {path} must hold a JSON object ({{...}}), not {json_type(data)}. "
-            "Fix it or move it aside."
+            f"{label} must hold a JSON object ({{...}}), not {json_type(data)}. {fix}"
         )
     return data
 
@@ -165,7 +170,11 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 
     try:
         values = dotenv_values(path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        from dexter.userfiles import not_utf8
+
+        raise not_utf8(path, exc, "The environment file") from None
+    except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc}.") from exc
     # A bare `KEY` line with no `=` parses as None: it sets nothing.
     return {key: value for key, value in values.items() if value is not None}

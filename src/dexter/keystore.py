@@ -12,11 +12,17 @@ import json
 from pathlib import Path
 
 from dexter.atomicfile import PRIVATE, private_dir, write_json
+from dexter.errors import ConfigError
 
 KEYS_FILE_NAME = "keys.json"
+# Said with every problem: the file holds keys, so it is never replaced by a fresh one.
+_WHAT_TO_DO = (
+    "Fix it or move it aside (Dexter will not overwrite it), then store your keys again with "
+    "`dexter keys set PROVIDER`."
+)
 
 
-class KeyStoreError(Exception):
+class KeyStoreError(ConfigError):
     """The keys file exists but cannot be read as a JSON object of strings."""
 
 
@@ -31,14 +37,20 @@ def load_keys(home: Path) -> dict[str, str]:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError as error:
+        raise KeyStoreError(
+            f"{path} is not valid UTF-8 (offset {error.start}). {_WHAT_TO_DO}"
+        ) from None
     except OSError as error:
-        raise KeyStoreError(f"cannot read {path}: {error.strerror}") from None
+        raise KeyStoreError(f"cannot read {path}: {error.strerror}. {_WHAT_TO_DO}") from None
     try:
         data = json.loads(raw or "{}")
     except json.JSONDecodeError as error:
-        raise KeyStoreError(f"{path} is not valid JSON (line {error.lineno})") from None
+        raise KeyStoreError(
+            f"{path} is not valid JSON (line {error.lineno}). {_WHAT_TO_DO}"
+        ) from None
     if not isinstance(data, dict):
-        raise KeyStoreError(f"{path} must hold a JSON object of names to keys")
+        raise KeyStoreError(f"{path} must hold a JSON object of names to keys. {_WHAT_TO_DO}")
     return {str(k): v for k, v in data.items() if isinstance(v, str) and v.strip()}
 
 

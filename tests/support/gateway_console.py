@@ -28,8 +28,13 @@ def gateway_console() -> Iterator[Console]:
     console = Console()
     handler = console_log(console.stream)
     logger = logging.getLogger("dexter.gateway")
+    # As `dexter gateway run` configures logging: everything reaches the handlers, and the
+    # console handler shows INFO and up.
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
     logger.addHandler(handler)
     try:
         yield console
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)

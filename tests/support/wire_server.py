@@ -23,6 +23,10 @@ class Reply:
     # Each item is sent and flushed separately, so clients see a real incremental stream.
     chunks: Sequence[bytes] = ()
     chunk_delay: float = 0.0
+    # A server that goes quiet for good after its first chunk (until the test's server stops):
+    # a client's timeout is then certain to strike, however loaded the machine, where a delay
+    # merely longer than the timeout could end first.
+    stall: bool = False
 
 
 def sse(
@@ -66,6 +70,7 @@ class WireServer:
         self.requests: list[Recorded] = []
         # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
         self.hung_up = threading.Event()
+        self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         server = self
@@ -118,6 +123,9 @@ class WireServer:
                         for chunk in reply.chunks:
                             self.wfile.write(chunk)
                             self.wfile.flush()
+                            if reply.stall:
+                                server._stopping.wait()
+                                break
                             if reply.chunk_delay:
                                 time.sleep(reply.chunk_delay)
                     except (BrokenPipeError, ConnectionResetError):
@@ -163,6 +171,7 @@ class WireServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 

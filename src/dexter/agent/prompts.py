@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from dexter.tools.base import Tool
+from dexter.userfiles import read_user_text
 
 _BUNDLED_SOUL = Path(__file__).with_name("SOUL.md")
 
@@ -106,21 +107,21 @@ def profile_for(channel: str) -> ChannelProfile:
     return PROFILES.get(channel, CLI_PROFILE)
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text if text.strip() else None
+def _read_text(path: Path, what: str) -> str | None:
+    # The user's own file that cannot be read is said (naming it), never silently left out.
+    text = read_user_text(path, what)
+    return text if text and text.strip() else None
 
 
 def load_soul(home: Path) -> str | None:
     """The user's `SOUL.md` in the Dexter home if present, else the bundled one."""
-    return _read_text(home / "SOUL.md") or _read_text(_BUNDLED_SOUL)
+    return _read_text(home / "SOUL.md", "Your voice file") or _read_text(
+        _BUNDLED_SOUL, "The bundled voice file"
+    )
 
 
 def load_rules(home: Path) -> str | None:
-    return _read_text(home / "RULES.md")
+    return _read_text(home / "RULES.md", "Your rules file")
 
 
 def format_date(today: date) -> str:

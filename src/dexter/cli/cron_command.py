@@ -168,12 +168,38 @@ def _job_zone(job: Job) -> str | None:
 
 
 def _when(moment: datetime | None, tz: str | None) -> str:
-    from dexter.cron.schedule import zone
+    """A run time as one unbreakable piece, `12-02 09:35 EST`, with the year when it is not
+    this year's (`2027-01-05 09:35 EST`); in zone `tz`, or the user's own when None."""
+    from dexter.cron.schedule import ScheduleError, zone
 
     if moment is None:
         return "-"
-    local = moment.astimezone(zone(tz)) if tz else moment.astimezone()
-    return local.strftime("%m-%d %H:%M %Z")
+    try:
+        local = moment.astimezone(zone(tz)) if tz else moment.astimezone()
+    except ScheduleError:  # a stored zone this system no longer has: say it in UTC
+        local = moment.astimezone(UTC)
+    this_year = _now().astimezone(local.tzinfo).year
+    return local.strftime("%m-%d %H:%M %Z" if local.year == this_year else "%Y-%m-%d %H:%M %Z")
+
+
+def _next_run(job: Job) -> str:
+    """When the job runs next, in its own zone and (when that reads differently) yours."""
+    if not job.enabled:
+        return "disabled"
+    moment = job.state.next_run_at
+    in_zone = _when(moment, _job_zone(job))
+    yours = _when(moment, None)
+    # The same wall-clock time under another name (GMT and UTC in winter) is said once.
+    same = yours.rsplit(" ", 1)[0] == in_zone.rsplit(" ", 1)[0]
+    return in_zone if same else f"{in_zone} ({yours} your time)"
+
+
+def _check_zone(tz: str | None) -> None:
+    """A --tz the user gave is checked even where it is not used (`--every 1h --tz Mars/…`)."""
+    from dexter.cron.schedule import zone
+
+    if tz:
+        zone(tz)
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
@@ -242,6 +268,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
             return _show(cron, cron.find_entry(args.id), as_json=args.json)
         return _logs(cron, args.id, limit=args.limit, as_json=args.json)
 
+    _check_zone(getattr(args, "tz", None))
     cron = _store(settings, create=True)
     assert cron is not None
     tz = args.tz if getattr(args, "tz", None) else local_zone_name()
@@ -260,9 +287,7 @@ def run_cron_command(args: argparse.Namespace) -> int:
             description=args.description or "",
         )
         print(f"Added {job.name} ({job.id}): {describe(job.schedule)}, alerts to {job.target}.")
-        in_zone = _when(job.state.next_run_at, _job_zone(job))
-        yours = _when(job.state.next_run_at, None)
-        print(f"Next run: {in_zone}" + (f" ({yours} your time)." if yours != in_zone else "."))
+        print(f"Next run: {_next_run(job)}.")
         _warn_target(job.target)
         return 0
     if action == "rm":
@@ -297,14 +322,11 @@ def run_cron_command(args: argparse.Namespace) -> int:
             print("dexter: nothing to change; give the flags to set (see --help).", file=sys.stderr)
             return 2
         job = job_api.update_job(cron, job, now=now, **changes)
-        print(
-            f"Updated {job.name} ({job.id}). "
-            f"Next run: {_when(job.state.next_run_at, _job_zone(job))}."
-        )
+        print(f"Updated {job.name} ({job.id}). Next run: {_next_run(job)}.")
         return 0
     if action == "enable":
         job = job_api.update_job(cron, job, now=now, enabled=True)
-        print(f"Enabled {job.name}. Next run: {_when(job.state.next_run_at, _job_zone(job))}.")
+        print(f"Enabled {job.name}. Next run: {_next_run(job)}.")
         return 0
     if action == "disable":
         cron.set_enabled(job, False, next_run_at=job.state.next_run_at)
@@ -336,8 +358,9 @@ def _warn_target(target: str) -> None:
 
 def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
     from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
+    from dexter.cli.tables import Col, Grid, render
     from dexter.cron.model import DamagedJob
     from dexter.principal import OPERATOR_ID
 
@@ -351,51 +374,65 @@ def _list(cron: CronStore, *, as_json: bool, owner: str | None = None) -> int:
             return 0
         print("No scheduled jobs. Add one with `dexter cron add NAME --every 1h --message …`.")
         return 0
-    table = Table(box=None, header_style="bold", pad_edge=False)
     # Whose job it is matters once someone besides the operator has one.
     owners = any(job.owner != OPERATOR_ID for job in jobs)
-    columns = ("ID", "Name", *(("Owner",) if owners else ()), "Schedule", "Next (job zone)")
-    for column in (*columns, "Next (yours)", "Last", "Err"):
-        # Ids and owners are typed back into commands: never split them.
-        table.add_column(
-            column, overflow="fold", no_wrap=column.startswith(("ID", "Next", "Owner"))
-        )
+    # Ids, owners and times are typed back or read as one piece: never split (`whole`). A job
+    # in another zone shows its next run there, with yours under it.
+    grid = Grid(
+        title="",
+        columns=[
+            Col("ID", key=True, whole=True, style="cyan"),
+            Col("Name", min_width=10),
+            *((Col("Owner", whole=True),) if owners else ()),
+            Col("Schedule", min_width=10),
+            Col("Next run", whole=True),
+            Col("Last", whole=True, optional=True),
+        ],
+    )
     damaged: list[DamagedJob] = []
     for job in jobs:
+        who = (job.owner,) if owners else ()
         if isinstance(job, DamagedJob):
-            who = (job.owner,) if owners else ()
-            table.add_row(job.id, job.name, *who, "damaged", "-", "-", "-", "-")
+            grid.add_row(job.id, job.name, *who, "damaged", "-", "-")
             damaged.append(job)
             continue
-        nxt = job.state.next_run_at if job.enabled else None
-        zone_name = _job_zone(job)
-        table.add_row(
+        grid.add_row(
             job.id,
             job.name,
-            *((job.owner,) if owners else ()),
-            _short_schedule(job) + ("" if job.enabled else " (off)"),
-            _when(nxt, zone_name) if zone_name else "-",
-            _when(nxt, None) if job.enabled else "disabled",
-            job.state.last_status or "never",
-            str(job.state.consecutive_errors),
+            *who,
+            _short_schedule(job),
+            _next_run(job).replace(" (", "\n(", 1).replace(" your time)", ")"),
+            _last(job),
         )
+    if any("\n(" in str(cells[-2]) for cells, _ in grid.rows):
+        grid.caption = "Next run: in the job's zone, with your time (in brackets) where it differs."
     console = Console(soft_wrap=False)
-    console.print(table)
+    render(console, grid)
     # What is wrong with a damaged job is too long for a cell: said once, below the table.
     for job in damaged:
         console.print(
-            f"\n{job.id} is damaged: {job.problem}. It cannot run; remove it with "
-            f"`dexter cron rm {job.id}` and add it again.",
-            markup=False,
-            highlight=False,
+            Text(
+                f"\n{job.id} is damaged: {job.problem}. It cannot run; remove it with "
+                f"`dexter cron rm {job.id}` and add it again."
+            )
         )
     return 0
 
 
+def _last(job: Job) -> str:
+    """The last run's status, with how many failed in a row when more than one did."""
+    status = job.state.last_status or "never"
+    errors = job.state.consecutive_errors
+    return f"{status} ×{errors}" if errors > 1 else status
+
+
 def _short_schedule(job: Job) -> str:
-    from dexter.cron.schedule import describe
+    """The schedule for a table cell; its time and zone are in the next-run column."""
+    from dexter.cron.schedule import At, describe
 
     schedule = job.schedule
+    if isinstance(schedule, At):
+        return "once"
     return f"cron {schedule.expr}" if schedule.kind == "cron" else describe(schedule)
 
 
@@ -409,7 +446,6 @@ def _entry_dict(entry: Job | DamagedJob) -> dict[str, Any]:
 
 def _show(cron: CronStore, job: Job | DamagedJob, *, as_json: bool) -> int:
     from dexter.cron.model import DamagedJob
-    from dexter.cron.tools import describe_job
 
     if isinstance(job, DamagedJob):
         if as_json:
@@ -433,19 +469,57 @@ def _show(cron: CronStore, job: Job | DamagedJob, *, as_json: bool) -> int:
         ]
         _print_json(data)
         return 0
-    print(describe_job(job).replace("**", ""))
-    zone_name = _job_zone(job)
-    if zone_name and job.enabled:
-        print(
-            f"  Next run in {zone_name}: {_when(job.state.next_run_at, zone_name)}; "
-            f"yours: {_when(job.state.next_run_at, None)}"
+    print(_job_text(job, runs))
+    return 0
+
+
+_FULFILLMENT_TEXT = {
+    "keep": "keeps running after an alert",
+    "once": "stops after its first alert",
+    "ask": "asks whether to keep monitoring when it alerts",
+}
+
+
+def _job_text(job: Job, runs: list[Any]) -> str:
+    """`cron show`: one job as labelled lines, each value wrapped under itself."""
+    import shutil
+
+    from dexter.cli.tables import labelled
+    from dexter.cron.schedule import describe
+    from dexter.principal import OPERATOR_ID
+
+    state = job.state
+    fields: list[tuple[str, str]] = []
+    if job.owner != OPERATOR_ID:
+        fields.append(("Owner", job.owner))
+    fields.append(("Schedule", describe(job.schedule)))
+    if job.active:
+        fields.append(("Active hours", job.active.describe()))
+    fields.append(("Next run", _next_run(job) if state.next_run_at or not job.enabled else "none"))
+    last = "never"
+    if state.last_run_at is not None:
+        last = f"{_when(state.last_run_at, None)}, {state.last_status or 'unknown'}"
+    fields.append(("Last run", last))
+    if state.consecutive_errors:
+        fields.append(
+            ("Errors", f"{state.consecutive_errors} in a row; last: {state.last_error or '?'}")
         )
+    fields.append(("Alerts", f"to {job.target}; {_FULFILLMENT_TEXT[job.fulfillment]}"))
+    if job.model:
+        fields.append(("Model", job.model))
+    if job.description:
+        fields.append(("Note", job.description))
+    if job.kind == "job":
+        fields.append(("Message", job.message))
+    width = shutil.get_terminal_size().columns
+    head = f"{job.name} ({job.id}){'' if job.enabled else ', disabled'}"
+    lines = [head, labelled([(f"  {k}", v) for k, v in fields], width)]
     if runs:
-        print("\nRecent runs:")
+        lines.append("\nRecent runs:")
         for run in runs:
             detail = run.error or run.reason
-            print(f"  {_when(run.started_at, None)}  {run.status:<10} {detail}".rstrip())
-    return 0
+            lines.append(f"  {_when(run.started_at, None)}  {run.status:<10} {detail}".rstrip())
+    return "\n".join(lines)
 
 
 def _logs(cron: CronStore, ref: str | None, *, limit: int, as_json: bool) -> int:
@@ -552,17 +626,22 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
     import subprocess
 
     from dexter.cron import jobs as job_api
-    from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, read_checklist
+    from dexter.cron.prompts import (
+        DEFAULT_CHECKLIST,
+        HEARTBEAT_FILE,
+        checklist_is_empty,
+        read_heartbeat,
+    )
     from dexter.cron.schedule import describe, local_zone_name
 
     settings = _settings()
     path = settings.home / HEARTBEAT_FILE
     action = args.heartbeat_command
     if action == "show":
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
+        text = read_heartbeat(settings.home)
+        if text is not None:
             print(f"{path}:\n\n{text.rstrip()}\n")
-            if read_checklist(settings.home) is None:
+            if checklist_is_empty(text):
                 print("The checklist is empty, so heartbeat runs are skipped.")
         else:
             print(f"No {path}; the default checklist is used:\n\n{DEFAULT_CHECKLIST}")
@@ -603,6 +682,7 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
         cron.set_enabled(job, False, next_run_at=job.state.next_run_at)
         print("Heartbeat disabled.")
         return 0
+    _check_zone(args.tz)
     tz = args.tz or local_zone_name()
     job = job_api.set_heartbeat(
         cron,
@@ -627,8 +707,8 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
 
 def run_daemon_command(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
+    from dexter.cli.signals import StopSignals
     from dexter.cron.service import make_runner
     from dexter.runtime import Runtime
 
@@ -642,12 +722,10 @@ def run_daemon_command(args: argparse.Namespace) -> int:
                 failed = sum(1 for r in results if r.status == "error")
                 _stderr_log(f"ran {len(results)} job(s), {failed} failed")
                 return 1 if failed else 0
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
+            signals = StopSignals(asyncio.Event())
+            signals.install()
             _stderr_log(f"daemon started for {settings.home} (Ctrl+C stops)")
-            await runner.run_forever(stop)
-            return 0
+            await runner.run_forever(signals.stop)
+            return signals.exit_status
 
     return asyncio.run(go())

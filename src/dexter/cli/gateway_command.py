@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TextIO
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_CANCELLED = 130
 
 CHANNEL_CHOICES = ("telegram", "whatsapp_cloud", "slack", "whatsapp_web")
 
@@ -89,7 +91,7 @@ def run_gateway_command(
         return _setup(home, args, out, ask or input, secret)
     except (EOFError, KeyboardInterrupt):  # input ended (piped, Ctrl+D) or Ctrl+C mid-way
         print("\ndexter: setup cancelled; nothing was saved.", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_CANCELLED
 
 
 def _hidden_input(prompt: str) -> str:
@@ -101,20 +103,19 @@ def _hidden_input(prompt: str) -> str:
 def _run(settings: Any, out: TextIO) -> int:
     import asyncio
     import logging
-    import signal
 
+    from dexter.cli.signals import StopSignals
     from dexter.gateway.service import build_service, console_log
     from dexter.runtime import Runtime
 
     gateway_log = logging.getLogger("dexter.gateway")
     console = console_log(sys.stderr)
     gateway_log.addHandler(console)
+    signals = StopSignals(asyncio.Event())
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        signals.install()
+        stop = signals.stop
         async with Runtime(settings) as rt:
             service = build_service(rt)
             names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
@@ -133,7 +134,7 @@ def _run(settings: Any, out: TextIO) -> int:
     finally:
         gateway_log.removeHandler(console)
     print("Gateway stopped.", file=out)
-    return EXIT_OK
+    return signals.exit_status
 
 
 def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
@@ -165,11 +166,18 @@ def _status(home: Any, out: TextIO, *, as_json: bool) -> int:
     for channel, account_id, _ in configured:
         row = rows.get((channel, account_id), {})
         state = "connected" if alive and row.get("connected") else "not connected"
+        if alive and row and not row.get("running", True):
+            state += " (stopped, see the last error)"
         print(f"  {channel}/{account_id}: {state} {row.get('identity') or ''}".rstrip(), file=out)
         print(f"    last message: {_when(row.get('last_message_at'))}", file=out)
         print(f"    reconnect attempts: {row.get('reconnect_attempts', 0)}", file=out)
         if row.get("last_error"):
-            print(f"    last error: {row['last_error']}", file=out)
+            if state == "connected":
+                # Connected again since: the error is history, not the account's state.
+                when = _when(row.get("last_connected_at"))
+                print(f"    reconnected at {when} after: {row['last_error']}", file=out)
+            else:
+                print(f"    last error: {row['last_error']}", file=out)
     return EXIT_OK
 
 
@@ -290,19 +298,33 @@ def _setup(
         from dexter.cli.gateway_whatsapp_web import setup_whatsapp_web
 
         return setup_whatsapp_web(home, args.account, config, path, out, ask)
-    account = AccountConfig()
+    from dexter.gateway import verify
+
+    # Set up again (a rejected token), an account keeps where its platform's API is.
+    previous = config.channels.get(channel)
+    before = previous.accounts.get(args.account) if previous is not None else None
+    account = AccountConfig(api_base=before.api_base if before is not None else None)
+    base = account.api_base
     if channel == "telegram":
         print(
             "Create a bot with @BotFather in Telegram (/newbot) and paste its token here.",
             file=out,
         )
-        account.token = _ask_until(secret, "Bot token: ", lambda v: ":" in v, out)
+        while True:
+            account.token = _ask_until(secret, "Bot token: ", lambda v: ":" in v, out)
+            if _checked(partial(verify.check_telegram, account.token, base), "Telegram", ask, out):
+                break
     elif channel == "slack":
-        _setup_slack(account, secret, out)
+        _setup_slack(account, secret, ask, out)
     else:
         print("From your Meta app's WhatsApp > API Setup page:", file=out)
-        account.phone_number_id = _ask_until(ask, "Phone number ID: ", str.isdigit, out)
-        account.access_token = _ask_until(secret, "Access token: ", bool, out)
+        while True:
+            number = _ask_until(ask, "Phone number ID: ", str.isdigit, out)
+            access = _ask_until(secret, "Access token: ", bool, out)
+            check = partial(verify.check_whatsapp_cloud, number, access, base)
+            if _checked(check, "Meta", ask, out):
+                break
+        account.phone_number_id, account.access_token = number, access
         account.app_secret = _ask_until(secret, "App secret (App settings > Basic): ", bool, out)
         account.verify_token = _ask_until(ask, "A verify token of your choice: ", bool, out)
         listen = ask("Listen on [127.0.0.1:8787]: ").strip()
@@ -320,11 +342,15 @@ def _setup(
     config.channels.setdefault(channel, ChannelConfig()).accounts[args.account] = account
     save_config(path, config)
     print(f"Saved {channel}/{args.account} to {path} (mode 0600).", file=out)
-    print("Start the gateway with: dexter gateway run", file=out)
+    print("Start the gateway (or restart it, if it runs) with: dexter gateway run", file=out)
     return EXIT_OK
 
 
-def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
+def _setup_slack(
+    account: Any, secret: Callable[[str], str], ask: Callable[[str], str], out: TextIO
+) -> None:
+    from dexter.gateway import verify
+
     print(
         "Create a Slack app at api.slack.com/apps and turn on Socket Mode.\n"
         "Bot token scopes: app_mentions:read, chat:write, im:history, channels:history,\n"
@@ -333,15 +359,60 @@ def _setup_slack(account: Any, ask: Callable[[str], str], out: TextIO) -> None:
         "Install it to your workspace (the README's Slack section has every step).",
         file=out,
     )
-    account.bot_token = _ask_until(
-        ask, "Bot token (OAuth & Permissions, xoxb-…): ", lambda v: v.startswith("xoxb-"), out
-    )
-    account.app_token = _ask_until(
-        ask,
-        "App-level token with connections:write (Basic Information, xapp-…): ",
-        lambda v: v.startswith("xapp-"),
-        out,
-    )
+    base = account.api_base
+    while True:
+        bot = _ask_until(
+            secret,
+            "Bot token (OAuth & Permissions, xoxb-…): ",
+            lambda v: v.startswith("xoxb-"),
+            out,
+        )
+        if _checked(partial(verify.check_slack_bot, bot, base), "Slack", ask, out):
+            break
+    while True:
+        app = _ask_until(
+            secret,
+            "App-level token with connections:write (Basic Information, xapp-…): ",
+            lambda v: v.startswith("xapp-"),
+            out,
+        )
+        if _checked(partial(_app_token_ok, app, base), "Slack", ask, out):
+            break
+    account.bot_token, account.app_token = bot, app
+
+
+def _app_token_ok(token: str, base: str | None) -> str:
+    from dexter.gateway import verify
+
+    verify.check_slack_app(token, base)
+    return "the app-level token opens Socket Mode"
+
+
+def _checked(
+    check: Callable[[], str], platform: str, ask: Callable[[str], str], out: TextIO
+) -> bool:
+    """Ask the platform about what was pasted: True to keep it (confirmed, or unchecked when
+    the platform cannot be reached and the user says so), False to ask again."""
+    import textwrap
+
+    from dexter.gateway.verify import CredentialsRefused, PlatformUnreachable
+
+    def say(text: str) -> None:
+        print(textwrap.fill(text, width=78, break_long_words=False), file=out)
+
+    try:
+        identity = check()
+    except CredentialsRefused as exc:
+        say(f"{exc} Try again.")
+        return False
+    except PlatformUnreachable as exc:
+        say(str(exc))
+        keep = ask("Save it without checking? [y/N]: ").strip().lower().startswith("y")
+        if keep:
+            say("Saved unchecked: `dexter gateway run` will say if it is refused.")
+        return keep
+    say(f"{platform} says: {identity}.")
+    return True
 
 
 def ask_access(

@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from dexter.agent.events import Event
     from dexter.config import Settings
     from dexter.mcp.server import Served
@@ -220,15 +222,19 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                     allow_hosts=args.allow_host,
                     allow_origins=[origin.rstrip("/") for origin in args.allow_origin],
                 )
-                await serve_http(app, sock)
+                # Said once requests are answered: a script (or a test) can wait for it.
+                await serve_http(app, sock, ready=lambda: print(READY, file=err, flush=True))
             else:
                 await serve_stdio(server)
 
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        pass
+        return 130  # Ctrl+C, as for every command
     return 0
+
+
+READY = "Ready: answering requests (Ctrl+C stops)."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,6 +254,7 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
 
     async def one(config: Any) -> dict[str, Any]:
         connection = toolset.connections[config.name]
+        log = connection.stderr_log
         row: dict[str, Any] = {
             "name": config.name,
             "transport": config.transport,
@@ -256,13 +263,20 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
             "left_out": [],
             "notes": list(config.notes),
             "error": None,
+            "stderr": [],
+            "stderr_log": str(log) if log is not None else None,
         }
+        if config.command:
+            row["command"] = [config.command, *config.args]
+        # What the server writes to stderr during this probe, for `mcp test` to show.
+        start = _size(log)
         try:
             tools = await connection.tools()
             row["tools"] = [
                 {
                     "name": tool_name(config.name, t.name),
-                    "description": (t.description or "").strip().split("\n", 1)[0][:120],
+                    # The first line, whole: the listing shortens it at a word for the screen.
+                    "description": (t.description or "").strip().split("\n", 1)[0],
                     "read_only_hint": bool(t.annotations and t.annotations.read_only_hint),
                 }
                 for t in tools
@@ -274,12 +288,33 @@ async def _probe(settings: Settings, names: list[str] | None) -> list[dict[str, 
                 if (reason := left_out(config, t)) is not None
             ]
         except McpUnavailable as exc:
-            row["error"] = str(exc)
+            row["error"] = connection.problem() if connection.last_error else str(exc)
         finally:
             await connection.aclose()
+        row["stderr"] = _written_since(log, start)
         return row
 
     return list(await asyncio.gather(*(one(c) for c in configs)))
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _written_since(path: Path | None, offset: int, *, lines: int = 15) -> list[str]:
+    """The last `lines` lines appended to `path` after `offset` (the server's error output)."""
+    if path is None:
+        return []
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
 
 
 def _list(settings: Settings, *, as_json: bool) -> int:
@@ -299,7 +334,13 @@ def _list(settings: Settings, *, as_json: bool) -> int:
         return 0
     for row in rows:
         _print_server(row)
+        if row["error"]:
+            print(f"  `dexter mcp test {row['name']}` shows what the server said, if anything.")
     return 0 if all(r["error"] is None for r in rows) else 1
+
+
+# A tool's description on screen: its first line, shortened at a word to this many characters.
+_DESCRIPTION_CHARS = 160
 
 
 def _print_server(row: dict[str, Any]) -> None:
@@ -328,7 +369,8 @@ def _print_server(row: dict[str, Any]) -> None:
         show(row["error"], "  ", "  ")
     for tool in row["tools"]:
         hint = " [says read-only]" if tool["read_only_hint"] else ""
-        show(f"{tool['name']}  {tool['description']}{hint}", "  - ", "    ")
+        about = textwrap.shorten(tool["description"], _DESCRIPTION_CHARS, placeholder=" …")
+        show(f"{tool['name']}  {about}{hint}", "  - ", "    ")
     for tool in row.get("left_out", []):
         show(f"{tool['name']}  not offered: {tool['reason']}", "  - ", "    ")
     for note in row.get("notes", []):
@@ -348,7 +390,54 @@ def _test(settings: Settings, name: str) -> int:
             + (f"Configured: {', '.join(known)}." if known else "None are configured.")
         )
     rows = asyncio.run(_probe(settings, [name]))
-    _print_server(rows[0])
-    if rows[0]["error"] is None:
+    row = rows[0]
+    _print_server(row)
+    if row["error"] is None:
         print(f"Every call asks first; allow a tool with `dexter permissions allow {name}__TOOL`.")
-    return 0 if rows[0]["error"] is None else 1
+        return 0
+    _explain_failure(row)
+    return 1
+
+
+def _explain_failure(row: dict[str, Any]) -> None:
+    """After a failed `mcp test`: what the server wrote to stderr, and what to try next (never
+    `mcp test` itself, which is what just ran)."""
+    import shlex
+    import textwrap
+
+    width = max(40, min(shutil.get_terminal_size().columns, 100))
+
+    def say(text: str, indent: str = "  ") -> None:
+        print(
+            textwrap.fill(
+                text,
+                width,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
+
+    if row["stderr"]:
+        say("The server's error output:")
+        for line in row["stderr"]:
+            print(f"    {line}")
+    command = row.get("command")
+    if not command:
+        say(f"Check the server is running and answers at {row['target']}.")
+        return
+    if shutil.which(command[0]) is None:
+        say(
+            f"{command[0]} is not a command here: install it, or give its full path as "
+            '"command" in the server\'s settings.'
+        )
+        return
+    if not row["stderr"]:
+        say("The server wrote nothing to its error output.")
+    say(
+        "Run the command yourself to see whether it starts (a working server waits for input; "
+        f"Ctrl+C ends it): {shlex.join(command)}"
+    )
+    if row["stderr_log"]:
+        say(f"Every start's error output is kept in {row['stderr_log']}.")

@@ -149,10 +149,9 @@ def _merge(target: Path, host: str, started: dict[str, Any]) -> None:
     from dexter.atomicfile import write_json
     from dexter.config import ConfigError, read_settings_file
 
-    try:
-        existing = read_settings_file(target)
-    except ConfigError as exc:
-        raise ConfigError(f"{exc} (not changing {_LABELS[host]}'s config)") from None
+    # The host's own file: the message names it as the host's, and says to fix it there
+    # (`dexter doctor` checks Dexter's settings, not another program's).
+    existing = read_settings_file(target, what=f"{_LABELS[host]}'s config")
     key = servers_key(host)
     servers = existing.get(key)
     if servers is not None and not isinstance(servers, dict):

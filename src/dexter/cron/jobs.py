@@ -22,6 +22,7 @@ from dexter.cron.schedule import (
     parse_at,
     parse_cron,
     parse_every,
+    zone,
 )
 from dexter.cron.store import CronStore, new_job_id
 from dexter.cron.targets import target_for, validate_target
@@ -45,6 +46,9 @@ def build_schedule(
             "Give exactly one schedule: --every 1h, --at 2026-12-02T09:00, or "
             '--cron "35 9 * * 1-5"' + (f" (got {' and '.join(given)})." if given else ".")
         )
+    # A zone is checked even where this schedule does not use it: `--every 1h --tz Mars/Olympus`
+    # saved quietly would look like a job in a zone that does not exist.
+    zone(tz)
     if every:
         # The anchor is the creation time, so runs stay on a fixed grid instead of drifting
         # by however long each run took.

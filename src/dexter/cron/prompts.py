@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from dexter.cron.suppression import HEARTBEAT_OK
+from dexter.userfiles import read_user_text
 
 HEARTBEAT_FILE = "HEARTBEAT.md"
 
@@ -42,12 +43,15 @@ def count_items(text: str) -> int:
 def read_checklist(home: Path) -> str | None:
     """The checklist to review: the file's text, the default when it is absent, None when the
     file exists but is empty (the user switched the heartbeat's content off)."""
-    path = home / HEARTBEAT_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_heartbeat(home)
+    if text is None:
         return DEFAULT_CHECKLIST
     return None if checklist_is_empty(text) else text
+
+
+def read_heartbeat(home: Path) -> str | None:
+    """HEARTBEAT.md as the user left it; None when absent, a clear error when unreadable."""
+    return read_user_text(home / HEARTBEAT_FILE, "The heartbeat checklist")
 
 
 def _quiet_rules() -> str:

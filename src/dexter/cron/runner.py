@@ -335,7 +335,7 @@ class Runner:
         return await self._finished(job, run_id, now, outcome, started, manual=manual)
 
     def _prompt(self, job: Job, now: datetime) -> str | None:
-        tz = job.active.tz if job.active else getattr(job.schedule, "tz", self.user_zone)
+        tz = job.active.tz if job.active else getattr(job.schedule, "tz", None) or self.user_zone
         if job.kind == "heartbeat":
             checklist = read_checklist(self.home)
             return None if checklist is None else heartbeat_prompt(checklist, now=now, tz=tz)

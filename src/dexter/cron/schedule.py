@@ -38,6 +38,9 @@ class ScheduleError(ConfigError):
 @dataclass(frozen=True, slots=True)
 class At:
     at: datetime  # aware, UTC
+    # The IANA zone the time was given in, so lists show it as the user wrote it (None for rows
+    # stored before zones were kept: shown in UTC).
+    tz: str | None = None
     kind: Literal["at"] = "at"
 
 
@@ -59,17 +62,30 @@ Schedule = At | Every | Cron
 
 
 def zone(name: str) -> ZoneInfo:
-    """The IANA zone `name`, or a ScheduleError that names an example."""
+    """The IANA zone `name`, or a ScheduleError with the closest known name and an example."""
     text = name.strip()
     try:
         if not text or text.startswith(("/", ".")) or ".." in text:
             raise ValueError(text)
         return ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        close = _closest_zone(text)
+        hint = f" Did you mean {close}?" if close else ""
         raise ScheduleError(
-            f"Unknown time zone {name!r}: use an IANA name such as America/New_York, "
+            f"Unknown time zone {name!r}.{hint} Use an IANA name such as America/New_York, "
             "Europe/London or UTC."
         ) from exc
+
+
+def _closest_zone(text: str) -> str | None:
+    """The known zone a mistyped name most likely meant (`america/new_york`, `Europe/Londn`)."""
+    import difflib
+    from zoneinfo import available_timezones
+
+    known = sorted(available_timezones())
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(text.lower(), list(by_lower), n=1, cutoff=0.75)
+    return by_lower[close[0]] if close else None
 
 
 def local_zone_name() -> str:
@@ -163,7 +179,8 @@ def parse_at(text: str, tz: str, *, now: datetime) -> At:
     raw = text.strip()
     if raw.lower().startswith("now+") or raw.lower().startswith("+"):
         offset = parse_duration(raw.split("+", 1)[1])
-        return At((now + timedelta(seconds=offset)).astimezone(UTC))
+        zone(tz)
+        return At((now + timedelta(seconds=offset)).astimezone(UTC), tz)
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "T", 1))
     except ValueError as exc:
@@ -171,13 +188,14 @@ def parse_at(text: str, tz: str, *, now: datetime) -> At:
             f"Cannot read the time {text!r}: write it like 2026-12-02T09:00 (in --tz, default "
             "your zone), 2026-12-02T14:00Z, or +2h for two hours from now."
         ) from exc
+    where = zone(tz)
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone(tz))
+        moment = moment.replace(tzinfo=where)
     at = moment.astimezone(UTC)
     if at <= now:
         shown = moment.isoformat(timespec="minutes")
         raise ScheduleError(f"{shown} is in the past: a one-shot job needs a future --at time.")
-    return At(at)
+    return At(at, tz)
 
 
 def parse_every(text: str, *, anchor: datetime, minimum: timedelta = MIN_INTERVAL) -> Every:
@@ -301,7 +319,10 @@ def latest_due(schedule: Schedule, due: datetime, now: datetime) -> datetime:
 
 def describe(schedule: Schedule) -> str:
     if isinstance(schedule, At):
-        return f"once at {schedule.at.isoformat(timespec='minutes')}"
+        if schedule.tz is None:
+            return f"once at {schedule.at:%Y-%m-%d %H:%M} UTC"
+        local = schedule.at.astimezone(zone(schedule.tz))
+        return f"once at {local:%Y-%m-%d %H:%M %Z} ({schedule.tz})"
     if isinstance(schedule, Every):
         return f"every {format_duration(schedule.seconds)}"
     return f"cron {schedule.expr} ({schedule.tz})"
@@ -309,7 +330,8 @@ def describe(schedule: Schedule) -> str:
 
 def to_dict(schedule: Schedule) -> dict[str, Any]:
     if isinstance(schedule, At):
-        return {"kind": "at", "at": schedule.at.isoformat()}
+        stored = {"kind": "at", "at": schedule.at.isoformat()}
+        return stored | ({"tz": schedule.tz} if schedule.tz else {})
     if isinstance(schedule, Every):
         return {"kind": "every", "seconds": schedule.seconds, "anchor": schedule.anchor.isoformat()}
     return {"kind": "cron", "expr": schedule.expr, "tz": schedule.tz}
@@ -320,7 +342,8 @@ def from_dict(data: dict[str, Any]) -> Schedule:
     try:
         kind = data["kind"]
         if kind == "at":
-            return At(_utc(datetime.fromisoformat(str(data["at"]))))
+            tz = data.get("tz")
+            return At(_utc(datetime.fromisoformat(str(data["at"]))), str(tz) if tz else None)
         if kind == "every":
             return Every(float(data["seconds"]), _utc(datetime.fromisoformat(str(data["anchor"]))))
         if kind == "cron":

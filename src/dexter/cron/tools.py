@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from dexter.atomicfile import PRIVATE, private_dir, write_text
 from dexter.config import ConfigError
-from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items
+from dexter.cron.prompts import DEFAULT_CHECKLIST, HEARTBEAT_FILE, count_items, read_heartbeat
 from dexter.principal import OPERATOR, Principal, ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 
@@ -91,8 +91,12 @@ def describe_job(job: Job, *, viewer: Principal = OPERATOR) -> str:
         f"  Schedule: {describe(job.schedule)}",
         f"  Fulfillment: {job.fulfillment}; deliver to {job.target}",
         f"  Next run: {_fmt(state.next_run_at) if job.enabled else 'none (disabled)'}",
-        f"  Last run: {_fmt(state.last_run_at) if state.last_run_at else 'never'}"
-        f" ({state.last_status or 'never'})",
+        "  Last run: "
+        + (
+            f"{_fmt(state.last_run_at)} ({state.last_status or 'unknown'})"
+            if state.last_run_at
+            else "never"
+        ),
     ]
     if job.active:
         lines.append(f"  Active hours: {job.active.describe()}")
@@ -268,9 +272,8 @@ class HeartbeatTool(Tool[HeartbeatArgs]):
     async def run(self, args: HeartbeatArgs, ctx: ToolContext) -> ToolResult | str:
         path = self.home / HEARTBEAT_FILE
         if args.action == "view":
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
+            text = read_heartbeat(self.home)
+            if text is None:
                 return (
                     "No HEARTBEAT.md yet, so the default checklist is used:\n\n"
                     f"{DEFAULT_CHECKLIST}\nUse update to customise it. {self._schedule_note()}"

@@ -21,6 +21,7 @@ from dexter.config import ConfigError
 from dexter.gateway.access import AccessPolicy, DmPolicy, GroupPolicy, normalize_id, normalize_list
 from dexter.gateway.backoff import ReconnectPolicy
 from dexter.principal import Grants, PrincipalError, check_id
+from dexter.userfiles import read_user_text
 
 log = logging.getLogger("dexter.gateway")
 
@@ -197,12 +198,9 @@ def config_path(home: Path) -> Path:
 
 def load_config(path: Path) -> GatewayConfig:
     """Missing file: an empty config. Broken file: ConfigError naming the problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_user_text(path, "The gateway config")
+    if text is None:
         return GatewayConfig()
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
     if not text.strip():
         return GatewayConfig()
     try:

@@ -20,7 +20,13 @@ from typing import Any
 
 from dexter.atomicfile import PRIVATE, private_dir, write_json
 from dexter.gateway.backoff import ReconnectPolicy
-from dexter.gateway.types import Channel, ChannelError, ChannelStatus, InboundMessage
+from dexter.gateway.types import (
+    Channel,
+    ChannelError,
+    ChannelStatus,
+    CredentialsRejected,
+    InboundMessage,
+)
 from dexter.processes import process_alive
 
 log = logging.getLogger("dexter.gateway")
@@ -151,6 +157,10 @@ class ChannelManager:
                     error = "connection closed"
                 except asyncio.CancelledError:
                     raise
+                except CredentialsRejected as exc:
+                    if not self._stopping:
+                        self._rejected(channel, str(exc))
+                    return
                 except ChannelError as exc:
                     error = str(exc) or type(exc).__name__
                 except Exception as exc:  # an adapter bug: report it and keep trying
@@ -179,6 +189,16 @@ class ChannelManager:
                 await self._sleep(delay)
         finally:
             self._update(channel, running=False, connected=False)
+
+    def _rejected(self, channel: Channel, reason: str) -> None:
+        """Stop trying: the same credentials would be refused again on every attempt."""
+        self._update(channel, connected=False, last_error=reason)
+        log.error(
+            "%s/%s stopped: %s (the other accounts keep running)",
+            channel.name,
+            channel.account_id,
+            reason,
+        )
 
     async def stop(self, grace: float = STOP_TIMEOUT) -> None:
         """Close every connection, then end every task, within `grace` seconds."""

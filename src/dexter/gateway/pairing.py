@@ -24,6 +24,7 @@ from typing import Any
 from dexter.atomicfile import PRIVATE, open_private, private_dir, write_json
 from dexter.config import ConfigError
 from dexter.gateway.access import normalize_id
+from dexter.userfiles import not_utf8
 
 # Waiting requests at most, per account and in the whole file.
 MAX_PENDING_PER_ACCOUNT = 20
@@ -82,6 +83,8 @@ class PairingStore:
             return self._cache[1]
         try:
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except UnicodeDecodeError as exc:
+            raise not_utf8(self.path, exc, "The pairing list") from None
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(f"Cannot read {self.path}: {exc}. Fix it or move it aside.") from exc
         if not isinstance(data, dict):

@@ -50,7 +50,9 @@ from dexter.gateway.types import (
     ChannelHooks,
     Choice,
     ContentKind,
+    CredentialsRejected,
     InboundMessage,
+    setup_command,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +88,10 @@ SECTION_LIMIT = 3000
 
 class SlackError(ChannelError):
     pass
+
+
+class SlackTokenRejected(SlackError, CredentialsRejected):
+    """Slack refused a token (invalid_auth, revoked …): the account waits for setup."""
 
 
 def require_slack() -> None:
@@ -351,9 +357,10 @@ class SlackChannel:
         except SlackApiError as exc:
             error = str(exc.response.get("error") or exc.response.status_code)
             if error in ("invalid_auth", "not_authed", "account_inactive", "token_revoked"):
-                raise SlackError(
-                    f"Slack rejected the bot token ({error}); check it on your app's OAuth & "
-                    "Permissions page and run `dexter gateway setup slack`"
+                raise SlackTokenRejected(
+                    f"Slack rejected the bot token ({error}): check it on your app's OAuth & "
+                    "Permissions page and run setup again: "
+                    + setup_command("slack", self._account_id)
                 ) from exc
             if error == "missing_scope":
                 needed = exc.response.get("needed") or "?"
@@ -415,7 +422,7 @@ class SlackChannel:
             try:
                 socket.wss_uri = await socket.issue_new_wss_url()
             except Exception as exc:
-                raise _socket_error(exc) from exc
+                raise _socket_error(exc, self._account_id) from exc
             try:
                 await asyncio.wait_for(
                     socket.connect(),  # type: ignore[no-untyped-call]
@@ -719,16 +726,16 @@ def parse_block_action(body: object, *, account_id: str) -> InboundMessage | Non
     )
 
 
-def _socket_error(exc: Exception) -> SlackError:
+def _socket_error(exc: Exception, account_id: str) -> SlackError:
     from slack_sdk.errors import SlackApiError
 
     if isinstance(exc, SlackApiError):
         error = str(exc.response.get("error") or exc.response.status_code)
-        if error in ("invalid_auth", "not_authed", "not_allowed_token_type"):
-            return SlackError(
-                f"Slack rejected the app-level token ({error}); create one with the "
-                "connections:write scope under Basic Information and run "
-                "`dexter gateway setup slack`"
+        if error in ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked"):
+            return SlackTokenRejected(
+                f"Slack rejected the app-level token ({error}): create one with the "
+                "connections:write scope under Basic Information and run setup again: "
+                + setup_command("slack", account_id)
             )
         return SlackError(f"Slack refused a Socket Mode connection: {error}")
     return SlackError(f"cannot reach Slack ({type(exc).__name__}) to open Socket Mode")

@@ -24,7 +24,14 @@ from dexter.gateway.choices import token
 from dexter.gateway.records import parse_or_skip
 from dexter.gateway.telegram_updates import BotIdentity, parse_update, update_id_of
 from dexter.gateway.text import TELEGRAM_LIMIT, split_message, telegram_pieces
-from dexter.gateway.types import ApprovalOption, ChannelError, ChannelHooks, InboundMessage
+from dexter.gateway.types import (
+    ApprovalOption,
+    ChannelError,
+    ChannelHooks,
+    CredentialsRejected,
+    InboundMessage,
+    setup_command,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -46,6 +53,10 @@ class TelegramError(ChannelError):
         super().__init__(message)
         self.code = code
         self.description = description
+
+
+class TelegramTokenRejected(TelegramError, CredentialsRejected):
+    """Telegram answered 401 (or 404, its answer for a malformed token) to getMe/getUpdates."""
 
 
 class OffsetStore:
@@ -158,9 +169,10 @@ class TelegramChannel:
                     description=description,
                 )
             if code in (401, 404) and method in ("getMe", "getUpdates"):
-                raise TelegramError(
-                    "Telegram rejected the bot token; check it with @BotFather and run "
-                    "`dexter gateway setup`",
+                setup = setup_command("telegram", self._account_id)
+                raise TelegramTokenRejected(
+                    f"Telegram rejected the bot token ({description}): check it with "
+                    f"@BotFather and run setup again: {setup}",
                     code=code,
                     description=description,
                 )

@@ -122,6 +122,18 @@ class ChannelError(Exception):
     """The connection failed or ended; the manager reconnects with backoff."""
 
 
+class CredentialsRejected(ChannelError):
+    """The platform refused the account's credentials (a 401, a revoked token, a logged-out
+    device): retrying cannot help, so the manager stops the account, and its message (which
+    says to run setup again) is what `dexter gateway status` shows."""
+
+
+def setup_command(channel: str, account_id: str) -> str:
+    """The command that gives an account new credentials."""
+    account = "" if account_id == "default" else f" --account {account_id}"
+    return f"`dexter gateway setup {channel}{account}`"
+
+
 class ChannelHooks(Protocol):
     def connected(self, identity: str = "") -> None: ...
 

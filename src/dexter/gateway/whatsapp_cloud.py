@@ -26,7 +26,14 @@ from dexter.gateway.choices import NumberedApprovals
 from dexter.gateway.config import AccountConfig
 from dexter.gateway.records import MalformedRecord, Record, parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
-from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+from dexter.gateway.types import (
+    ChannelError,
+    ChannelHooks,
+    ContentKind,
+    CredentialsRejected,
+    InboundMessage,
+    setup_command,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -179,6 +186,9 @@ class WhatsAppCloudChannel(NumberedApprovals):
         self._client: httpx2.AsyncClient | None = None
         self._server: asyncio.Server | None = None
         self._stop = asyncio.Event()
+        # Set when the Graph API refused the access token: the webhook closes and start()
+        # raises it, so the account stops instead of answering no one.
+        self._rejected: CredentialsRejected | None = None
         self._last_inbound: dict[str, str] = {}
         self.on_payload: Callable[[Any], Awaitable[None]] | None = None
         self.read_timeout = read_timeout
@@ -251,6 +261,8 @@ class WhatsAppCloudChannel(NumberedApprovals):
         finally:
             self._server.close()
             await self._server.wait_closed()
+        if self._rejected is not None:
+            raise self._rejected
 
     def _admit(self, writer: asyncio.StreamWriter) -> None:
         self._open += 1
@@ -354,6 +366,14 @@ class WhatsAppCloudChannel(NumberedApprovals):
                 detail = response.json().get("error", {}).get("message", "")
             except ValueError:
                 detail = ""
+            if response.status_code == 401:
+                self._rejected = CredentialsRejected(
+                    f"the WhatsApp Cloud API rejected the access token ({detail or 'HTTP 401'}): "
+                    "make a new one in your Meta app and run setup again: "
+                    + setup_command("whatsapp_cloud", self._account_id)
+                )
+                self._stop.set()
+                raise self._rejected
             raise ChannelError(
                 f"WhatsApp Cloud API refused the message (HTTP {response.status_code}) {detail}"
             )

@@ -34,7 +34,13 @@ from dexter.gateway.config import AccountConfig
 from dexter.gateway.mention import is_mentioned
 from dexter.gateway.records import parse_or_skip, timestamp
 from dexter.gateway.text import markdown_to_whatsapp, split_message
-from dexter.gateway.types import ChannelError, ChannelHooks, ContentKind, InboundMessage
+from dexter.gateway.types import (
+    ChannelError,
+    ChannelHooks,
+    ContentKind,
+    CredentialsRejected,
+    InboundMessage,
+)
 
 log = logging.getLogger("dexter.gateway")
 
@@ -335,10 +341,11 @@ class WhatsAppWebChannel(NumberedApprovals):
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, hooks: ChannelHooks) -> None:
+        # Retrying either cannot help: the device must be linked (again) with setup.
         if self.logged_out:
-            raise ChannelError(LOGGED_OUT)
+            raise CredentialsRejected(LOGGED_OUT)
         if not await asyncio.to_thread(session_linked, self.session_path):
-            raise ChannelError(NOT_LINKED)
+            raise CredentialsRejected(NOT_LINKED)
         await asyncio.to_thread(secure_session, self.session_path, create=False)
         self._stopping = False
         self._end_reason = None
@@ -362,7 +369,7 @@ class WhatsAppWebChannel(NumberedApprovals):
         if self._stopping:
             return
         if self._end_reason:
-            raise ChannelError(self._end_reason)
+            raise (CredentialsRejected if self.logged_out else ChannelError)(self._end_reason)
         if task is not None and task.done() and not task.cancelled() and task.exception():
             raise ChannelError(f"WhatsApp connection failed: {task.exception()}")
         raise ChannelError("WhatsApp connection closed")

@@ -150,16 +150,27 @@ class McpConnection:
             f'{self.config.timeout:g} s (its "timeout" setting; raise it if that is too short).'
         )
 
+    def problem(self) -> str:
+        """What went wrong connecting, without advice (`dexter mcp test` gives its own)."""
+        return (
+            f"MCP server {self.config.name!r} ({self.config.target}) is not available: "
+            f"{self.last_error}."
+        )
+
+    @property
+    def stderr_log(self) -> Path | None:
+        """Where a stdio server's error output is written (appended, start after start)."""
+        if self.config.command and self.log_dir is not None:
+            return self.log_dir / f"mcp-{self.config.name}.log"
+        return None
+
     def _unavailable(self) -> str:
         hint = (
             "Check the command runs on its own"
             if self.config.command
             else "Check the server is running at that address"
         )
-        return (
-            f"MCP server {self.config.name!r} ({self.config.target}) is not available: "
-            f"{self.last_error}. {hint}; `dexter mcp test {self.config.name}` shows details."
-        )
+        return f"{self.problem()} {hint}; `dexter mcp test {self.config.name}` shows details."
 
     async def _start(self) -> Client:
         from mcp import Client
@@ -221,12 +232,13 @@ class McpConnection:
 
     def _errlog(self) -> TextIO:
         """A stdio server's stderr goes to a log file, never over the terminal UI."""
-        if self.config.command and self.log_dir is not None:
+        log = self.stderr_log
+        if log is not None:
             with contextlib.suppress(OSError):
                 from dexter.atomicfile import open_private, private_dir
 
-                private_dir(self.log_dir)
-                return open_private(self.log_dir / f"mcp-{self.config.name}.log")
+                private_dir(log.parent)
+                return open_private(log)
         return open(os.devnull, "w", encoding="utf-8")
 
     async def _list(self, client: Client) -> list[mcp_types.Tool]:

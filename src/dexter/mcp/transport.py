@@ -210,9 +210,19 @@ def http_app(
     return app
 
 
-async def serve_http(app: ASGIApp, sock: socket.socket) -> None:
-    """Serve `app` (from `http_app`) on the already listening `sock` until stopped."""
+async def serve_http(
+    app: ASGIApp, sock: socket.socket, *, ready: Callable[[], None] | None = None
+) -> None:
+    """Serve `app` (from `http_app`) on the already listening `sock` until stopped; `ready` is
+    called once requests are being answered (a request sent before then waits in the socket's
+    queue, and a client with a short timeout could give up on it)."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and ready is not None:
+                ready()
+
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await Server(config).serve(sockets=[sock])

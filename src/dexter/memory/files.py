@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from dexter.atomicfile import PRIVATE, private_dir, write_text
+from dexter.userfiles import read_user_text
 
 MEMORY_DIR_NAME = "memory"
 EVERGREEN_NAME = "MEMORY.md"
@@ -96,11 +97,9 @@ class MemoryFiles:
     # content -------------------------------------------------------------------------------
 
     def read(self, name: str) -> str:
-        """The file's text; "" when it does not exist."""
-        try:
-            return self.path(name).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
+        """The file's text; "" when it does not exist. A file that is not UTF-8 (saved by an
+        editor in another encoding) is an `UnreadableFile` naming it, never rewritten."""
+        return read_user_text(self.path(name), "The memory file") or ""
 
     def write(self, name: str, text: str) -> None:
         """Replace the whole file atomically (a crash never leaves half a file)."""

@@ -17,9 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from dexter.errors import DexterError
 from dexter.permissions.gate import Decision, PermissionPolicy, Verdict
 from dexter.permissions.secrets import redact
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
+from dexter.tools.base import Tool, ToolContext, ToolResult
 
 _log = logging.getLogger(__name__)
 
@@ -104,7 +105,9 @@ async def run_tool(
             error = normalised.content
     except TimeoutError:
         error = f"`{tool.name}` timed out after {limit:g} s"
-    except ToolFailure as exc:
+    except DexterError as exc:
+        # A ToolFailure, or another error written for a person (a hand-edited file that cannot
+        # be read names itself and what to do): the model is told it as it is.
         error = str(exc) or type(exc).__name__
     except Exception as exc:  # a tool bug must not kill the run; the caller is told
         _log.debug("tool raised unexpectedly", exc_info=True)
