@@ -155,11 +155,14 @@ async def test_answer_is_visible_while_it_streams(tmp_path: Path) -> None:
         [streaming] = app.query("#log > Markdown.segment").results(Markdown)
         assert streaming.source == "Revenue grew 6% "
         assert "answering" in app.working.text
+        provisional = streaming.styles.color
         model.gate.set()
         await wait_for(pilot, lambda: not app.busy)
         await pilot.pause()
         assert answers(app) == ["Revenue grew 6% to $416B."]
         assert streaming.has_class("answer")
+        # Dim while it might still turn into a plan; the answer's own colour once it is one.
+        assert streaming.styles.color != provisional
 
 
 async def test_tool_row_shows_progress_then_completion(tmp_path: Path) -> None:
@@ -183,10 +186,48 @@ async def test_tool_row_shows_progress_then_completion(tmp_path: Path) -> None:
 
         assert row.state == "done"
         assert row.text.startswith("✓ lookup(")
-        # The text written alongside the tool call is a plan, kept dim, not the answer.
-        interim = [md.source for md in app.query("#log > Markdown.interim").results(Markdown)]
-        assert interim == ["Let me look that up."]
+        # The text written alongside the tool call is a plan, folded into the thinking row.
+        assert notes(app, "thinking") == ["Let me look that up."]
+        shown = [md.source for md in app.query("#log > Markdown").results(Markdown)]
+        assert shown == ["AAPL looked up."]
         assert answers(app) == ["AAPL looked up."]
+
+
+async def test_plan_shows_while_it_streams_then_folds_into_the_thinking_row(
+    tmp_path: Path,
+) -> None:
+    """Round 1 writes a plan and then calls a tool; its text is visible (dim) as it arrives and
+    becomes the thinking row above the tool call once the round ends."""
+    plan = "I will look up AAPL's filings first, then compare margins."
+    model = GatedModel(
+        ScriptedModel(
+            [calls(("lookup", {"label": "AAPL", "seconds": 0}), text=plan), text("Done: 46%.")]
+        ),
+        after_chunks=3,
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.prompt.value = "margins?"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: model.waiting)
+        await pilot.pause()
+        [streaming] = app.query("#log > Markdown.segment").results(Markdown)
+        assert streaming.source == plan[:24]
+        assert not rows(app) and not notes(app, "thinking")
+
+        model.gate.set()
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+        log = list(app.query_one("#log").children)
+        kinds = [
+            "thinking" if w.has_class("thinking") else type(w).__name__
+            for w in log
+            if not w.has_class("question") and not w.has_class("stats")
+        ]
+        assert kinds == ["thinking", "ToolRow", "Markdown"]
+        assert notes(app, "thinking") == [plan]
+        assert not streaming.is_attached
+        assert answers(app) == ["Done: 46%."]
 
 
 async def test_approval_allow_once_runs_the_tool(tmp_path: Path) -> None:
