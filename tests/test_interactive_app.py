@@ -154,7 +154,8 @@ async def test_answer_is_visible_while_it_streams(tmp_path: Path) -> None:
         await pilot.pause()
         [streaming] = app.query("#log > Markdown.segment").results(Markdown)
         assert streaming.source == "Revenue grew 6% "
-        assert "answering" in app.working.text
+        # Not "answering": the text may still turn out to be a plan.
+        assert "writing" in app.working.text
         provisional = streaming.styles.color
         model.gate.set()
         await wait_for(pilot, lambda: not app.busy)
@@ -198,7 +199,10 @@ async def test_plan_shows_while_it_streams_then_folds_into_the_thinking_row(
 ) -> None:
     """Round 1 writes a plan and then calls a tool; its text is visible (dim) as it arrives and
     becomes the thinking row above the tool call once the round ends."""
-    plan = "I will look up AAPL's filings first, then compare margins."
+    plan = (
+        "I will look up AAPL's last two 10-K filings first, then compare the gross margins of "
+        "both years."
+    )
     model = GatedModel(
         ScriptedModel(
             [calls(("lookup", {"label": "AAPL", "seconds": 0}), text=plan), text("Done: 46%.")]
@@ -226,6 +230,9 @@ async def test_plan_shows_while_it_streams_then_folds_into_the_thinking_row(
         ]
         assert kinds == ["thinking", "ToolRow", "Markdown"]
         assert notes(app, "thinking") == [plan]
+        # Folded: one row at 80 columns, however long the plan.
+        [row] = app.query("#log > Note.thinking").results(Note)
+        assert row.size.height == 1
         assert not streaming.is_attached
         assert answers(app) == ["Done: 46%."]
 

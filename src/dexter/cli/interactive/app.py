@@ -77,6 +77,8 @@ class DexterApp(App[None]):
     #log > .thinking, #log > .notice, #log > .stats, #log > .queued, #log > .sources {
         color: $text-muted;
     }
+    /* A plan the model wrote before calling tools was read as it streamed: folded to a row. */
+    #log > Note.thinking { text-wrap: nowrap; text-overflow: ellipsis; }
     #log > .delivered, #log > .dropped { color: $text-muted; text-style: italic; }
     #log > .help, #log > .info { color: $text; }
     #log > .error { color: $error; }

@@ -55,7 +55,7 @@ class TurnView:
             if self.stream is None:
                 await self._open_segment()
             assert self.stream is not None
-            self.set_phase("answering")
+            self.set_phase("writing")
             await self.stream.write(event.text)
         elif isinstance(event, Reasoning):
             self.set_phase("reasoning")
