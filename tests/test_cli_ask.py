@@ -346,3 +346,28 @@ def test_a_draft_cannot_drive_the_terminal() -> None:
     renderer.handle(TextDelta("Revenue\x1b[2J\r was\x07 up", 1))
     assert renderer.waiting.text.splitlines()[0] == "Revenue[2J was up"
     renderer.close()
+
+
+class TtyOut(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_stdout_when_only_stdout_is_a_terminal(
+    workdir: Path,  # noqa: F811
+    wire_server: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`dexter ask "…" 2> log`: the person watches stdout, so what the run is doing shows there
+    (and is cleared), and the log gets no escape codes."""
+    point_at(wire_server, monkeypatch)
+    push_plan_then_answer(wire_server)
+    screen = TtyOut()
+    monkeypatch.setattr(sys, "stdout", screen)
+    assert main(["ask", "--model", "openai:gpt-test", "2+2?"]) == 0
+    shown = strip_ansi(screen.getvalue())
+    assert "gpt-test is writing" in shown
+    assert shown.endswith("It is 4.\n")
+    log = capsys.readouterr().err
+    assert "Let me compute that." in log and "\x1b" not in log
