@@ -112,16 +112,22 @@ def push_plan_then_answer(server: WireServer) -> None:
     )
 
 
+def ask_plan_then_answer_as_json(
+    server: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, Any]]:
+    point_at(server, monkeypatch)
+    push_plan_then_answer(server)
+    assert main(["ask", "--json", "--model", "openai:gpt-test", "2+2?"]) == 0
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
 def test_json_text_joins_to_the_answer_and_done_has_the_session(
     workdir: Path,  # noqa: F811
     wire_server: WireServer,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    point_at(wire_server, monkeypatch)
-    push_plan_then_answer(wire_server)
-    assert main(["ask", "--json", "--model", "openai:gpt-test", "2+2?"]) == 0
-    events: list[dict[str, Any]] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    events = ask_plan_then_answer_as_json(wire_server, monkeypatch, capsys)
     done = events[-1]
     assert "".join(e["text"] for e in events if e["type"] == "text") == done["answer"] == "It is 4."
     assert [e["text"] for e in events if e["type"] == "thinking"] == ["Let me compute that."]
@@ -239,10 +245,7 @@ def test_json_drafts_stream_at_once_with_their_round(
 ) -> None:
     """A script can show text as the model writes it: `draft` events arrive before the round is
     decided, name their round, and a round that turns into tool calls is named by `thinking`."""
-    point_at(wire_server, monkeypatch)
-    push_plan_then_answer(wire_server)
-    assert main(["ask", "--json", "--model", "openai:gpt-test", "2+2?"]) == 0
-    events: list[dict[str, Any]] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    events = ask_plan_then_answer_as_json(wire_server, monkeypatch, capsys)
     types = [e["type"] for e in events]
     drafts = [(e["round"], e["text"]) for e in events if e["type"] == "draft"]
     assert drafts == [(1, "Let me "), (1, "compute that. "), (2, "It is "), (2, "4.")]
