@@ -235,6 +235,15 @@ async def test_plan_shows_while_it_streams_then_folds_into_the_thinking_row(
         assert row.size.height == 1
         assert not streaming.is_attached
         assert answers(app) == ["Done: 46%."]
+        app.quit()
+        await pilot.pause()
+    # And so it stays in the scrollback once the session ends.
+    out = io.StringIO()
+    print_transcript(app.transcript, Console(file=out, width=80, color_system=None))
+    printed = out.getvalue().splitlines()
+    [folded] = [line for line in printed if "10-K" in line]
+    assert folded.startswith("  I will look up AAPL's") and folded.endswith("…")
+    assert len(folded) == 80
 
 
 async def test_approval_allow_once_runs_the_tool(tmp_path: Path) -> None:
