@@ -103,6 +103,32 @@ async def test_answer_without_tools_streams_text_and_reports_usage(tmp_path: Pat
     json.dumps(done.to_dict())  # the --json contract: every event serialises
 
 
+async def test_streamed_text_names_its_round_and_a_plan_is_named_by_the_same_round(
+    tmp_path: Path,
+) -> None:
+    """A consumer shows text as it arrives and must know which of it became a plan: every delta
+    carries its round, and `Thinking` names the round whose text it replaces."""
+    model = ScriptedModel(
+        [
+            calls(("lookup", {"label": "AAPL", "seconds": 0}), text="Checking the 10-K first."),
+            text("Gross margin was 46.2%."),
+        ]
+    )
+    events = await collect(make_agent(model, tmp_path), "AAPL gross margin?")
+    by_round: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, TextDelta):
+            by_round[event.round] = by_round.get(event.round, "") + event.text
+    assert by_round == {1: "Checking the 10-K first.", 2: "Gross margin was 46.2%."}
+    [thinking] = [e for e in events if isinstance(e, Thinking)]
+    assert (thinking.round, thinking.text) == (1, by_round[1])
+    # The plan is folded before its round's tools start.
+    assert events.index(thinking) < next(
+        i for i, e in enumerate(events) if isinstance(e, ToolStart)
+    )
+    assert done_of(events).answer == by_round[2]
+
+
 async def test_parallel_tools_run_together_and_results_keep_call_order(tmp_path: Path) -> None:
     timeline = Timeline()
     model = ScriptedModel(

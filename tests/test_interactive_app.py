@@ -154,12 +154,16 @@ async def test_answer_is_visible_while_it_streams(tmp_path: Path) -> None:
         await pilot.pause()
         [streaming] = app.query("#log > Markdown.segment").results(Markdown)
         assert streaming.source == "Revenue grew 6% "
-        assert "answering" in app.working.text
+        # Not "answering": the text may still turn out to be a plan.
+        assert "writing" in app.working.text
+        provisional = streaming.styles.color
         model.gate.set()
         await wait_for(pilot, lambda: not app.busy)
         await pilot.pause()
         assert answers(app) == ["Revenue grew 6% to $416B."]
         assert streaming.has_class("answer")
+        # Dim while it might still turn into a plan; the answer's own colour once it is one.
+        assert streaming.styles.color != provisional
 
 
 async def test_tool_row_shows_progress_then_completion(tmp_path: Path) -> None:
@@ -183,10 +187,63 @@ async def test_tool_row_shows_progress_then_completion(tmp_path: Path) -> None:
 
         assert row.state == "done"
         assert row.text.startswith("✓ lookup(")
-        # The text written alongside the tool call is a plan, kept dim, not the answer.
-        interim = [md.source for md in app.query("#log > Markdown.interim").results(Markdown)]
-        assert interim == ["Let me look that up."]
+        # The text written alongside the tool call is a plan, folded into the thinking row.
+        assert notes(app, "thinking") == ["Let me look that up."]
+        shown = [md.source for md in app.query("#log > Markdown").results(Markdown)]
+        assert shown == ["AAPL looked up."]
         assert answers(app) == ["AAPL looked up."]
+
+
+async def test_plan_shows_while_it_streams_then_folds_into_the_thinking_row(
+    tmp_path: Path,
+) -> None:
+    """Round 1 writes a plan and then calls a tool; its text is visible (dim) as it arrives and
+    becomes the thinking row above the tool call once the round ends."""
+    plan = (
+        "I will look up AAPL's last two 10-K filings first, then compare the gross margins of "
+        "both years."
+    )
+    model = GatedModel(
+        ScriptedModel(
+            [calls(("lookup", {"label": "AAPL", "seconds": 0}), text=plan), text("Done: 46%.")]
+        ),
+        after_chunks=3,
+    )
+    app = DexterApp(make_agent(model, tmp_path))
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.prompt.value = "margins?"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: model.waiting)
+        await pilot.pause()
+        [streaming] = app.query("#log > Markdown.segment").results(Markdown)
+        assert streaming.source == plan[:24]
+        assert not rows(app) and not notes(app, "thinking")
+
+        model.gate.set()
+        await wait_for(pilot, lambda: not app.busy)
+        await pilot.pause()
+        log = list(app.query_one("#log").children)
+        kinds = [
+            "thinking" if w.has_class("thinking") else type(w).__name__
+            for w in log
+            if not w.has_class("question") and not w.has_class("stats")
+        ]
+        assert kinds == ["thinking", "ToolRow", "Markdown"]
+        assert notes(app, "thinking") == [plan]
+        # Folded: one row at 80 columns, however long the plan.
+        [row] = app.query("#log > Note.thinking").results(Note)
+        assert row.size.height == 1
+        assert not streaming.is_attached
+        assert answers(app) == ["Done: 46%."]
+        app.quit()
+        await pilot.pause()
+    # And so it stays in the scrollback once the session ends.
+    out = io.StringIO()
+    print_transcript(app.transcript, Console(file=out, width=80, color_system=None))
+    printed = out.getvalue().splitlines()
+    [folded] = [line for line in printed if "10-K" in line]
+    assert folded.startswith("  I will look up AAPL's") and folded.endswith("…")
+    assert len(folded) == 80
 
 
 async def test_approval_allow_once_runs_the_tool(tmp_path: Path) -> None:

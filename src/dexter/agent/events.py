@@ -33,8 +33,14 @@ class RunStarted(Event):
 
 @dataclass(frozen=True, slots=True)
 class TextDelta(Event):
+    """Text as the model streams it. Provisional until its round ends: if the round turns into
+    tool calls, the same text comes again as `Thinking` (same `round`); otherwise it is the
+    answer."""
+
     type: ClassVar[str] = "text"
     text: str
+    # The model round (1, 2, …) that wrote it.
+    round: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,8 @@ class Thinking(Event):
 
     type: ClassVar[str] = "thinking"
     text: str
+    # The round whose streamed text this was.
+    round: int = 0
 
 
 @dataclass(frozen=True, slots=True)

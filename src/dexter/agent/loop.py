@@ -374,7 +374,7 @@ class _Run:
 
             if message.content.strip():
                 self.scratchpad.add_thinking(message.content.strip())
-                yield Thinking(message.content.strip())
+                yield Thinking(message.content.strip(), self.iteration)
             self.messages.append(message)
             self.context.record_calls(message)
 
@@ -408,7 +408,7 @@ class _Run:
             try:
                 async for chunk in self.agent.model.stream(request):
                     if isinstance(chunk, TextChunk):
-                        yield TextDelta(chunk.text)
+                        yield TextDelta(chunk.text, self.iteration)
                     elif isinstance(chunk, ReasoningChunk):
                         yield Reasoning(chunk.text)
                     elif isinstance(chunk, RetryNotice):

@@ -90,7 +90,12 @@ def run_ask(
     settings = load_settings()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and not as_json
-    plain = PlainRenderer(sys.stdout, err, live=sys.stdout.isatty())
+    # Progress and the text being written show on whichever of stderr and stdout is a terminal
+    # (stderr first: `ask … > answer.md` still shows them), and never in a file or a pipe.
+    status = err
+    if not err.is_terminal and sys.stdout.isatty():
+        status = Console(highlight=False, soft_wrap=True)
+    plain = PlainRenderer(sys.stdout, err, status=status)
     approver = _terminal_approver(err, plain.waiting.stop) if interactive else None
     runtime = Runtime(settings)
     # The research profile is the eval channel's answer format, offered to one-off questions.

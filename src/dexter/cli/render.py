@@ -8,12 +8,14 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from dexter.agent.events import (
     ContextEvent,
     Done,
     Event,
     QueueDrained,
+    Reasoning,
     Retrying,
     RunStarted,
     TextDelta,
@@ -24,7 +26,7 @@ from dexter.agent.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.cli.progress import Waiting
+from dexter.cli.progress import Waiting, without_controls
 from dexter.tools.citations import SourceEntry
 
 ARG_PREVIEW = 60
@@ -53,25 +55,28 @@ def cited_sources(done: Done) -> list[SourceEntry]:
 
 
 class PlainRenderer:
-    """Streams answer text as it arrives when stdout is a terminal; otherwise prints it once.
-    On a terminal, a spinner on stderr says what the run waits for while nothing else shows."""
+    """The answer goes to `out` once the run has answered; activity goes to `err`.
 
-    def __init__(self, out: TextIO, err: Console, *, live: bool, model: str = "the model") -> None:
+    On a terminal (`status`, default `err`) a spinner says what the run waits for, and the text
+    the model is writing shows dim above it as it streams: provisional, since a round may still
+    turn into tool calls. Then it folds into one dim thinking row on `err`; if the round is the
+    answer, the answer is printed to `out`. So `out` only ever receives the final answer."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        err: Console,
+        *,
+        status: Console | None = None,
+        model: str = "the model",
+    ) -> None:
         self.out = out
         self.err = err
-        self.live = live
         self.model = model
-        self.waiting = Waiting(err)
-        self._line_open = False
+        self.waiting = Waiting(status or err)
 
     def close(self) -> None:
         self.waiting.stop()
-
-    def _end_text_line(self) -> None:
-        if self._line_open:
-            self.out.write("\n")
-            self.out.flush()
-            self._line_open = False
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -79,24 +84,23 @@ class PlainRenderer:
             self.waiting.start(f"waiting for {self.model}")
             return
         if isinstance(event, TextDelta):
-            if self.live:
-                self.waiting.stop()  # the answer itself is the progress now
-                self.out.write(event.text)
-                self.out.flush()
-                self._line_open = True
+            if self.waiting.enabled:
+                if not self.waiting.draft:
+                    self.waiting.start(f"{self.model} is writing")
+                self.waiting.draft.add(event.text)
             return
-        if isinstance(event, Thinking):
-            # The streamed text was a note alongside tool calls, not the answer.
-            self._end_text_line()
-            if not self.live:
-                self.err.print(f"[dim]{escape(event.text)}[/dim]", highlight=False)
-            return
+        if isinstance(event, Reasoning):
+            return  # streams within the round, alongside its text
         if isinstance(event, Done):
             self.waiting.stop()
             self._finish(event)
             return
-        self._end_text_line()
-        if isinstance(event, ToolStart):
+        # Whatever comes next, the round's streamed text was not the answer.
+        self.waiting.draft.clear()
+        if isinstance(event, Thinking):
+            self._thinking_row(event.text)
+            self.waiting.start("calling tools")
+        elif isinstance(event, ToolStart):
             together = f" [dim]∥ {event.group_size} together[/dim]" if event.group_size > 1 else ""
             self.err.print(
                 f"[cyan]→ {escape(event.tool)}[/cyan]([dim]{escape(compact_args(event.args))}"
@@ -137,12 +141,21 @@ class PlainRenderer:
         elif isinstance(event, QueueDrained):
             self.err.print(f"[dim]+ follow-up added: {escape(event.text)}[/dim]", highlight=False)
 
+    def _thinking_row(self, text: str) -> None:
+        """A note the model wrote before calling tools: folded to one row on a terminal (it was
+        just read as it streamed), in full where stderr is kept (a log)."""
+        if self.err.is_terminal:
+            flat = " ".join(without_controls(text).split())
+            row = Text(flat, style="dim")
+            self.err.print(row, no_wrap=True, overflow="ellipsis", soft_wrap=False)
+        else:
+            self.err.print(Text(text, style="dim"))
+
     def _finish(self, done: Done) -> None:
         if done.status == "answered":
-            if not self.live:
-                self.out.write(done.answer)
-                self._line_open = bool(done.answer)
-            self._end_text_line()
+            if done.answer:
+                self.out.write(done.answer + "\n")
+                self.out.flush()
             cited = cited_sources(done)
             if cited:
                 self.out.write("\nSources\n")
@@ -158,7 +171,6 @@ class PlainRenderer:
                     highlight=False,
                 )
         else:
-            self._end_text_line()
             if done.status == "denied":
                 self.err.print("[yellow]Stopped: you denied a tool call.[/yellow]")
             else:
@@ -175,9 +187,10 @@ class PlainRenderer:
 
 
 class JsonRenderer:
-    """One JSON object per line. `text` events of a model round are held until the round turns
-    out to be the answer: text written before a tool call is sent once, as `thinking`, so joining
-    the `text` events gives exactly the answer. `done` carries the session id."""
+    """One JSON object per line. Text streams at once as `draft` events (provisional, with the
+    round that wrote it); the `text` events of a round are held until the round turns out to be
+    the answer: text written before a tool call is sent once, as `thinking`, so joining the
+    `text` events gives exactly the answer. `done` carries the session id."""
 
     def __init__(self, out: TextIO, *, session_id: Callable[[], str | None] | None = None) -> None:
         self.out = out
@@ -190,6 +203,7 @@ class JsonRenderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, TextDelta):
+            self._write({"type": "draft", "round": event.round, "text": event.text})
             self._held.append(event)
             return
         if isinstance(event, Thinking | Retrying):

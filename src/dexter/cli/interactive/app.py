@@ -73,10 +73,12 @@ class DexterApp(App[None]):
     #log > .question { margin: 1 0 0 0; padding: 0; text-style: bold; }
     #log > .command { margin: 1 0 0 0; padding: 0; color: $text-muted; }
     #log > Markdown { padding: 0 0 0 2; margin: 0; }
-    #log > Markdown.interim { color: $text-muted; }
+    #log > Markdown.interim, #log > Markdown.segment { color: $text-muted; }
     #log > .thinking, #log > .notice, #log > .stats, #log > .queued, #log > .sources {
         color: $text-muted;
     }
+    /* A plan the model wrote before calling tools was read as it streamed: folded to a row. */
+    #log > Note.thinking { text-wrap: nowrap; text-overflow: ellipsis; }
     #log > .delivered, #log > .dropped { color: $text-muted; text-style: italic; }
     #log > .help, #log > .info { color: $text; }
     #log > .error { color: $error; }

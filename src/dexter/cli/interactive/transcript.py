@@ -18,10 +18,12 @@ from textual.widgets import Markdown
 
 from dexter.cli.interactive.widgets import Note, ToolRow
 
-# (kind, text); kind is "question", "command", "answer", "tool", "error", "warning" or "note".
+# (kind, text); kind is "question", "command", "answer", "tool", "thinking", "error", "warning"
+# or "note".
 Entry = tuple[str, str]
 
 _NOTE_KINDS = {
+    "thinking": "thinking",
     "error": "error",
     "stopped": "warning",
     "cancelled": "warning",
@@ -57,8 +59,9 @@ def _entry(widget: Widget) -> Entry | None:
 
 
 def print_transcript(transcript: Iterable[Entry], console: Console) -> None:
-    """Each question in bold, each answer rendered as Markdown, tool rows and notes dimmed,
-    errors in red; everything but the questions indented as in the session."""
+    """Each question in bold, each answer rendered as Markdown, tool rows, thinking rows (one
+    line each) and notes dimmed, errors in red; everything but the questions indented as in the
+    session."""
     from rich.markdown import Markdown as RichMarkdown
 
     for kind, text in transcript:
@@ -70,6 +73,10 @@ def print_transcript(transcript: Iterable[Entry], console: Console) -> None:
             console.print(Text(text, style="dim"))
         elif kind == "answer":
             console.print(Padding(RichMarkdown(text, hyperlinks=False), _INDENT))
+        elif kind == "thinking":
+            # Folded to one row, as the session showed it.
+            row = Padding(Text(text, style="dim", no_wrap=True, overflow="ellipsis"), _INDENT)
+            console.print(row, no_wrap=True, overflow="ellipsis", soft_wrap=False)
         elif kind == "tool":
             mark, _, rest = text.partition(" ")
             colour = {"✓": "green", "✗": "red"}.get(mark, "dim")

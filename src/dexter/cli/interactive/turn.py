@@ -36,8 +36,9 @@ _APPROVAL_NOTES = {
 
 
 class TurnView:
-    """Owns the widgets of one run. Streamed text is provisional until the model's turn ends:
-    if tools follow, it was a plan (shown dim); if the run ends, it was the answer."""
+    """Owns the widgets of one run. Streamed text is provisional (dim) until the model's turn
+    ends: if tools follow, it was a plan and folds into a thinking row; if the run ends, it
+    was the answer."""
 
     def __init__(self, log: Widget, set_phase: Callable[[str], None]) -> None:
         self.log = log
@@ -54,13 +55,12 @@ class TurnView:
             if self.stream is None:
                 await self._open_segment()
             assert self.stream is not None
-            self.set_phase("answering")
+            self.set_phase("writing")
             await self.stream.write(event.text)
         elif isinstance(event, Reasoning):
             self.set_phase("reasoning")
         elif isinstance(event, Thinking):
-            if not await self._close_segment(interim=True):
-                await self._note(one_line(event.text, 300), "thinking")
+            await self._fold_segment(one_line(event.text, 300))
         elif isinstance(event, Retrying):
             await self._drop_segment()
             await self._note(
@@ -141,14 +141,19 @@ class TurnView:
         await self.log.mount(self.segment)
         self.stream = Markdown.get_stream(self.segment)
 
-    async def _close_segment(self, *, interim: bool) -> bool:
-        """End the streaming text of the current model turn; False when there was none."""
+    async def _take_segment(self) -> Markdown | None:
+        """End the streaming text of the current model turn; its widget, if there was one."""
         segment, stream = self.segment, self.stream
         self.segment = self.stream = None
-        if segment is None:
-            return False
         if stream is not None:
             await stream.stop()
+        return segment
+
+    async def _close_segment(self, *, interim: bool) -> bool:
+        """Keep the current turn's text where it is; False when there was none."""
+        segment = await self._take_segment()
+        if segment is None:
+            return False
         if interim and not segment.source.strip():
             await segment.remove()
             return True
@@ -156,11 +161,17 @@ class TurnView:
         segment.add_class("interim" if interim else "answer")
         return True
 
+    async def _fold_segment(self, thinking: str) -> None:
+        """The turn went on to call tools: its text was a plan, so it becomes the thinking row,
+        in its place."""
+        segment = await self._take_segment()
+        row = Note(thinking, classes="thinking")
+        await self.log.mount(row, before=segment)
+        if segment is not None:
+            await segment.remove()
+
     async def _drop_segment(self) -> None:
-        segment, stream = self.segment, self.stream
-        self.segment = self.stream = None
-        if stream is not None:
-            await stream.stop()
+        segment = await self._take_segment()
         if segment is not None:
             await segment.remove()
 
