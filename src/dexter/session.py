@@ -232,7 +232,7 @@ class SessionHooks(RunHooks):
             totals = recorder.ledger.totals(session_id=session_id, run_id=run_id)
         except sqlite3.Error:
             return done
-        return replace(done, usage=totals.usage) if totals.calls else done
+        return replace(done, usage=totals.counted) if totals.calls else done
 
     async def on_run_cancelled(self, agent: Agent, query: str, run_id: str | None) -> None:
         # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
