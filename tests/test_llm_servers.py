@@ -21,8 +21,8 @@ from dexter.config import load_settings
 from dexter.models.errors import ErrorKind, ModelError
 from dexter.models.types import ModelRequest, UserMessage
 from dexter.providers import build_model
-from tests.support.llm_servers import ServerRecording, load
-from tests.support.wire_server import Recorded, WireServer
+from tests.support.llm_servers import ServerRecording, as_reply, load
+from tests.support.wire_server import Recorded, Reply, WireServer
 
 
 @pytest.fixture
@@ -372,3 +372,46 @@ def test_errors_name_the_server_the_user_configured(
     err = " ".join(capsys.readouterr().err.split())
     assert f"The server at {wire_server.url.split('//')[1]} rejected the request" in err
     assert "Anthropic" not in err
+
+
+# ---- dexter doctor --check ------------------------------------------------------------------
+
+
+def _listing(recording: ServerRecording) -> Reply:
+    return as_reply(next(p for p in recording.data["probes"] if p["path"].endswith("/models")))
+
+
+def test_doctor_check_shows_the_server_kind_window_and_answer_allowance(
+    workdir: Path,
+    wire_server: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    recording = serve(wire_server, "llama_server")
+    monkeypatch.setenv("OPENAI_BASE_URL", recording.base_url(wire_server))
+    wire_server.push(_listing(recording))
+
+    assert main(["doctor", "--check", "--model", f"openai:{recording.model}"]) == 0
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"✓ openai:{recording.model}: reachable" in out
+    assert (
+        "server: llamacpp (Server header: llama.cpp) · window 8,192 tokens (from the server) · "
+        "answers up to 2,048 tokens (max_tokens)"
+    ) in out
+
+
+def test_doctor_check_fails_when_the_server_does_not_serve_the_model(
+    workdir: Path,
+    wire_server: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    recording = serve(wire_server, "vllm")
+    monkeypatch.setenv("OPENAI_BASE_URL", recording.base_url(wire_server))
+    wire_server.push(_listing(recording))
+
+    assert main(["doctor", "--check", "--model", "openai:Qwen/Qwen2.5-72B-Instruct"]) == 1
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"does not list Qwen/Qwen2.5-72B-Instruct (it serves {recording.model})" in out

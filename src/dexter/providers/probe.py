@@ -120,7 +120,7 @@ def classify_listing(
     """(kind, window the listing states, evidence) from a model listing and its headers."""
     server = headers.get("server", "")
     if "llama.cpp" in server.lower():
-        return "llamacpp", None, f"Server: {server} header"
+        return "llamacpp", None, "Server header: llama.cpp"
     litellm = sorted(name for name in headers if name.lower().startswith("x-litellm"))
     if litellm:
         return "litellm", None, f"{litellm[0]} header"

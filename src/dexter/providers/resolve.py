@@ -69,17 +69,18 @@ class ResolvedModel:
         was pointed at the user's own server on this machine or network (OPENAI_BASE_URL at
         llama.cpp: such servers need no key, and OpenAI's must not be demanded for them). A
         provider of the user's own that names a key variable still needs it."""
-        from dexter.providers.profiles import is_local_url
-
         return (
             self.api_key is not None
             or not self.provider.key_required
-            or (
-                not self.provider.custom
-                and self.base_url_source != "default"
-                and is_local_url(self.base_url)
-            )
+            or _local_override(self.provider, self.base_url_source, self.base_url)
         )
+
+
+def _local_override(provider: ProviderSpec, base_url_source: str, base_url: str) -> bool:
+    """Whether a vendor's provider was pointed at a server on this machine or network."""
+    from dexter.providers.profiles import is_local_url
+
+    return not provider.custom and base_url_source != "default" and is_local_url(base_url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +355,9 @@ def list_providers(settings: Settings) -> list[ProviderStatus]:
         except ConfigError as exc:
             base_url, base_source, error = "", "unset", str(exc)
         key, key_source = _api_key(provider, settings)
+        key_required = provider.key_required and not _local_override(
+            provider, base_source, base_url
+        )
         statuses.append(
             ProviderStatus(
                 id=provider.id,
@@ -363,7 +367,7 @@ def list_providers(settings: Settings) -> list[ProviderStatus]:
                 base_url_overridden=base_source != "default",
                 base_url_source=base_source,
                 api_key_env=provider.api_key_env,
-                key_required=provider.key_required,
+                key_required=key_required,
                 key_present=key is not None,
                 key_source=key_source,
                 context_window=provider.context_window,
