@@ -415,3 +415,39 @@ def test_doctor_check_fails_when_the_server_does_not_serve_the_model(
 
     out = " ".join(capsys.readouterr().out.split())
     assert f"does not list Qwen/Qwen2.5-72B-Instruct (it serves {recording.model})" in out
+
+
+# ---- the recorder ---------------------------------------------------------------------------
+
+
+RECORDER = Path(__file__).resolve().parents[1] / "scripts" / "record_llm_server.py"
+
+
+def test_the_recorder_writes_what_the_tests_replay(tmp_path: Path, wire_server: WireServer) -> None:
+    """scripts/record_llm_server.py against a server (here the replayed llama-server) writes a
+    file that replays to the same probe answer and the same streamed reply."""
+    import asyncio
+    import importlib.util
+
+    from dexter.providers.probe import probe_server
+
+    spec = importlib.util.spec_from_file_location("record_llm_server", RECORDER)
+    assert spec is not None and spec.loader is not None
+    recorder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorder)
+
+    original = serve(wire_server, "llama_server")
+    wire_server.push(original.completion("hello"))
+    argv = ["--name", "again", "--base-url", original.base_url(wire_server)]
+    assert recorder.main([*argv, "--model", original.model, "--out", str(tmp_path)]) == 0
+
+    again = ServerRecording("again", json.loads((tmp_path / "again.json").read_text()))
+    hello = again.data["completions"]["hello"]
+    assert hello["events"] == original.data["completions"]["hello"]["events"]
+    replay = WireServer().start()
+    try:
+        again.serve_probes(replay)
+        report = asyncio.run(probe_server(again.base_url(replay), again.model, api_key=None))
+    finally:
+        replay.stop()
+    assert (report.kind, report.context_window) == ("llamacpp", 8192)
