@@ -73,7 +73,7 @@ def root_of(base_url: str) -> str:
 
 class Recorder:
     def __init__(self, args: argparse.Namespace) -> None:
-        self.base = args.base_url.rstrip("/")
+        self.base: str = args.base_url.rstrip("/")
         self.root = root_of(self.base)
         self.model: str = args.model
         self.anthropic = args.protocol == "anthropic"
@@ -193,7 +193,7 @@ class Recorder:
             out["tool_call"] = self.streamed(body)
             print("  tool_call: recorded", file=sys.stderr)
         if args.null_content and not self.anthropic:
-            turn = {
+            turn: dict[str, Any] = {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
@@ -207,7 +207,7 @@ class Recorder:
                     }
                 ],
             }
-            messages = [
+            messages: list[dict[str, Any]] = [
                 {"role": "user", "content": "What is 6 * 7?"},
                 turn,
                 {"role": "tool", "tool_call_id": "call_1", "content": "6 * 7 = 42"},
