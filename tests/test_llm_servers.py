@@ -133,6 +133,34 @@ def test_the_probe_cache_keeps_an_answer_for_a_day(tmp_path: Path) -> None:
     assert cache.get("http://h:8000/v1", "m", now=1000.0) is None
 
 
+async def test_a_server_is_probed_once_per_process_and_then_read_from_the_cache(
+    workdir: Path, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from dexter.runtime import AgentSpec, Runtime
+
+    recording = serve(wire_server, "vllm")
+    monkeypatch.setenv("OPENAI_BASE_URL", recording.base_url(wire_server))
+    spec = AgentSpec(model=f"openai:{recording.model}")
+
+    async def answer(runtime: Runtime) -> None:
+        session = runtime.agent(spec)
+        async for _ in session.run("Say hello."):
+            pass
+        assert session.agent.config.context_window == 16384
+
+    wire_server.push(*(recording.completion("hello") for _ in range(3)))
+    async with Runtime(load_settings()) as runtime:
+        # Two chats starting together (the gateway) share one probe.
+        await asyncio.gather(answer(runtime), answer(runtime))
+    listings = [p for p in wire_server.probes if p.path == "/v1/models"]
+    assert len(listings) == 1
+    async with Runtime(load_settings()) as again:  # the next process: from the cache
+        await answer(again)
+    assert len(wire_server.probes) == len(listings)
+
+
 # ---- llama-cpp-python --------------------------------------------------------------------
 
 

@@ -330,6 +330,9 @@ class Runtime:
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
     # What each server behind a base URL turned out to be, asked once per process.
     _servers: dict[str, ServerReport] = field(default_factory=dict, init=False, repr=False)
+    _probing: dict[str, asyncio.Future[ServerReport]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     # Cache writes under way off the event loop (kept so they are not collected midway).
     _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
     _mcp: McpToolset | None = field(default=None, init=False, repr=False)
@@ -551,34 +554,48 @@ class Runtime:
 
     async def server_report(self, resolved: ResolvedModel, *, fresh: bool = False) -> ServerReport:
         """What the server behind `resolved`'s base URL is and what window it runs the model at:
-        asked once per process, and remembered under DEXTER_HOME for a day (`fresh`: ask the
-        server again, as `dexter doctor --check` does)."""
+        asked once per process (runs starting together share one probe), and remembered under
+        DEXTER_HOME for a day (`fresh`: ask the server again, as `dexter doctor --check` does).
+        A server that could not be asked is asked again by the next run."""
+        import asyncio
+
+        from dexter.providers.probe import ProbeCache
+
+        key = ProbeCache.key(resolved.base_url, resolved.model_name)
+        if not fresh and key in self._servers:
+            return self._servers[key]
+        probing = self._probing.get(key)
+        if probing is None:
+            probing = asyncio.ensure_future(self._ask_server(resolved, fresh=fresh))
+            self._probing[key] = probing
+            probing.add_done_callback(lambda _: self._probing.pop(key, None))
+        # Shielded: a run cancelled while waiting must not cancel the probe other runs share.
+        report = await asyncio.shield(probing)
+        if report.problem is None:
+            self._servers[key] = report
+        return report
+
+    async def _ask_server(self, resolved: ResolvedModel, *, fresh: bool) -> ServerReport:
         import asyncio
 
         from dexter.providers.probe import ProbeCache, probe_server
         from dexter.providers.profiles import static_profile
 
-        key = ProbeCache.key(resolved.base_url, resolved.model_name)
-        if not fresh and key in self._servers:
-            return self._servers[key]
         cache = ProbeCache(self.settings.home)
-        report = (
-            None
-            if fresh
-            else await asyncio.to_thread(cache.get, resolved.base_url, resolved.model_name)
+        if not fresh:
+            cached = await asyncio.to_thread(cache.get, resolved.base_url, resolved.model_name)
+            if cached is not None:
+                return cached
+        hint = static_profile(resolved).server_kind
+        report = await probe_server(
+            resolved.base_url,
+            resolved.model_name,
+            api_key=resolved.api_key,
+            protocol=resolved.protocol,
+            hint=None if hint in ("generic", "openai", "anthropic") else hint,
         )
-        if report is None:
-            hint = static_profile(resolved).server_kind
-            report = await probe_server(
-                resolved.base_url,
-                resolved.model_name,
-                api_key=resolved.api_key,
-                protocol=resolved.protocol,
-                hint=None if hint in ("generic", "openai", "anthropic") else hint,
-            )
-            if report.problem is None:
-                await asyncio.to_thread(cache.put, resolved.base_url, resolved.model_name, report)
-        self._servers[key] = report
+        if report.problem is None:
+            await asyncio.to_thread(cache.put, resolved.base_url, resolved.model_name, report)
         return report
 
     def _server_probe(
