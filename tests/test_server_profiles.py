@@ -26,6 +26,12 @@ def settings_with(
     return load_settings()
 
 
+def local_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **entry: object) -> Settings:
+    """Settings declaring provider `local` at a llama.cpp-like address, with `entry` added."""
+    local = {"baseUrl": "http://127.0.0.1:8080/v1", **entry}
+    return settings_with(tmp_path, monkeypatch, {"providers": {"local": local}})
+
+
 # ---- which profile -------------------------------------------------------------------------
 
 
@@ -58,26 +64,16 @@ def test_a_base_url_of_the_users_own_starts_generic_and_is_probed(
 def test_the_settings_profile_wins_over_the_probe_field_by_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = settings_with(
+    settings = local_provider(
         tmp_path,
         monkeypatch,
-        {
-            "providers": {
-                "local": {
-                    "baseUrl": "http://127.0.0.1:8080/v1",
-                    "contextWindow": 8192,
-                    "maxOutputTokens": 700,
-                    "profile": {
-                        "serverKind": "llama.cpp",
-                        "assistantToolCallContent": None,
-                        "reportsUsageInStream": False,
-                        "overflowSignals": {
-                            "phrases": ["KV cache is full"],
-                            "statuses": [413, 507],
-                        },
-                    },
-                }
-            }
+        contextWindow=8192,
+        maxOutputTokens=700,
+        profile={
+            "serverKind": "llama.cpp",
+            "assistantToolCallContent": None,
+            "reportsUsageInStream": False,
+            "overflowSignals": {"phrases": ["KV cache is full"], "statuses": [413, 507]},
         },
     )
     resolved = resolve_model("local:gemma3", settings)
@@ -95,15 +91,7 @@ def test_the_settings_profile_wins_over_the_probe_field_by_field(
 def test_probe_false_means_the_server_is_never_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = settings_with(
-        tmp_path,
-        monkeypatch,
-        {
-            "providers": {
-                "local": {"baseUrl": "http://127.0.0.1:8080/v1", "profile": {"probe": False}}
-            }
-        },
-    )
+    settings = local_provider(tmp_path, monkeypatch, profile={"probe": False})
     assert not should_probe(resolve_model("local:gemma3", settings))
 
 
@@ -120,11 +108,7 @@ def test_probe_false_means_the_server_is_never_asked(
 def test_a_wrong_profile_setting_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, profile: dict[str, object], named: str
 ) -> None:
-    settings = settings_with(
-        tmp_path,
-        monkeypatch,
-        {"providers": {"local": {"baseUrl": "http://127.0.0.1:8080/v1", "profile": profile}}},
-    )
+    settings = local_provider(tmp_path, monkeypatch, profile=profile)
     with pytest.raises(ConfigError) as raised:
         resolve_model("local:gemma3", settings)
     assert named in str(raised.value)

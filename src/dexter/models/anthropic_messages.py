@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
 from dexter.models.estimate import estimate_request, with_estimates
 from dexter.models.profile import (
     ANTHROPIC,
+    FollowsProfile,
     OverflowSignals,
     ServerProfile,
     output_limit,
@@ -613,7 +614,7 @@ def _status_kind(
 # ---- the model -----------------------------------------------------------------------------
 
 
-class AnthropicMessagesModel:
+class AnthropicMessagesModel(FollowsProfile):
     """A Claude (or Anthropic-compatible) model reached through the Messages API
     (`POST {base_url}/v1/messages`).
 
@@ -645,10 +646,7 @@ class AnthropicMessagesModel:
         self._base_url = base_url
         self._provider = provider
         self._error_label = endpoint_label or provider
-        self.profile = profile
-        self._context_window = context_window
-        # Called with a window an overflow refusal stated (the runtime keeps it for next time).
-        self.on_window_learned: Callable[[int], None] | None = None
+        self._follow(profile, context_window, classify_status, self._error_label)
         self._max_output_tokens = max_output_tokens
         self.thinking_budget = thinking_budget
         self._default_headers = dict(default_headers or {})
@@ -658,33 +656,6 @@ class AnthropicMessagesModel:
             status_error=self._status_error,
             http_client=http_client,
         )
-
-    def _status_error(self, status: int, headers: Mapping[str, str], content: bytes) -> ModelError:
-        # Read at each failure: the profile may have been replaced since the client was built.
-        error = classify_status(
-            status, headers, content, self._error_label, self.profile.overflow_signals
-        )
-        self._learn_window(error)
-        return error
-
-    def _learn_window(self, error: ModelError) -> None:
-        """An overflow refusal that states the window (llama-cpp-python states it nowhere
-        else): size the next requests for it, and tell whoever keeps such findings."""
-        window = error.context_window
-        if window is None or window == self.profile.context_window:
-            return
-        self.profile = replace(self.profile, context_window=window)
-        if self.on_window_learned is not None:
-            self.on_window_learned(window)
-
-    def use_profile(self, profile: ServerProfile) -> None:
-        """Switch to what a probe (or the settings) found the server to accept."""
-        self.profile = profile
-
-    @property
-    def context_window(self) -> int | None:
-        """The window requests are sized for: the server's own word first."""
-        return self.profile.context_window or self._context_window
 
     @property
     def max_output_tokens(self) -> int:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
 from dexter.models.estimate import estimate_request, with_estimates
 from dexter.models.profile import (
     OPENAI,
+    FollowsProfile,
     OverflowSignals,
     ServerProfile,
     output_limit,
@@ -421,7 +422,7 @@ class _StreamState:
         return bool(self.text or self.reasoning or self.calls)
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(FollowsProfile):
     """A model reached through the Chat Completions API (`POST {base_url}/chat/completions`).
 
     `provider` is the display name used in error messages. `reasoning_field` pins the delta key
@@ -450,12 +451,9 @@ class OpenAIChatModel:
         context_window: int | None = None,
     ) -> None:
         self._model_name = model_name
-        self.profile = profile
-        self._context_window = context_window
-        # Called with a window an overflow refusal stated (the runtime keeps it for next time).
-        self.on_window_learned: Callable[[int], None] | None = None
         # Who error messages name: "OpenAI" only when it really is OpenAI's own endpoint.
         self._error_label = endpoint_label or provider
+        self._follow(profile, context_window, classify_status, self._error_label)
         self._api_key = api_key
         self._base_url = base_url
         self._provider = provider
@@ -468,33 +466,6 @@ class OpenAIChatModel:
             status_error=self._status_error,
             http_client=http_client,
         )
-
-    def _status_error(self, status: int, headers: Mapping[str, str], content: bytes) -> ModelError:
-        # Read at each failure: the profile may have been replaced since the client was built.
-        error = classify_status(
-            status, headers, content, self._error_label, self.profile.overflow_signals
-        )
-        self._learn_window(error)
-        return error
-
-    def _learn_window(self, error: ModelError) -> None:
-        """An overflow refusal that states the window (llama-cpp-python states it nowhere
-        else): size the next requests for it, and tell whoever keeps such findings."""
-        window = error.context_window
-        if window is None or window == self.profile.context_window:
-            return
-        self.profile = replace(self.profile, context_window=window)
-        if self.on_window_learned is not None:
-            self.on_window_learned(window)
-
-    def use_profile(self, profile: ServerProfile) -> None:
-        """Switch to what a probe (or the settings) found the server to accept."""
-        self.profile = profile
-
-    @property
-    def context_window(self) -> int | None:
-        """The window requests are sized for: the server's own word first."""
-        return self.profile.context_window or self._context_window
 
     @property
     def name(self) -> str:

@@ -13,8 +13,12 @@ holds those answers as data; the provider layer picks one (by probing the server
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from dexter.models.errors import ModelError
 
 ServerKind = Literal[
     "openai", "anthropic", "llamacpp", "vllm", "ollama", "lmstudio", "litellm", "generic"
@@ -179,6 +183,61 @@ def profile_for_kind(kind: ServerKind) -> ServerProfile:
     return _BY_KIND[kind]
 
 
+# A wire module's mapping of a non-2xx reply (status, headers, body, who to name, the server's
+# overflow signals) to a ModelError.
+StatusClassifier = Callable[
+    [int, Mapping[str, str], bytes, str, "OverflowSignals | None"], "ModelError"
+]
+
+
+class FollowsProfile:
+    """What a wire client keeps about its server: the profile it follows (replaced once the
+    server was probed), the window it sizes requests for, and a window an overflow refusal
+    stated, passed on to whoever keeps such findings (`on_window_learned`)."""
+
+    profile: ServerProfile
+    on_window_learned: Callable[[int], None] | None
+
+    def _follow(
+        self,
+        profile: ServerProfile,
+        context_window: int | None,
+        classify: StatusClassifier,
+        label: str,
+    ) -> None:
+        self.profile = profile
+        self._configured_window = context_window
+        self._classify = classify
+        self._label = label
+        self.on_window_learned = None
+
+    def _status_error(self, status: int, headers: Mapping[str, str], content: bytes) -> ModelError:
+        """A rejection as the wire module classifies it, read with the profile in force now
+        (it may have been replaced since the client was built)."""
+        error = self._classify(status, headers, content, self._label, self.profile.overflow_signals)
+        self._learn_window(error)
+        return error
+
+    def use_profile(self, profile: ServerProfile) -> None:
+        """Switch to what a probe (or the settings) found the server to accept."""
+        self.profile = profile
+
+    @property
+    def context_window(self) -> int | None:
+        """The window requests are sized for: the server's own word first."""
+        return self.profile.context_window or self._configured_window
+
+    def _learn_window(self, error: ModelError) -> None:
+        """An overflow refusal that states the window (llama-cpp-python states it nowhere
+        else): size the next requests for it, and tell whoever keeps such findings."""
+        window = error.context_window
+        if window is None or window == self.profile.context_window:
+            return
+        self.profile = replace(self.profile, context_window=window)
+        if self.on_window_learned is not None:
+            self.on_window_learned(window)
+
+
 # ---- output limits -------------------------------------------------------------------------
 
 # A default allowance is never below this share of a window, nor below this many tokens, so a
@@ -247,6 +306,7 @@ __all__ = [
     "OPENAI",
     "SERVER_KINDS",
     "VENDOR_OVERFLOW_PHRASES",
+    "FollowsProfile",
     "OutputLimitParam",
     "OverflowSignals",
     "ServerKind",
