@@ -133,6 +133,32 @@ async def test_the_probe_names_each_server_and_the_window_it_runs(
     assert wire_server.requests == []  # probes never take a scripted conversation reply
 
 
+async def test_openais_own_api_behind_a_gateway_keeps_openais_dialect(
+    wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A company gateway in front of api.openai.com lists OpenAI's models; its reasoning models
+    refuse `max_tokens`, so the profile stays OpenAI's (LiteLLM, which lists models the same
+    way, answers `/model/info` and is told apart: see the litellm_messages case above)."""
+    from dexter.providers.probe import probe_server
+    from dexter.providers.profiles import probed_profile
+    from tests.support.wire_server import json_reply
+
+    listing = {
+        "object": "list",
+        "data": [{"id": "gpt-5.6-sol", "object": "model", "created": 1, "owned_by": "system"}],
+    }
+    wire_server.describe("GET", "/v1/models", json_reply(listing))
+    report = await probe_server(wire_server.url + "/v1", "gpt-5.6-sol", api_key="sk-test")
+    assert report.kind == "openai"
+    assert [p.path for p in wire_server.probes] == ["/v1/models", "/model/info"]
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    from dexter.providers import resolve_model
+
+    profile = probed_profile(resolve_model("openai:gpt-5.6-sol", load_settings()), report)
+    assert profile.output_limit_param == "max_completion_tokens"
+    assert profile.default_output_tokens is None and profile.assistant_tool_call_content is None
+
+
 async def test_a_server_that_is_down_is_a_problem_not_an_exception() -> None:
     from dexter.providers.probe import probe_server
 

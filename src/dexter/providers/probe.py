@@ -17,6 +17,8 @@ then one kind-specific read gives the window:
   `*.context_length` or its `num_ctx`.
 - LiteLLM: an `x-litellm-*` response header, or an answer from `GET /model/info` ->
   `model_info.max_input_tokens`.
+- OpenAI's own API behind a gateway: `owned_by: "openai"` or `"system"` (and no LiteLLM answer):
+  OpenAI's dialect, whose reasoning models refuse `max_tokens`.
 
 Every failure means "not known": a probe improves a run, it never fails one. `ProbeCache` keeps
 answers on disk under DEXTER_HOME for a day, keyed by base URL and model, so only the first run
@@ -137,6 +139,10 @@ def classify_listing(
         return "ollama", None, f'owned_by "{owner}" in the model listing'
     if owner == "me" and "permissions" in entry:
         return "llamacpp", None, 'owned_by "me" in the model listing (llama-cpp-python)'
+    if owner in ("openai", "system", "openai-internal"):
+        # OpenAI's own listing, through a gateway of the user's; LiteLLM lists models the same
+        # way, which `GET /model/info` tells apart.
+        return "openai", None, f'owned_by "{owner}" in the model listing'
     return None, None, ""
 
 
@@ -184,7 +190,7 @@ async def probe_server(
             kind, evidence = hint, "the provider's own kind"
         if window is None:
             found, window = await _window_of(client, _root(base), model, kind)
-            if kind is None and found is not None:
+            if found is not None and found != kind:
                 kind, evidence = found, "GET /model/info answered (LiteLLM)"
     return ServerReport(
         kind=kind, context_window=window, models=_model_ids(listing), evidence=evidence
@@ -204,7 +210,7 @@ async def _window_of(
         return None, await _lmstudio_window(client, root, model)
     if kind == "ollama":
         return None, ollama_window(await _post_json(client, root + "/api/show", {"model": model}))
-    if kind in (None, "litellm"):
+    if kind in (None, "litellm", "openai"):
         info = await _get_json(client, root + "/model/info")
         found = _litellm_model(info, model)
         if found is None:
