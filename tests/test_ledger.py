@@ -167,3 +167,20 @@ def test_estimated_only_call_costs_its_estimate(store: Store) -> None:
 def test_bad_price_overrides_are_config_errors(raw: object) -> None:
     with pytest.raises(ConfigError):
         parse_overrides(raw)
+
+
+def test_estimated_usage_is_kept_apart_from_reported_usage_and_costed(store: Store) -> None:
+    # A server that reports no usage (llama.cpp): the wire client's estimate, flagged.
+    ledger = Ledger(store)
+    ledger.record_model_call(
+        "s", "r", "openai", "gpt-4.1", "main", Usage(2000, 100, estimated=True)
+    )
+    ledger.record_model_call("s", "r", "openai", "gpt-4.1", "main", Usage(1000, 50))
+    totals = ledger.totals()
+    assert totals.usage == Usage(1000, 50)  # what servers reported
+    assert (totals.estimated_input_tokens, totals.estimated_output_tokens) == (2000, 100)
+    assert totals.counted == Usage(3000, 150, estimated=True)
+    assert totals.estimated_calls == 1
+    assert totals.cost_usd == pytest.approx(Price(2.0, 8.0, 0.5).cost(Usage(3000, 150)))
+    (row,) = ledger.report("model")
+    assert row.counted.estimated and row.estimated_output_tokens == 100

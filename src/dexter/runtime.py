@@ -30,6 +30,8 @@ from dexter.principal import OPERATOR, Principal
 log = logging.getLogger("dexter.runtime")
 
 if TYPE_CHECKING:
+    import asyncio
+
     from dexter.agent.executor import Approver
     from dexter.agent.loop import Agent
     from dexter.data.router import DataRouter
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from dexter.models.retry import RetryPolicy, Sleep
     from dexter.permissions.gate import PermissionPolicy
     from dexter.providers import ResolvedModel
+    from dexter.providers.probe import ServerReport
     from dexter.session import Session
     from dexter.store import Ledger, Store
     from dexter.store.writer import StoreWriter, Write
@@ -279,9 +282,9 @@ def window_of(resolved: ResolvedModel) -> int:
     )
 
 
-def window_probe(resolved: ResolvedModel) -> Callable[[], Awaitable[int | None]] | None:
-    """For servers that can say their model's window (Ollama, OpenRouter): ask once, lazily."""
-    if not resolved.provider.id.startswith(("ollama", "openrouter")):
+def openrouter_probe(resolved: ResolvedModel) -> Callable[[], Awaitable[int | None]] | None:
+    """OpenRouter routes to models of every size; its listing says each one's window."""
+    if resolved.provider.id != "openrouter" or resolved.base_url_source != "default":
         return None
 
     async def probe() -> int | None:
@@ -325,6 +328,13 @@ class Runtime:
     # Every other principal's memory index, opened on first use and kept for the lifetime.
     _principal_memory: dict[str, MemoryIndex] = field(default_factory=dict, init=False, repr=False)
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
+    # What each server behind a base URL turned out to be, asked once per process.
+    _servers: dict[str, ServerReport] = field(default_factory=dict, init=False, repr=False)
+    _probing: dict[str, asyncio.Future[ServerReport]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    # Cache writes under way off the event loop (kept so they are not collected midway).
+    _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
     _mcp: McpToolset | None = field(default=None, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -345,6 +355,8 @@ class Runtime:
             await router.aclose()
         if self._mcp is not None:
             await self._mcp.aclose()
+        for task in list(self._pending):
+            await task
         # A pooled keep-alive socket left for the garbage collector outlives the event loop.
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
@@ -539,6 +551,102 @@ class Runtime:
 
             model = self._clients[key] = build_model(key, self.settings)
         return model
+
+    async def server_report(self, resolved: ResolvedModel, *, fresh: bool = False) -> ServerReport:
+        """What the server behind `resolved`'s base URL is and what window it runs the model at:
+        asked once per process (runs starting together share one probe), and remembered under
+        DEXTER_HOME for a day (`fresh`: ask the server again, as `dexter doctor --check` does).
+        A server that could not be asked is asked again by the next run."""
+        import asyncio
+
+        from dexter.providers.probe import ProbeCache
+
+        key = ProbeCache.key(resolved.base_url, resolved.model_name)
+        if not fresh and key in self._servers:
+            return self._servers[key]
+        probing = self._probing.get(key)
+        if probing is None:
+            probing = asyncio.ensure_future(self._ask_server(resolved, fresh=fresh))
+            self._probing[key] = probing
+            probing.add_done_callback(lambda _: self._probing.pop(key, None))
+        # Shielded: a run cancelled while waiting must not cancel the probe other runs share.
+        report = await asyncio.shield(probing)
+        if report.problem is None:
+            self._servers[key] = report
+        return report
+
+    async def _ask_server(self, resolved: ResolvedModel, *, fresh: bool) -> ServerReport:
+        import asyncio
+
+        from dexter.providers.probe import ProbeCache, probe_server
+        from dexter.providers.profiles import static_profile
+
+        cache = ProbeCache(self.settings.home)
+        if not fresh:
+            cached = await asyncio.to_thread(cache.get, resolved.base_url, resolved.model_name)
+            if cached is not None:
+                return cached
+        hint = static_profile(resolved).server_kind
+        report = await probe_server(
+            resolved.base_url,
+            resolved.model_name,
+            api_key=resolved.api_key,
+            protocol=resolved.protocol,
+            hint=None if hint in ("generic", "openai", "anthropic") else hint,
+        )
+        if report.problem is None:
+            await asyncio.to_thread(cache.put, resolved.base_url, resolved.model_name, report)
+        return report
+
+    def _server_probe(
+        self, resolved: ResolvedModel, client: Model
+    ) -> Callable[[], Awaitable[int | None]] | None:
+        """For a server the user runs (any base URL of their own, and Ollama): before the
+        model's first run, learn what the server is, switch the client to its profile, and give
+        the window it stated (None when the settings state one, which then stands)."""
+        from dexter.providers.profiles import probed_profile, should_probe
+
+        if not should_probe(resolved):
+            return openrouter_probe(resolved)
+        self._learn_windows(resolved, client)
+
+        async def probe() -> int | None:
+            report = await self.server_report(resolved)
+            profile = probed_profile(resolved, report)
+            use_profile = getattr(client, "use_profile", None)
+            if callable(use_profile):
+                use_profile(profile)
+            if resolved.provider.configured_window(resolved.model_name) is not None:
+                return None
+            return profile.context_window
+
+        return probe
+
+    def _learn_windows(self, resolved: ResolvedModel, client: Model) -> None:
+        """When the server states its window in an overflow refusal (llama-cpp-python states
+        it nowhere else), remember it with the probe's answer for the next process."""
+        if not hasattr(client, "on_window_learned"):
+            return
+
+        def learned(window: int) -> None:
+            import asyncio
+
+            from dexter.providers.probe import ProbeCache
+
+            key = ProbeCache.key(resolved.base_url, resolved.model_name)
+            known = self._servers.get(key)
+            if known is None or known.problem is not None:
+                return
+            report = replace(known, context_window=window)
+            self._servers[key] = report
+            cache = ProbeCache(self.settings.home)
+            task = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(cache.put, resolved.base_url, resolved.model_name, report)
+            )
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+        client.on_window_learned = learned
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -798,7 +906,15 @@ class Runtime:
         if isinstance(skill_tool, SkillTool):
             sections.insert(0, skills_prompt(list(skill_tool.skills.values())))
         session_hooks = SessionHooks(recorder)
-        hooks: list[RunHooks] = [session_hooks, WindowHooks(lambda: current().window_probe)]
+        hooks: list[RunHooks] = [
+            session_hooks,
+            # A one-model server (every custom endpoint) does the fast phases with the same
+            # client, so the window it states is the fast phases' window too.
+            WindowHooks(
+                lambda: current().window_probe,
+                fast_follows=lambda: current().models.fast is current().models.main,
+            ),
+        ]
         memory = self.memory_for(principal) if spec.channel.memory_reads else None
         if memory is not None:
             hooks.append(MemoryHooks(memory, lambda: current().models.fast_or_main("memory")))
@@ -817,7 +933,12 @@ class Runtime:
             prompt_sections=sections,
             hooks=hooks,
         )
-        built = Session(agent, session_hooks, models, window_probe=window_probe(resolved))
+        built = Session(
+            agent,
+            session_hooks,
+            models,
+            window_probe=self._server_probe(resolved, self.client(spec.model)),
+        )
         if spec.resume is not None:
             built.resume(None if spec.resume == "latest" else spec.resume)
         else:
@@ -832,7 +953,9 @@ class Runtime:
         resolved = self.resolve(spec)
         fresh = self._phase_models(spec, session.models.sink)
         return session.use_models(
-            fresh, context_window=window_of(resolved), window_probe=window_probe(resolved)
+            fresh,
+            context_window=window_of(resolved),
+            window_probe=self._server_probe(resolved, self.client(spec)),
         )
 
 

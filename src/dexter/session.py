@@ -232,7 +232,7 @@ class SessionHooks(RunHooks):
             totals = recorder.ledger.totals(session_id=session_id, run_id=run_id)
         except sqlite3.Error:
             return done
-        return replace(done, usage=totals.usage) if totals.calls else done
+        return replace(done, usage=totals.counted) if totals.calls else done
 
     async def on_run_cancelled(self, agent: Agent, query: str, run_id: str | None) -> None:
         # Cancelled (ctrl+c, /clear mid-run): keep the question, so the session shows it.
@@ -283,11 +283,15 @@ class MemoryHooks(RunHooks):
 
 
 class WindowHooks(RunHooks):
-    """Asks a server that can say its model's context window (Ollama, OpenRouter) once per
-    model choice, before that model's first run, and applies the answer."""
+    """Asks a server that can say its model's context window (a server of the user's own,
+    Ollama, OpenRouter) once per model choice, before that model's first run, and applies the
+    answer; to the fast model's window too when `fast_follows` (one model does every phase)."""
 
-    def __init__(self, probe: Callable[[], WindowProbe | None]) -> None:
+    def __init__(
+        self, probe: Callable[[], WindowProbe | None], fast_follows: Callable[[], bool] = bool
+    ) -> None:
         self._probe = probe
+        self._fast_follows = fast_follows
         self._asked: WindowProbe | None = None
 
     async def on_run_start(self, agent: Agent, query: str) -> None:
@@ -297,7 +301,9 @@ class WindowHooks(RunHooks):
         self._asked = probe
         window = await probe()
         if window:
-            agent.use_models(replace(agent.models, context_window=window))
+            models = agent.models
+            fast = window if self._fast_follows() else models.fast_context_window
+            agent.use_models(replace(models, context_window=window, fast_context_window=fast))
 
 
 class Session:

@@ -114,6 +114,57 @@ class CronSection(Section):
     run_timeout_minutes: float | None = Field(None, ge=1)
 
 
+_SERVER_KINDS = Literal[
+    "openai", "anthropic", "llamacpp", "vllm", "ollama", "lmstudio", "litellm", "generic"
+]
+
+
+class OverflowSignalsOverride(Section):
+    """`overflowSignals` of a provider's `profile`: how its server says a prompt is too long."""
+
+    model_config = ConfigDict(extra="forbid")
+    empty_stream: bool | None = None
+    statuses: tuple[int, ...] | None = None
+    # Added to the kind's own phrases (matched case-insensitively).
+    phrases: tuple[str, ...] | None = None
+    phrases_anywhere: bool | None = None
+
+    @field_validator("statuses")
+    @classmethod
+    def _statuses(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        for status in value or ():
+            if not 400 <= status <= 599:
+                raise ValueError(f"{status} is not an HTTP error status (400-599)")
+        return value
+
+
+class ProfileOverride(Section):
+    """`profile` of a provider: what its server accepts, over what a probe found (see
+    `dexter.models.profile.ServerProfile`). Fields left out keep the detected value."""
+
+    model_config = ConfigDict(extra="forbid")
+    server_kind: _SERVER_KINDS | None = None
+    # "" or null; an explicit null is meaningful, so presence is read from model_fields_set.
+    assistant_tool_call_content: Literal[""] | None = None
+    system_as_string: bool | None = None
+    output_limit_param: Literal["max_tokens", "max_completion_tokens"] | None = None
+    # null: send no allowance unless a request sets one.
+    default_output_tokens: int | None = Field(None, ge=1)
+    reports_usage_in_stream: bool | None = None
+    overflow_signals: OverflowSignalsOverride | None = None
+    # false: never ask the server (the kind and window then come from here and the settings).
+    probe: bool = True
+
+    @field_validator("server_kind", mode="before")
+    @classmethod
+    def _kind(cls, value: object) -> object:
+        return (
+            value.lower().replace(".", "").replace("-", "").replace("_", "").replace(" ", "")
+            if isinstance(value, str)
+            else value
+        )
+
+
 class ProviderOverride(Section):
     """One entry of `providers`: changes to a built-in provider, or a provider of the user's own."""
 
@@ -136,6 +187,7 @@ class ProviderOverride(Section):
     extra_body: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
     models: tuple[str, ...] | None = None
+    profile: ProfileOverride | None = None
 
     @field_validator("protocol", mode="before")
     @classmethod

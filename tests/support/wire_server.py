@@ -2,6 +2,11 @@
 
 Provider adapters are tested against it: our wire clients speak real HTTP to it, exactly as to
 the provider, and every request they sent is recorded for assertions.
+
+Dexter asks a server of the user's own what it is before its first run (a "server probe", sent
+with its own User-Agent). Those reads are answered from what the test `describe`d (HTTP 404 for
+anything else, like a server without those endpoints), recorded in `probes`, and never take a
+scripted reply or appear in `requests`: a test of the conversation sees only the conversation.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from dexter.providers.probe import PROBE_USER_AGENT
 
 
 @dataclass
@@ -67,7 +74,9 @@ class WireServer:
     def __init__(self) -> None:
         self._replies: list[Reply] = []
         self._routes: list[tuple[Callable[[Recorded], bool], Reply]] = []
+        self._described: dict[tuple[str, str], Reply] = {}
         self.requests: list[Recorded] = []
+        self.probes: list[Recorded] = []
         # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
         self.hung_up = threading.Event()
         self._stopping = threading.Event()
@@ -90,29 +99,23 @@ class WireServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
+                recorded = Recorded(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 with server._lock:
-                    server.requests.append(
-                        Recorded(
-                            self.command,
-                            self.path,
-                            {k.lower(): v for k, v in self.headers.items()},
-                            body,
+                    if recorded.headers.get("user-agent") == PROBE_USER_AGENT:
+                        server.probes.append(recorded)
+                        reply = server._described.get(
+                            (self.command, self.path.split("?")[0]),
+                            json_reply({"detail": "Not Found"}, status=404),
                         )
-                    )
-                    recorded = server.requests[-1]
-                    server._arrived.notify_all()
-                    routed = next(
-                        (i for i, (match, _) in enumerate(server._routes) if match(recorded)), None
-                    )
-                    if routed is not None:
-                        reply = server._routes.pop(routed)[1]
-                    elif server._replies:
-                        reply = server._replies.pop(0)
                     else:
-                        reply = json_reply(
-                            {"error": {"message": "wire server: no scripted reply left"}},
-                            status=599,
-                        )
+                        server.requests.append(recorded)
+                        server._arrived.notify_all()
+                        reply = server._next_reply(recorded)
+                self._send(reply)
+
+            def _send(self, reply: Reply) -> None:
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
@@ -147,6 +150,20 @@ class WireServer:
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def _next_reply(self, recorded: Recorded) -> Reply:
+        routed = next((i for i, (match, _) in enumerate(self._routes) if match(recorded)), None)
+        if routed is not None:
+            return self._routes.pop(routed)[1]
+        if self._replies:
+            return self._replies.pop(0)
+        return json_reply({"error": {"message": "wire server: no scripted reply left"}}, status=599)
+
+    def describe(self, method: str, path: str, reply: Reply) -> None:
+        """Answer every server probe of `method path` with `reply` (what the server says about
+        itself: its model listing, `/props`, `/api/show` …)."""
+        with self._lock:
+            self._described[(method, path)] = reply
 
     def push(self, *replies: Reply) -> None:
         with self._lock:

@@ -424,6 +424,8 @@ class _Run:
                         yield chunk
                 return
             except ModelError as error:
+                if error.kind is ErrorKind.CONTEXT_OVERFLOW and error.context_window:
+                    self._learn_window(error.context_window)
                 if (
                     error.kind is ErrorKind.CONTEXT_OVERFLOW
                     and recoveries < MAX_OVERFLOW_RECOVERIES
@@ -445,6 +447,25 @@ class _Run:
                 message = f"model call failed unexpectedly ({type(error).__name__}: {error})"
                 yield self._done("", "error", error=message)
                 return
+
+    def _learn_window(self, window: int) -> None:
+        """The server stated its window while refusing a prompt (llama-cpp-python states it
+        nowhere else): budget this run and the agent's next ones for it."""
+        models = self.agent.models
+        if window >= models.context_window:
+            return
+        # A fast model with the main model's window is the same server's (a custom endpoint
+        # does every phase with one model).
+        fast = window if models.fast_context_window == models.context_window else None
+        self.agent.use_models(
+            replace(
+                models,
+                context_window=window,
+                fast_context_window=fast or models.fast_context_window,
+            )
+        )
+        self.config = self.agent.config
+        self.context.use_window(window, fast_window=fast)
 
     def _done(self, answer: str, status: DoneStatus, *, error: str | None = None) -> Done:
         if error is not None:

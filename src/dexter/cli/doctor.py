@@ -66,21 +66,24 @@ def _print_phases(
 
 def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]) -> bool:
     """One tiny request per endpoint: is it reachable, and does it list the model we will call?
+    Then what the server is: its kind, the window it runs the model at and the answer allowance
+    Dexter will ask for (a server of the user's own is probed afresh, and the answer cached).
 
-    False when one cannot be reached or refuses the key; a model missing from a listing (or no
-    listing) is only a warning, since proxies and gateways often serve more than they list."""
+    False when one cannot be reached, refuses the key, or lists models without this one (every
+    call would name a model it does not serve); no listing at all is only a warning, since some
+    proxies answer chat calls without one."""
     from rich.text import Text
 
     from dexter.providers import resolve_model
     from dexter.providers.served import blocks_calls, served_models
 
-    reachable = True
+    ok = True
     for spec, hint in hints.items():
         try:
             resolved = resolve_model(spec, settings)
         except ConfigError as exc:
             console.print(Text(f"  ✗ {spec}: {exc}", style="red"))
-            reachable = False
+            ok = False
             continue
         served, problem = served_models(
             resolved.base_url, resolved.api_key, protocol=resolved.provider.protocol
@@ -88,7 +91,9 @@ def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]
         if problem is not None:
             fatal = blocks_calls(problem)
             console.print(Text(f"  ✗ {spec}: {problem}", style="red" if fatal else "yellow"))
-            reachable = reachable and not fatal
+            ok = ok and not fatal
+            if fatal:
+                continue
         elif resolved.model_name in served or not served:
             console.print(Text(f"  ✓ {spec}: reachable at {resolved.base_url}", style="green"))
         else:
@@ -97,10 +102,47 @@ def _check_endpoints(settings: Settings, console: Console, hints: dict[str, str]
                 Text(
                     f"  ✗ {spec}: {resolved.base_url} does not list {resolved.model_name} "
                     f"(it serves {shown}); set {hint} to one of those",
-                    style="yellow",
+                    style="red",
                 )
             )
-    return reachable
+            ok = False
+        console.print(Text(f"    {server_line(settings, resolved)}", style="dim"))
+    return ok
+
+
+def server_line(settings: Settings, resolved: Any) -> str:
+    """What kind of server answers, the window it runs the model at, and the answer allowance
+    Dexter asks for there: "llamacpp (Server header: llama.cpp) · window 8,192 tokens (from the
+    server) · answers up to 2,048 tokens (max_tokens)"."""
+    import asyncio
+
+    from dexter.models.profile import output_limit
+    from dexter.providers.profiles import probed_profile, should_probe, static_profile
+    from dexter.runtime import Runtime, window_of
+
+    profile, how = static_profile(resolved), "its own endpoint"
+    if should_probe(resolved):
+        report = asyncio.run(Runtime(settings).server_report(resolved, fresh=True))
+        profile = probed_profile(resolved, report)
+        how = report.evidence or "not recognised; the generic profile"
+    configured = resolved.provider.configured_window(resolved.model_name)
+    window = profile.context_window or window_of(resolved)
+    if configured is not None:
+        window_text = f"window {window:,} tokens (from the settings)"
+    elif profile.context_window:
+        window_text = f"window {window:,} tokens (from the server)"
+    else:
+        window_text = (
+            f"window not stated by the server (assuming {window:,} tokens; set contextWindow "
+            "for the provider, or Dexter learns it from the first overflow)"
+        )
+    limit = output_limit(None, profile.default_output_tokens, window, 0)
+    answers = (
+        f"answers up to {limit:,} tokens ({profile.output_limit_param})"
+        if limit is not None
+        else "no answer limit sent (the server's own applies)"
+    )
+    return f"server: {profile.server_kind} ({how}) · {window_text} · {answers}"
 
 
 def _sandbox_line() -> Any:

@@ -54,20 +54,35 @@ def format_time(iso: str) -> str:
         return iso
 
 
+def estimated_tokens(count: int, estimated: bool) -> str:
+    """A token count, marked "~" when some of it is Dexter's estimate rather than a server's."""
+    return ("~" if estimated else "") + format_tokens(count)
+
+
 def totals_line(totals: UsageTotals) -> Text:
     calls = f"{totals.calls} model call{'s' if totals.calls != 1 else ''}"
     notes = []
     if totals.failed_calls:
         notes.append(f"{totals.failed_calls} failed")
-    if totals.estimated_input_tokens:
-        # Calls the provider never reported usage for; their input is our own estimate.
-        notes.append(f"~{format_tokens(totals.estimated_input_tokens)} input estimated")
+    estimates = [
+        f"~{format_tokens(count)} {what}"
+        for count, what in (
+            (totals.estimated_input_tokens, "input"),
+            (totals.estimated_output_tokens, "output"),
+        )
+        if count
+    ]
+    if estimates:
+        # Calls the server never reported usage for; these counts are our own estimate.
+        notes.append(f"{', '.join(estimates)} estimated")
     if notes:
         calls += f" ({', '.join(notes)})"
+    counted = totals.counted
     parts = [
         calls,
-        f"in {format_tokens(totals.input_tokens)} (cached {format_tokens(totals.cached_tokens)})",
-        f"out {format_tokens(totals.output_tokens)}",
+        f"in {estimated_tokens(counted.input_tokens, bool(totals.estimated_input_tokens))} "
+        f"(cached {format_tokens(totals.cached_tokens)})",
+        f"out {estimated_tokens(counted.output_tokens, bool(totals.estimated_output_tokens))}",
         f"cost {format_cost(totals.cost_usd, totals.unpriced_calls)}",
     ]
     if totals.tool_calls:
@@ -161,13 +176,21 @@ def _table(rows: list[UsageRow], by: str, session_id: str | None) -> Grid:
         columns.append(Col("Tool calls", figure=True))
     grid = Grid(title=title, columns=columns)
     for row in rows:
+        # Calls a server reported no usage for count with Dexter's estimate, marked "~".
+        counted = row.counted
         cells: list[Cell] = [
             row.key,
             Figure(str(row.calls), row.calls),
             Figure(str(row.failed_calls) if row.failed_calls else "", row.failed_calls),
-            Figure(format_tokens(row.input_tokens), row.input_tokens),
+            Figure(
+                estimated_tokens(counted.input_tokens, bool(row.estimated_input_tokens)),
+                counted.input_tokens,
+            ),
             Figure(format_tokens(row.cached_tokens), row.cached_tokens),
-            Figure(format_tokens(row.output_tokens), row.output_tokens),
+            Figure(
+                estimated_tokens(counted.output_tokens, bool(row.estimated_output_tokens)),
+                counted.output_tokens,
+            ),
             Figure(format_tokens(row.reasoning_tokens), row.reasoning_tokens),
             Figure(
                 format_cost(row.cost_usd, row.unpriced_calls),

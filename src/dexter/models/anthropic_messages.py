@@ -12,11 +12,20 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
+from dexter.models.estimate import estimate_request, with_estimates
+from dexter.models.profile import (
+    ANTHROPIC,
+    FollowsProfile,
+    OverflowSignals,
+    ServerProfile,
+    output_limit,
+    window_from_error,
+)
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -90,18 +99,38 @@ _SPEND_LIMIT_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_
 # ---- request mapping -----------------------------------------------------------------------
 
 
+# Anthropic requires max_tokens on every request; this is the allowance when nothing says more.
+DEFAULT_MAX_TOKENS = 16_000
+
+
 def build_messages_params(
     request: ModelRequest,
     *,
     model: str,
-    max_output_tokens: int = 16000,
+    max_output_tokens: int = DEFAULT_MAX_TOKENS,
     thinking_budget: int | None = None,
+    system_as_string: bool = False,
+    context_window: int | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of `POST /v1/messages` (without `stream`) for one request."""
+    """The JSON body of `POST /v1/messages` (without `stream`) for one request.
+
+    `system_as_string` sends the system prompt as a plain string (third-party servers such as
+    llama.cpp behind LiteLLM want one) instead of a text block carrying a cache breakpoint.
+    With a `context_window`, `max_tokens` is held to a share of it and to what the prompt leaves
+    (a 16,000-token allowance does not fit an 8k window at all).
+    """
     system, turns = _convert_messages(request.messages)
-    max_tokens = request.max_output_tokens or max_output_tokens
+    max_tokens = output_limit(
+        request.max_output_tokens,
+        max_output_tokens,
+        context_window,
+        estimate_request(request) if context_window else 0,
+    )
+    assert max_tokens is not None  # a default is always given, so a limit always results
     params: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens}
-    if system:
+    if system and system_as_string:
+        params["system"] = system
+    elif system:
         # One breakpoint after the (large, stable) system prompt caches tools + system together,
         # since the cache prefix order is tools, then system, then messages.
         params["system"] = [{"type": "text", "text": system, "cache_control": dict(_EPHEMERAL)}]
@@ -462,10 +491,15 @@ def _describe(exc: BaseException) -> str:
 
 
 def classify_status(
-    status: int, headers: Mapping[str, str], content: bytes, provider: str = "Anthropic"
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    provider: str = "Anthropic",
+    signals: OverflowSignals | None = None,
 ) -> ModelError:
     """Map a non-2xx reply to a `ModelError`, from its status and the error body's `type` and
-    `details.error_code`."""
+    `details.error_code` (and, as the server's profile `signals` say, its prose: third-party
+    servers word an overflow their own way)."""
     text = content.decode("utf-8", errors="replace").strip()
     body: object = text or None
     try:
@@ -474,11 +508,16 @@ def classify_status(
         fallback = text or f"Error code: {status}"
     else:
         fallback = f"Error code: {status} - {body}"
-    return _error_from_body(status, headers, body, fallback, provider)
+    return _error_from_body(status, headers, body, fallback, provider, signals)
 
 
 def _stream_error_event(
-    data: str, headers: Mapping[str, str], provider: str, *, status: int
+    data: str,
+    headers: Mapping[str, str],
+    provider: str,
+    *,
+    status: int,
+    signals: OverflowSignals | None = None,
 ) -> ModelError:
     """An `error` event inside a 200 stream: the server failed after answering."""
     body: object = data
@@ -488,11 +527,16 @@ def _stream_error_event(
         fallback = data or f"Error code: {status}"
     else:
         fallback = str(body)
-    return _error_from_body(status, headers, body, fallback, provider)
+    return _error_from_body(status, headers, body, fallback, provider, signals)
 
 
 def _error_from_body(
-    status: int, headers: Mapping[str, str], body: object, fallback: str, provider: str
+    status: int,
+    headers: Mapping[str, str],
+    body: object,
+    fallback: str,
+    provider: str,
+    signals: OverflowSignals | None = None,
 ) -> ModelError:
     # Anthropic's error shape: {"type": "error", "error": {"type", "message", "details":
     # {"error_code"}}, "request_id"}.
@@ -507,6 +551,13 @@ def _error_from_body(
         error_code if isinstance(error_code, str) else None,
         message,
     )
+    signals = signals or ANTHROPIC.overflow_signals
+    if status in signals.statuses or (
+        signals.phrases_anywhere
+        and kind in (ErrorKind.BAD_REQUEST, ErrorKind.SERVER, ErrorKind.UNKNOWN, ErrorKind.STREAM)
+        and signals.matches(message)
+    ):
+        kind = ErrorKind.CONTEXT_OVERFLOW
     request_id = headers.get("request-id")
     if not request_id:
         body_id = _get(body, "request_id")
@@ -519,6 +570,7 @@ def _error_from_body(
         status_code=status if status >= 400 else None,
         retry_after=parse_retry_after(headers),
         request_id=request_id,
+        context_window=window_from_error(message) if kind is ErrorKind.CONTEXT_OVERFLOW else None,
     )
 
 
@@ -562,12 +614,15 @@ def _status_kind(
 # ---- the model -----------------------------------------------------------------------------
 
 
-class AnthropicMessagesModel:
+class AnthropicMessagesModel(FollowsProfile):
     """A Claude (or Anthropic-compatible) model reached through the Messages API
     (`POST {base_url}/v1/messages`).
 
     Without an `api_key` the key comes from `ANTHROPIC_API_KEY` (then `ANTHROPIC_AUTH_TOKEN`),
-    and without a `base_url` from `ANTHROPIC_BASE_URL`, as with the official SDK.
+    and without a `base_url` from `ANTHROPIC_BASE_URL`, as with the official SDK. `profile` is
+    what the server accepts (Anthropic's own unless told otherwise); `max_output_tokens`
+    overrides its answer allowance; `endpoint_label` is who error messages name ("the server at
+    127.0.0.1:4000" for a server of the user's own).
     """
 
     def __init__(
@@ -577,25 +632,35 @@ class AnthropicMessagesModel:
         api_key: str | None,
         base_url: str | None = None,
         provider: str = "Anthropic",
-        max_output_tokens: int = 16000,
+        max_output_tokens: int | None = None,
         thinking_budget: int | None = None,
         timeout: float = 600.0,
         default_headers: dict[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        profile: ServerProfile = ANTHROPIC,
+        context_window: int | None = None,
+        endpoint_label: str | None = None,
     ) -> None:
         self._name = model_name
         self._api_key = api_key
         self._base_url = base_url
         self._provider = provider
-        self.max_output_tokens = max_output_tokens
+        self._error_label = endpoint_label or provider
+        self._follow(profile, context_window, classify_status, self._error_label)
+        self._max_output_tokens = max_output_tokens
         self.thinking_budget = thinking_budget
         self._default_headers = dict(default_headers or {})
         self._post = JsonPost(
             timeout=timeout,
-            transport_error=partial(classify_anthropic_error, provider=provider),
-            status_error=partial(classify_status, provider=provider),
+            transport_error=partial(classify_anthropic_error, provider=self._error_label),
+            status_error=self._status_error,
             http_client=http_client,
         )
+
+    @property
+    def max_output_tokens(self) -> int:
+        """The answer allowance when a request sets none (before scaling to the window)."""
+        return self._max_output_tokens or self.profile.default_output_tokens or DEFAULT_MAX_TOKENS
 
     @property
     def name(self) -> str:
@@ -615,6 +680,8 @@ class AnthropicMessagesModel:
             model=self._name,
             max_output_tokens=self.max_output_tokens,
             thinking_budget=self.thinking_budget,
+            system_as_string=self.profile.system_as_string,
+            context_window=self.context_window,
         )
 
     def _url(self) -> str:
@@ -632,7 +699,7 @@ class AnthropicMessagesModel:
             raise ModelError(
                 ErrorKind.AUTH,
                 "no API key configured (set ANTHROPIC_API_KEY)",
-                provider=self._provider,
+                provider=self._error_label,
             )
         headers = {
             "anthropic-version": API_VERSION,
@@ -652,7 +719,9 @@ class AnthropicMessagesModel:
         params = self.build_params(request)
         params["stream"] = True
         response = await self._send(params, stream=True)
-        assembler = _StreamAssembler(self._provider)
+        assembler = _StreamAssembler(self._error_label)
+        signals = self.profile.overflow_signals
+        events_seen = 0
         try:
             events = sse_events(response)
             while True:
@@ -664,31 +733,47 @@ class AnthropicMessagesModel:
                         name, data = await events.__anext__()
                     except StopAsyncIteration:
                         break
+                    events_seen += 1
                     if name == "error":
                         raise _stream_error_event(
                             data,
                             response.headers,
-                            self._provider,
+                            self._error_label,
                             status=response.status_code,
+                            signals=signals,
                         )
                     # Unnamed events and keep-alive pings carry no part of the message.
                     if name is None or name == "ping" or not data:
                         continue
                     event = json_object(data)
                 except (httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
-                    raise classify_anthropic_error(exc, self._provider, mid_stream=True) from exc
+                    raise classify_anthropic_error(exc, self._error_label, mid_stream=True) from exc
                 for chunk in assembler.feed(event):
                     yield chunk
         finally:
             # Also runs when the consumer stops early or is cancelled: frees the connection.
             await response.aclose()
         if not assembler.finished:
+            if not events_seen and signals.empty_stream:
+                await self._explain_empty_stream(params)
             # A proxy or the server closed the connection cleanly but early; without
             # message_stop the turn may be missing text or tool calls.
             raise ModelError(
-                ErrorKind.STREAM, "stream ended before message_stop", provider=self._provider
+                ErrorKind.STREAM, "stream ended before message_stop", provider=self._error_label
             )
-        yield assembler.response()
+        final = assembler.response()
+        yield replace(final, usage=with_estimates(final.usage, request, final.message))
+
+    async def _explain_empty_stream(self, params: dict[str, Any]) -> None:
+        """Ask once more without streaming after a stream that said nothing at all: a server
+        behind a proxy that fails an over-long prompt inside its stream (llama-cpp-python) is
+        refused cleanly without one, and that refusal is an overflow to recover from, not a
+        broken stream to retry. One token of answer at most, should nothing be refused."""
+        probe = {k: v for k, v in params.items() if k != "stream"}
+        probe["max_tokens"] = 1
+        probe.pop("thinking", None)
+        response = await self._send(probe, stream=False)
+        await response.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self._send(self.build_params(request), stream=False)
@@ -698,13 +783,15 @@ class AnthropicMessagesModel:
             raise ModelError(
                 ErrorKind.SERVER,
                 f"the response was not valid JSON: {exc}",
-                provider=self._provider,
+                provider=self._error_label,
                 status_code=response.status_code,
                 request_id=response.headers.get("request-id"),
             ) from exc
         if not isinstance(payload, Mapping):
             raise ModelError(
-                ErrorKind.SERVER, "the response was not a message object", provider=self._provider
+                ErrorKind.SERVER,
+                "the response was not a message object",
+                provider=self._error_label,
             )
         if payload.get("type") == "error":
             # Some gateways answer a failed upstream call with a 200 whose body is the error.
@@ -713,9 +800,11 @@ class AnthropicMessagesModel:
                 response.headers,
                 payload,
                 f"Error code: {response.status_code} - {payload}",
-                self._provider,
+                self._error_label,
+                self.profile.overflow_signals,
             )
-        return _response_from_message(payload)
+        final = _response_from_message(payload)
+        return replace(final, usage=with_estimates(final.usage, request, final.message))
 
 
 def _env_custom_headers() -> dict[str, str]:

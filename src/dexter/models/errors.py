@@ -50,6 +50,7 @@ class ModelError(DexterError):
         status_code: int | None = None,
         retry_after: float | None = None,
         request_id: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -58,10 +59,15 @@ class ModelError(DexterError):
         self.status_code = status_code
         self.retry_after = retry_after
         self.request_id = request_id
+        # The window an overflow error stated ("maximum context length is 8192 tokens").
+        self.context_window = context_window
 
     @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE_KINDS
+
+    def _window_note(self) -> str:
+        return f" ({self.context_window:,} tokens)" if self.context_window else ""
 
     def user_message(self) -> str:
         """What happened and what to do, in one or two sentences for a person."""
@@ -73,7 +79,8 @@ class ModelError(DexterError):
             ErrorKind.NOT_FOUND: f"{who} does not know this model or endpoint. Check --model and "
             "the base URL (run `dexter doctor`).",
             ErrorKind.CONTEXT_OVERFLOW: "The conversation is too large for this model's context "
-            "window. Start a new conversation or use a model with a larger window.",
+            f"window{self._window_note()}. Start a new conversation or use a model with a larger "
+            "window.",
             ErrorKind.RATE_LIMIT: f"{who} rate limit reached. Wait a moment and try again.",
             ErrorKind.OVERLOADED: f"{who} is overloaded right now. Try again shortly.",
             ErrorKind.SERVER: f"{who} had a server error. Try again shortly.",
@@ -84,6 +91,8 @@ class ModelError(DexterError):
             ErrorKind.UNKNOWN: f"{who} call failed.",
         }
         text = hints[self.kind]
+        # "the server at 127.0.0.1:8080 had a server error" starts a sentence.
+        text = text[:1].upper() + text[1:]
         detail = self.message.strip()
         if detail:
             if len(detail) > 300:

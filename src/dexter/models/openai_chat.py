@@ -21,6 +21,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexter.models.errors import ErrorKind, ModelError, parse_retry_after
+from dexter.models.estimate import estimate_request, with_estimates
+from dexter.models.profile import (
+    OPENAI,
+    FollowsProfile,
+    OverflowSignals,
+    ServerProfile,
+    output_limit,
+    window_from_error,
+)
 from dexter.models.types import (
     AssistantMessage,
     Message,
@@ -62,19 +71,6 @@ _PD_PROVIDER = "provider"
 _CONTEXT_OVERFLOW_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 _RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded"})
-# Only consulted for 4xx rejections that carry no structured code: several compatible hosts
-# (vLLM, OpenRouter, Moonshot, Gemini) report an oversized prompt as a plain 400 with prose.
-# Limiting the text match to "the request was rejected" keeps rate-limit prose such as
-# "tokens per minute" from ever being read as an overflow.
-_OVERFLOW_PHRASES = (
-    "maximum context length",
-    "context length",
-    "context window",
-    "context_length_exceeded",
-    "prompt is too long",
-    "exceeded model token limit",
-    "exceeds the maximum number of tokens",
-)
 _MAX_MESSAGE_CHARS = 500
 
 
@@ -122,15 +118,33 @@ def _kind_for_code(code: str | None) -> ErrorKind | None:
     return None
 
 
-def _kind_for_status(status: int, code: str | None, message: str) -> ErrorKind:
+def _kind_for_status(
+    status: int, code: str | None, message: str, signals: OverflowSignals | None = None
+) -> ErrorKind:
+    signals = signals or OPENAI.overflow_signals
+    kind = _plain_kind_for_status(status, code, message, signals)
+    if (
+        signals.phrases_anywhere
+        and kind in (ErrorKind.BAD_REQUEST, ErrorKind.SERVER, ErrorKind.UNKNOWN)
+        and signals.matches(message)
+    ):
+        # Local servers and proxies report an oversized prompt as any 4xx or a 500, in prose
+        # (llama-server's exceed_context_size_error, Ollama, LiteLLM's wrapped exception).
+        return ErrorKind.CONTEXT_OVERFLOW
+    return kind
+
+
+def _plain_kind_for_status(
+    status: int, code: str | None, message: str, signals: OverflowSignals
+) -> ErrorKind:
+    if status in signals.statuses:
+        return ErrorKind.CONTEXT_OVERFLOW
     if status in (401, 403):
         return ErrorKind.AUTH
     if status == 402:
         return ErrorKind.BILLING
     if status == 404:
         return ErrorKind.NOT_FOUND
-    if status == 413:
-        return ErrorKind.CONTEXT_OVERFLOW
     if status == 429:
         return ErrorKind.BILLING if code in _QUOTA_CODES else ErrorKind.RATE_LIMIT
     if status == 408:
@@ -149,7 +163,7 @@ def _kind_for_status(status: int, code: str | None, message: str) -> ErrorKind:
             return ErrorKind.BILLING
         # A numeric code (vLLM echoes the status there) says nothing more than the status.
         has_code = bool(code) and not str(code).isdigit()
-        if not has_code and any(p in message.lower() for p in _OVERFLOW_PHRASES):
+        if not has_code and signals.matches(message):
             return ErrorKind.CONTEXT_OVERFLOW
         return ErrorKind.BAD_REQUEST
     return ErrorKind.UNKNOWN
@@ -172,12 +186,17 @@ def _request_id(headers: Mapping[str, str]) -> str | None:
 
 
 def classify_status(
-    status: int, headers: Mapping[str, str], content: bytes, provider: str
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    provider: str,
+    signals: OverflowSignals | None = None,
 ) -> ModelError:
     """Map a non-2xx reply to a `ModelError`.
 
     Classification uses the HTTP status and the error body's `code`/`type`; prose is consulted
-    only for code-less 4xx rejections that may be a context overflow.
+    only for rejections that may be a context overflow, as the server's profile `signals` say
+    (OpenAI's own: code-less 4xx only).
     """
     text = content.decode("utf-8", errors="replace").strip()
     body: object = text or None
@@ -194,14 +213,26 @@ def classify_status(
             fallback += f" - {message}"
     code = _error_code(body)
     message = _api_message(fallback, body)
+    kind = _kind_for_status(status, code, message, signals)
     return ModelError(
-        _kind_for_status(status, code, message),
+        kind,
         message,
         provider=provider,
         status_code=status,
         retry_after=parse_retry_after(headers),
         request_id=_request_id(headers),
+        context_window=_stated_window(body, message)
+        if kind is ErrorKind.CONTEXT_OVERFLOW
+        else None,
     )
+
+
+def _stated_window(body: object, message: str) -> int | None:
+    """The window an overflow rejection states: llama-server's `n_ctx` field, else the prose."""
+    n_ctx = _get(body, "n_ctx")
+    if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+        return n_ctx
+    return window_from_error(message)
 
 
 def _stream_error_event(error: object, provider: str, request_id: str | None) -> ModelError:
@@ -260,7 +291,9 @@ def classify_transport_error(
 # ---- request mapping ---------------------------------------------------------------------
 
 
-def _wire_message(message: Message, provider: str) -> dict[str, Any]:
+def _wire_message(
+    message: Message, provider: str, tool_call_content: str | None = None
+) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):
@@ -269,8 +302,9 @@ def _wire_message(message: Message, provider: str) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": "assistant"}
     if message.tool_calls:
-        # Some hosts reject "" next to tool calls; null is what the API itself returns.
-        wire["content"] = message.content or None
+        # OpenAI's own shape is null; llama-cpp-python refuses null with HTTP 500 and wants "".
+        # The server's profile says which.
+        wire["content"] = message.content or tool_call_content
         wire["tool_calls"] = [
             {
                 "id": call.id,
@@ -388,12 +422,16 @@ class _StreamState:
         return bool(self.text or self.reasoning or self.calls)
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(FollowsProfile):
     """A model reached through the Chat Completions API (`POST {base_url}/chat/completions`).
 
     `provider` is the display name used in error messages. `reasoning_field` pins the delta key
     that carries visible reasoning; when unset both known keys are accepted. `extra_body` is
     merged into every request body (e.g. DeepSeek's `{"thinking": {"type": "enabled"}}`).
+    `profile` is what the server accepts (OpenAI's own dialect unless told otherwise; the provider
+    layer passes the profile of the server actually configured, and `use_profile` replaces it once
+    the server was probed). `context_window` is the window Dexter budgets with, used to scale the
+    answer allowance when the profile states none of its own.
     """
 
     def __init__(
@@ -409,10 +447,13 @@ class OpenAIChatModel:
         timeout: float = 600.0,
         http_client: httpx2.AsyncClient | None = None,
         endpoint_label: str | None = None,
+        profile: ServerProfile = OPENAI,
+        context_window: int | None = None,
     ) -> None:
         self._model_name = model_name
         # Who error messages name: "OpenAI" only when it really is OpenAI's own endpoint.
         self._error_label = endpoint_label or provider
+        self._follow(profile, context_window, classify_status, self._error_label)
         self._api_key = api_key
         self._base_url = base_url
         self._provider = provider
@@ -422,7 +463,7 @@ class OpenAIChatModel:
         self._post = JsonPost(
             timeout=timeout,
             transport_error=partial(classify_transport_error, provider=self._error_label),
-            status_error=partial(classify_status, provider=self._error_label),
+            status_error=self._status_error,
             http_client=http_client,
         )
 
@@ -452,16 +493,24 @@ class OpenAIChatModel:
         await self._post.aclose()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
+        profile = self.profile
+        content = profile.assistant_tool_call_content
         params: dict[str, Any] = {
             "model": self._model_name,
-            "messages": [_wire_message(m, self._provider) for m in request.messages],
+            "messages": [_wire_message(m, self._provider, content) for m in request.messages],
         }
         if request.tools:
             params["tools"] = _wire_tools(request)
             if request.tool_choice == "none":
                 params["tool_choice"] = "none"
-        if request.max_output_tokens is not None:
-            params["max_completion_tokens"] = request.max_output_tokens
+        limit = output_limit(
+            request.max_output_tokens,
+            profile.default_output_tokens,
+            self.context_window,
+            estimate_request(request),
+        )
+        if limit is not None:
+            params[profile.output_limit_param] = limit
         if self._extra_body:
             params.update(self._extra_body)
         return params
@@ -486,7 +535,8 @@ class OpenAIChatModel:
 
         params = self._params(request)
         params["stream"] = True
-        params["stream_options"] = {"include_usage": True}
+        if self.profile.reports_usage_in_stream:
+            params["stream_options"] = {"include_usage": True}
         response = await self._send(params, stream=True)
         request_id = _request_id(response.headers)
         state = _StreamState()
@@ -516,10 +566,12 @@ class OpenAIChatModel:
             await response.aclose()
 
         if not state.saw_choice and not state.has_content:
+            if self.profile.overflow_signals.empty_stream:
+                await self._explain_empty_stream(params)
             raise ModelError(
                 ErrorKind.STREAM,
                 "the stream ended without any response",
-                provider=self._provider,
+                provider=self._error_label,
             )
         if state.finish_reason is None:
             # Without a finish reason the connection closed before the model was done; a
@@ -545,9 +597,23 @@ class OpenAIChatModel:
         )
         yield ModelResponse(
             message=message,
-            usage=state.usage or Usage(),
+            usage=with_estimates(state.usage, request, message),
             stop_reason=_stop_reason(state.finish_reason, bool(calls)),
         )
+
+    async def _explain_empty_stream(self, params: dict[str, Any]) -> None:
+        """Ask once more without streaming after a stream that said nothing at all.
+
+        llama-cpp-python fails an over-long prompt inside its stream, which then closes empty;
+        the same request without streaming is refused with a clean 400 that names the window,
+        and raising that makes it an overflow to recover from instead of a broken stream to
+        retry three times. The answer is limited to one token: a server that refuses nothing
+        spends one token, and the empty stream is then reported as what it was.
+        """
+        probe = {k: v for k, v in params.items() if k not in ("stream", "stream_options")}
+        probe[self.profile.output_limit_param] = 1
+        response = await self._send(probe, stream=False)
+        await response.aclose()
 
     def _absorb(self, chunk: Mapping[str, Any], state: _StreamState) -> list[StreamChunk]:
         """Fold one `chat.completion.chunk` into `state`, returning the pieces to surface."""
@@ -654,7 +720,7 @@ class OpenAIChatModel:
         )
         return ModelResponse(
             message=message,
-            usage=_usage(_get(payload, "usage")),
+            usage=with_estimates(_usage(_get(payload, "usage")), request, message),
             stop_reason=_stop_reason(_get(choice, "finish_reason"), bool(calls)),
         )
 

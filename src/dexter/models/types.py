@@ -24,10 +24,17 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Token counts of one call or a sum of calls.
+
+    `estimated` says some of the counts are Dexter's own character estimate, because the server
+    reported none (llama.cpp's servers never do); a sum is estimated when any part of it was.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -39,15 +46,17 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int | bool]:
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cached_tokens": self.cached_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
         }
 
 

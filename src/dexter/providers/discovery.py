@@ -97,7 +97,8 @@ def context_window(
 # ---- discovery ----------------------------------------------------------------------------
 
 
-def _positive_int(value: Any) -> int | None:
+def positive_int(value: Any) -> int | None:
+    """A count from a server's JSON: a positive int, float or digit string; else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float) and value > 0:
@@ -107,7 +108,9 @@ def _positive_int(value: Any) -> int | None:
     return None
 
 
-def _ollama_window(payload: Any) -> int | None:
+def ollama_window(payload: Any) -> int | None:
+    """The window an Ollama `/api/show` answer gives: the trained `*.context_length`, or the
+    model's `num_ctx` parameter when that is smaller."""
     if not isinstance(payload, dict):
         return None
     trained: int | None = None
@@ -115,7 +118,7 @@ def _ollama_window(payload: Any) -> int | None:
     if isinstance(info, dict):
         for key, value in info.items():
             if isinstance(key, str) and key.endswith(".context_length"):
-                trained = _positive_int(value)
+                trained = positive_int(value)
                 if trained:
                     break
     configured: int | None = None
@@ -123,7 +126,7 @@ def _ollama_window(payload: Any) -> int | None:
     if isinstance(parameters, str):
         match = re.search(r"^\s*num_ctx\s+(\d+)", parameters, re.MULTILINE)
         if match:
-            configured = _positive_int(match.group(1))
+            configured = positive_int(match.group(1))
     # Ollama runs the model at num_ctx when set, however large the trained window.
     candidates = [w for w in (trained, configured) if w]
     return min(candidates) if candidates else None
@@ -135,14 +138,15 @@ def _openrouter_window(payload: Any, model_name: str) -> int | None:
         return None
     for entry in data:
         if isinstance(entry, dict) and entry.get("id") == model_name:
-            window = _positive_int(entry.get("context_length"))
+            window = positive_int(entry.get("context_length"))
             if window is None and isinstance(entry.get("top_provider"), dict):
-                window = _positive_int(entry["top_provider"].get("context_length"))
+                window = positive_int(entry["top_provider"].get("context_length"))
             return window
     return None
 
 
-def _ollama_root(base_url: str) -> str:
+def ollama_root(base_url: str) -> str:
+    """A server's root URL from an OpenAI-compatible base URL (`…/v1`) or Ollama's `…/api`."""
     root = base_url.strip().rstrip("/")
     for suffix in ("/v1", "/api"):
         if root.endswith(suffix):
@@ -181,10 +185,10 @@ async def discover_context_window(
         ) as client:
             if kind == "ollama":
                 response = await client.post(
-                    _ollama_root(base_url) + "/api/show", json={"model": model_name}
+                    ollama_root(base_url) + "/api/show", json={"model": model_name}
                 )
                 response.raise_for_status()
-                return _ollama_window(response.json())
+                return ollama_window(response.json())
             response = await client.get(base_url.rstrip("/") + "/models")
             response.raise_for_status()
             return _openrouter_window(response.json(), model_name)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from dexter.config import ConfigError, Settings
 
 if TYPE_CHECKING:
-    from dexter.settings_model import ProviderOverride
+    from dexter.settings_model import ProfileOverride, ProviderOverride
 
 WireProtocol = Literal["openai", "anthropic"]
 PROTOCOLS: tuple[WireProtocol, ...] = ("openai", "anthropic")
@@ -58,6 +58,16 @@ class ProviderSpec:
     # An explicit key from settings.json (discouraged, but supported); env vars win over it.
     settings_api_key: str | None = field(default=None, repr=False)
     custom: bool = False
+    # Whether `context_window` was written in the settings (it then beats a probed window).
+    context_window_set: bool = False
+    # The settings' `profile`: the server's quirks as the user states them (over a probe's).
+    profile_override: ProfileOverride | None = None
+
+    def configured_window(self, model_name: str) -> int | None:
+        """The window the settings give for `model_name`, if they give one."""
+        if model_name in self.model_context_windows:
+            return self.model_context_windows[model_name]
+        return self.context_window if self.context_window_set else None
 
     def context_window_for(self, model_name: str) -> int:
         return self.model_context_windows.get(model_name, self.context_window)
@@ -262,6 +272,10 @@ def _apply_overrides(
     for attr, value in simple:
         if value is not None:
             changes[attr] = value
+    if o.context_window is not None:
+        changes["context_window_set"] = True
+    if o.profile is not None:
+        changes["profile_override"] = o.profile
     if "reasoning_field" in o.model_fields_set:
         # null is meaningful here: it switches off reading a reasoning field.
         changes["reasoning_field"] = (o.reasoning_field or "").strip() or None

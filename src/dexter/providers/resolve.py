@@ -65,7 +65,22 @@ class ResolvedModel:
 
     @property
     def key_usable(self) -> bool:
-        return self.api_key is not None or not self.provider.key_required
+        """Whether a call can be made: a key is there, none is needed, or a vendor's provider
+        was pointed at the user's own server on this machine or network (OPENAI_BASE_URL at
+        llama.cpp: such servers need no key, and OpenAI's must not be demanded for them). A
+        provider of the user's own that names a key variable still needs it."""
+        return (
+            self.api_key is not None
+            or not self.provider.key_required
+            or _local_override(self.provider, self.base_url_source, self.base_url)
+        )
+
+
+def _local_override(provider: ProviderSpec, base_url_source: str, base_url: str) -> bool:
+    """Whether a vendor's provider was pointed at a server on this machine or network."""
+    from dexter.providers.profiles import is_local_url
+
+    return not provider.custom and base_url_source != "default" and is_local_url(base_url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,14 +280,30 @@ def build_model(spec: str | None, settings: Settings) -> Model:
     """Resolve `spec` and construct the wire-protocol model for it.
 
     Raises ConfigError for unknown providers, bad settings and missing keys. The SDK-backed modules
-    are imported here, not at module level, so that `dexter --help` stays fast.
+    are imported here, not at module level, so that `dexter --help` stays fast. The model starts
+    with the profile its provider and settings give (`static_profile`); a probe of the server
+    replaces it later (`use_profile`).
     """
-    resolved = resolve_model(spec, settings)
+    return build_resolved(resolve_model(spec, settings), settings)
+
+
+def build_resolved(resolved: ResolvedModel, settings: Settings) -> Model:
+    """`build_model` for an already resolved model."""
+    from dexter.providers.discovery import context_window
+    from dexter.providers.profiles import endpoint_label, static_profile
+
     provider = resolved.provider
     if not resolved.key_usable:
         raise ConfigError(missing_key_message(provider, settings))
     api_key = resolved.api_key or NO_KEY
     headers = dict(provider.headers) or None
+    profile = static_profile(resolved)
+    window = context_window(
+        provider.id,
+        resolved.model_name,
+        resolved.context_window,
+        overrides=provider.model_context_windows,
+    )
     if provider.protocol == "anthropic":
         from dexter.models.anthropic_messages import AnthropicMessagesModel
 
@@ -281,10 +312,12 @@ def build_model(spec: str | None, settings: Settings) -> Model:
             api_key=api_key,
             base_url=resolved.base_url,
             provider=provider.display_name,
-            max_output_tokens=provider.max_output_tokens or 16000,
             thinking_budget=provider.thinking_budget,
             timeout=provider.timeout,
             default_headers=headers,
+            profile=profile,
+            context_window=window,
+            endpoint_label=endpoint_label(resolved),
         )
     from dexter.models.openai_chat import OpenAIChatModel
 
@@ -297,18 +330,10 @@ def build_model(spec: str | None, settings: Settings) -> Model:
         extra_body=resolved.extra_body,
         default_headers=headers,
         timeout=provider.timeout,
-        endpoint_label=_endpoint_label(resolved),
+        endpoint_label=endpoint_label(resolved),
+        profile=profile,
+        context_window=window,
     )
-
-
-def _endpoint_label(resolved: ResolvedModel) -> str | None:
-    """`OPENAI_BASE_URL` at LM Studio is not OpenAI: errors name the server actually called."""
-    if resolved.base_url_source == "default":
-        return None
-    from urllib.parse import urlsplit
-
-    host = urlsplit(resolved.base_url).netloc or resolved.base_url
-    return f"the OpenAI-compatible server at {host}"
 
 
 def fast_model_spec(resolved: ResolvedModel) -> str:
@@ -330,6 +355,9 @@ def list_providers(settings: Settings) -> list[ProviderStatus]:
         except ConfigError as exc:
             base_url, base_source, error = "", "unset", str(exc)
         key, key_source = _api_key(provider, settings)
+        key_required = provider.key_required and not _local_override(
+            provider, base_source, base_url
+        )
         statuses.append(
             ProviderStatus(
                 id=provider.id,
@@ -339,7 +367,7 @@ def list_providers(settings: Settings) -> list[ProviderStatus]:
                 base_url_overridden=base_source != "default",
                 base_url_source=base_source,
                 api_key_env=provider.api_key_env,
-                key_required=provider.key_required,
+                key_required=key_required,
                 key_present=key is not None,
                 key_source=key_source,
                 context_window=provider.context_window,

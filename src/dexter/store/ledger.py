@@ -27,9 +27,11 @@ REMOVED_SESSIONS = "(removed sessions)"
 class UsageTotals:
     """Sums over model calls (and counts of tool calls) for a session, a run, or everything.
 
-    Token fields are what providers reported; `estimated_input_tokens` is our own estimate for
-    calls whose usage was never reported (failed, cancelled, or a provider that sends none).
-    `cost_usd` is None when no call had a known price; `unpriced_calls` says how many lack one.
+    Token fields are what providers reported; `estimated_input_tokens` and
+    `estimated_output_tokens` are Dexter's own character estimates for calls whose usage was never
+    reported (a server that sends none, such as llama.cpp's; failed or cancelled calls). `counted`
+    is the two together. `cost_usd` is None when no call had a known price; `unpriced_calls` says
+    how many lack one.
     """
 
     input_tokens: int = 0
@@ -37,6 +39,7 @@ class UsageTotals:
     cached_tokens: int = 0
     reasoning_tokens: int = 0
     estimated_input_tokens: int = 0
+    estimated_output_tokens: int = 0
     calls: int = 0
     failed_calls: int = 0
     estimated_calls: int = 0
@@ -47,8 +50,24 @@ class UsageTotals:
 
     @property
     def usage(self) -> Usage:
+        """What the servers reported."""
         return Usage(
             self.input_tokens, self.output_tokens, self.cached_tokens, self.reasoning_tokens
+        )
+
+    @property
+    def estimated(self) -> bool:
+        return bool(self.estimated_input_tokens or self.estimated_output_tokens)
+
+    @property
+    def counted(self) -> Usage:
+        """Reported and estimated tokens together, flagged `estimated` when any were."""
+        return Usage(
+            self.input_tokens + self.estimated_input_tokens,
+            self.output_tokens + self.estimated_output_tokens,
+            self.cached_tokens,
+            self.reasoning_tokens,
+            estimated=self.estimated,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +93,7 @@ _MODEL_SUMS = """
     COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
     COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(reasoning_tokens), 0),
     COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_input_tokens, 0) END), 0),
+    COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_output_tokens, 0) END), 0),
     COUNT(*), COALESCE(SUM(NOT ok), 0), COALESCE(SUM(NOT reported), 0),
     SUM(cost_usd), COALESCE(SUM(cost_usd IS NULL), 0)
 """
@@ -108,6 +128,7 @@ def _totals_fields(values: Any) -> dict[str, Any]:
         "cached_tokens",
         "reasoning_tokens",
         "estimated_input_tokens",
+        "estimated_output_tokens",
         "calls",
         "failed_calls",
         "estimated_calls",
@@ -140,18 +161,30 @@ class Ledger:
     ) -> int:
         """Record one model call. `usage=None` means the provider reported nothing: the call is
         stored as estimated and, if priced, costed on `estimated_input_tokens` alone. Pass no
-        estimate for calls that never reached the model (auth errors), so they cost nothing."""
+        estimate for calls that never reached the model (auth errors), so they cost nothing.
+        A `usage` flagged `estimated` (the server reported none, so the wire client estimated
+        it) is stored as such an estimate, input and output, and costed on it."""
         price = price_for(provider, model, self.prices)
-        reported = usage is not None
-        counted = usage or Usage(input_tokens=estimated_input_tokens or 0)
+        estimated_output_tokens: int | None = None
+        if usage is not None and usage.estimated:
+            counted: Usage = usage
+            estimated_input_tokens = usage.input_tokens
+            estimated_output_tokens = usage.output_tokens
+            usage = Usage(
+                cached_tokens=usage.cached_tokens, reasoning_tokens=usage.reasoning_tokens
+            )
+            reported = False
+        else:
+            reported = usage is not None
+            counted = usage or Usage(input_tokens=estimated_input_tokens or 0)
         cost = price.cost(counted) if price is not None else None
         usage = usage or Usage()
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO model_calls (session_id, run_id, at, provider, model, phase, tool, "
                 "input_tokens, output_tokens, cached_tokens, reasoning_tokens, "
-                "estimated_input_tokens, reported, ok, error, cost_usd) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "estimated_input_tokens, estimated_output_tokens, reported, ok, error, cost_usd) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     run_id,
@@ -165,6 +198,7 @@ class Ledger:
                     usage.cached_tokens,
                     usage.reasoning_tokens,
                     estimated_input_tokens,
+                    estimated_output_tokens,
                     reported,
                     ok,
                     error,

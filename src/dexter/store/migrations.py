@@ -240,6 +240,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE gateway_chats ADD COLUMN principal_id TEXT NOT NULL DEFAULT 'operator'",
         ),
     ),
+    Migration(
+        6,
+        "the ledger's own estimate of output tokens, for calls a server reported no usage for",
+        ("ALTER TABLE model_calls ADD COLUMN estimated_output_tokens INTEGER",),
+    ),
 )
 
 

@@ -59,15 +59,18 @@ class Write:
         return json.dumps({"kind": self.kind, "payload": dict(self.payload)}, default=str)
 
 
-def usage_payload(usage: Usage | None) -> dict[str, int] | None:
+def usage_payload(usage: Usage | None) -> dict[str, int | bool] | None:
     if usage is None:
         return None
-    return {
+    payload: dict[str, int | bool] = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cached_tokens": usage.cached_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
     }
+    if usage.estimated:
+        payload["estimated"] = True
+    return payload
 
 
 def apply_write(store: Store, prices: Mapping[str, Price], write: Write) -> None:

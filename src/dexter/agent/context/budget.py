@@ -9,57 +9,41 @@ estimated, tool schemas included.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from typing import Literal
 
-from dexter.models.types import AssistantMessage, Message, ModelRequest, ToolMessage, ToolSpec
+from dexter.models.estimate import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    TOOL_CALL_OVERHEAD_TOKENS,
+    estimate_message,
+    estimate_messages,
+    estimate_request,
+    estimate_tokens,
+    estimate_tools,
+)
+from dexter.models.types import Message, ToolSpec
 
-CHARS_PER_TOKEN = 3.5
-# Role markers, separators and ids that every wire format adds around a message.
-MESSAGE_OVERHEAD_TOKENS = 4
-TOOL_CALL_OVERHEAD_TOKENS = 8
 # Room kept free for the model's answer: a request must leave it or the reply gets cut off.
 MAX_OUTPUT_RESERVE = 8_000
 
 Level = Literal["ok", "clear", "compact"]
 
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def estimate_message(message: Message) -> int:
-    tokens = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(message.content)
-    if isinstance(message, AssistantMessage):
-        tokens += estimate_tokens(message.reasoning)
-        for call in message.tool_calls:
-            tokens += TOOL_CALL_OVERHEAD_TOKENS + estimate_tokens(call.name + call.arguments)
-    elif isinstance(message, ToolMessage):
-        tokens += estimate_tokens(message.tool_call_id + message.name)
-    return tokens
-
-
-def estimate_messages(messages: Sequence[Message]) -> int:
-    return sum(estimate_message(m) for m in messages)
-
-
-def estimate_tools(specs: Sequence[ToolSpec]) -> int:
-    return sum(
-        estimate_tokens(
-            json.dumps(
-                {"name": s.name, "description": s.description, "parameters": dict(s.parameters)},
-                separators=(",", ":"),
-                default=str,
-            )
-        )
-        for s in specs
-    )
-
-
-def estimate_request(request: ModelRequest) -> int:
-    return estimate_messages(request.messages) + estimate_tools(request.tools)
+# The estimators live with the models (the wire clients estimate usage a server did not
+# report); they are re-exported here, where the context code has always found them.
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "MAX_OUTPUT_RESERVE",
+    "MESSAGE_OVERHEAD_TOKENS",
+    "TOOL_CALL_OVERHEAD_TOKENS",
+    "ContextBudget",
+    "Level",
+    "estimate_message",
+    "estimate_messages",
+    "estimate_request",
+    "estimate_tokens",
+    "estimate_tools",
+]
 
 
 class ContextBudget:

@@ -84,6 +84,12 @@ class ContextManager:
         self._failures = 0
         self.peak_request_tokens = 0
 
+    def use_window(self, window: int, *, fast_window: int | None = None) -> None:
+        """Budget for a smaller window from now on (one the server stated when refusing)."""
+        self.budget = ContextBudget(window)
+        if fast_window is not None:
+            self._fast_budget = ContextBudget(fast_window)
+
     # -- bookkeeping -------------------------------------------------------------------------
 
     def record_calls(self, message: AssistantMessage) -> None:
@@ -95,7 +101,8 @@ class ContextManager:
             self.calls[call.id] = (call.name, args if isinstance(args, dict) else {})
 
     def note_usage(self, usage: Usage, messages_sent: int) -> None:
-        if usage.input_tokens:
+        # An estimated count is our own guess at what `measure` estimates anyway, not a report.
+        if usage.input_tokens and not usage.estimated:
             self._last_input = usage.input_tokens
             self._messages_at_report = messages_sent
             self.peak_request_tokens = max(self.peak_request_tokens, usage.input_tokens)
