@@ -482,9 +482,30 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_doctor_command(
             args.doctor_model or args.model, as_json=args.json, check=args.check
         )
+    missing = _no_terminal()
+    if missing:
+        print(
+            f"dexter: no terminal for the interactive session ({missing}); use "
+            '`dexter ask "…"` for one answer (it reads a piped question too).',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     from dexter.cli.interactive_command import run_interactive_command
 
     return run_interactive_command(args.model, resume=args.resume)
+
+
+def _no_terminal() -> str | None:
+    """Why the full-screen session cannot run here, or None. It reads keys from stdin and draws
+    on stderr (as textual does); without both on a terminal (`echo q | dexter`, a cron line,
+    `dexter 2>log`) it would write escape codes nobody sees and wait for keys forever."""
+    for name, stream in (("stdin", sys.stdin), ("stderr", sys.__stderr__)):
+        try:
+            if stream is None or not stream.isatty():
+                return f"{name} is not a terminal"
+        except (OSError, ValueError):  # closed or detached
+            return f"{name} is not a terminal"
+    return None
 
 
 def _add_store_parsers(commands: Any) -> None:
