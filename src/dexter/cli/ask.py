@@ -72,10 +72,11 @@ def run_ask(
         raise ConfigError("--max-iterations must be at least 1")
     if output:
         from dexter.outputfile import refuse_link
-        from dexter.reports.render import format_for
+        from dexter.reports.render import format_for, require_format
 
-        # A bad file name fails before the run, not after; `ask` has no --format to suggest.
-        format_for(Path(output), None, how_to_ask="")
+        # A bad file name, or a format this installation cannot render, fails before the run;
+        # `ask` has no --format to suggest.
+        require_format(format_for(Path(output), None, how_to_ask=""))
         refuse_link(Path(output).expanduser())  # and so does a symlink there
         folder = Path(output).expanduser().resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):

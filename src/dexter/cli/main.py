@@ -12,7 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from dexter import __version__
 from dexter.cli.argtypes import iso_day
 from dexter.cli.config_command import add_completion_parser, add_config_parser
 from dexter.cli.cron_command import add_cron_parser
@@ -79,7 +78,9 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"dexter {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, help="show the version and how Dexter was installed"
+    )
     parser.add_argument(
         "--no-color", action="store_true", help="no colours or styles (as does NO_COLOR=1)"
     )
@@ -176,6 +177,27 @@ def _build_parser() -> argparse.ArgumentParser:
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
     )
     return parser
+
+
+class _Version(argparse.Action):
+    """`dexter --version`: the version and how this copy was installed (uv tool, pipx, a
+    checkout), worked out only when asked, so that parsing stays fast."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from dexter.install import describe_installation
+
+        print(describe_installation())
+        parser.exit()
 
 
 def _add_data_parser(commands: Any) -> None:
