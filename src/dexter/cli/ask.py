@@ -38,16 +38,9 @@ def read_question(words: Sequence[str]) -> str:
         raise ConfigError(
             'no question. Usage: dexter ask "your question", or pipe it: echo "…" | dexter ask'
         )
-    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-    if isinstance(raw, bytes):
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ConfigError(
-                f"the question on stdin is not valid UTF-8 (byte 0x{raw[error.start]:02x} at "
-                f"offset {error.start}); send UTF-8 text."
-            ) from None
-    return raw
+    from dexter.cli.stdin import read_utf8
+
+    return read_utf8("the question")
 
 
 def run_ask(

@@ -1,0 +1,114 @@
+"""Setting Dexter up as a new user does: keys, the default model, a mistyped provider."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from dexter.cli.main import main
+from dexter.config import ConfigError, load_settings
+from dexter.providers import resolve_model
+from tests.test_cli import PROVIDER_ENV
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "80")
+    return tmp_path / "home"
+
+
+def piped_bytes(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    # As a pipe arrives: bytes under a text layer that would decode them with surrogateescape.
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", stream)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["sk-...", "sk-…", "your-api-key", "<OPENAI_API_KEY>", "changeme"],
+)
+def test_keys_set_refuses_a_placeholder_from_the_docs(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], typed: str
+) -> None:
+    piped_bytes(monkeypatch, f"{typed}\n".encode())
+    assert main(["keys", "set", "openai"]) == 2
+    err = capsys.readouterr().err
+    assert "placeholder" in err and "Nothing stored" in err and err.count("\n") == 1
+    assert not (home / "keys.json").exists()
+
+
+def test_keys_set_refuses_bytes_that_are_not_utf8_or_not_a_key(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    piped_bytes(monkeypatch, b"sk-abc\xff\xfedef\n")
+    assert main(["keys", "set", "openai"]) == 2
+    assert "not valid UTF-8 (byte 0xff at offset 6)" in capsys.readouterr().err
+    piped_bytes(monkeypatch, "sk-abc déf\n".encode())
+    assert main(["keys", "set", "openai"]) == 2
+    assert "which no API key contains" in capsys.readouterr().err
+    assert not (home / "keys.json").exists()
+
+    piped_bytes(monkeypatch, b"sk-proj-Abc_123-xyz\n")
+    assert main(["keys", "set", "openai"]) == 0
+    assert json.loads((home / "keys.json").read_text()) == {"OPENAI_API_KEY": "sk-proj-Abc_123-xyz"}
+
+
+def test_models_default_warns_about_a_model_the_provider_does_not_list(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "default", "nonsense"]) == 0
+    captured = capsys.readouterr()
+    assert "openai:nonsense" in captured.out  # saved, as asked
+    assert "warning: 'nonsense' is not a model Dexter knows for OpenAI" in captured.err
+    assert "a name without `provider:`" in captured.err
+
+    assert main(["models", "default", "openai:gpt-5.6-sul"]) == 0
+    assert "Did you mean openai:gpt-5.6-sol?" in capsys.readouterr().err
+
+    assert main(["models", "default", "anthropic:claude-sonnet-4-6"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_local_server_model_is_not_doubted(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert main(["models", "default", "openai:qwen3-8b"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["ask", "-m", "antropic:claude-sonnet-4-6", "hi"], "anthropic:claude-sonnet-4-6"),
+        (["ask", "-m", "antropic", "hi"], "'anthropic'"),
+        (["models", "default", "antropic:claude-sonnet-4-6"], "anthropic:claude-sonnet-4-6"),
+        (["doctor", "-m", "olama:llama3"], "ollama:llama3"),
+        (["keys", "set", "antropic"], "'anthropic'"),
+    ],
+)
+def test_a_mistyped_provider_gets_the_same_did_you_mean_everywhere(
+    home: Path, capsys: pytest.CaptureFixture[str], argv: list[str], suggestion: str
+) -> None:
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code in (1, 2)
+    assert f"Did you mean {suggestion}" in " ".join((captured.out + captured.err).split())
+    assert not (home / "settings.json").exists()
+
+
+def test_the_model_switch_resolves_through_the_same_suggestion(home: Path) -> None:
+    # `/model SPEC` in the interactive session switches through `resolve_model`.
+    with pytest.raises(ConfigError, match="Did you mean deepseek:deepseek-v4-pro"):
+        resolve_model("deepsek:deepseek-v4-pro", load_settings())
+    # Names that are models, not typos of a provider, still resolve.
+    assert resolve_model("deepseek-chat", load_settings()).provider.id == "deepseek"
+    assert resolve_model("openrouter/auto", load_settings()).provider.id == "openai"
