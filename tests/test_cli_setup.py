@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -112,3 +114,78 @@ def test_the_model_switch_resolves_through_the_same_suggestion(home: Path) -> No
     # Names that are models, not typos of a provider, still resolve.
     assert resolve_model("deepseek-chat", load_settings()).provider.id == "deepseek"
     assert resolve_model("openrouter/auto", load_settings()).provider.id == "openai"
+
+
+def _completions(script: str, *lines: str, env: dict[str, str]) -> list[str]:
+    probe = [script, 't() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _dexter_complete; '
+             'echo "${COMPREPLY[*]}"; }', *lines]  # fmt: skip
+    result = subprocess.run(
+        ["bash", "-c", "\n".join(probe)], capture_output=True, text=True, check=True, env=env
+    )
+    return result.stdout.splitlines()
+
+
+def test_bash_completion_goes_past_positionals_into_option_values_and_ids(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.store import open_store
+    from dexter.store.sessions import SessionStore
+
+    script = subprocess.run(
+        [sys.executable, "-m", "dexter", "completion", "bash"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    # The script runs `dexter completion --ids …` for ids: a `dexter` on PATH, as installed.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dexter").write_text(f'#!/bin/sh\nexec {sys.executable} -m dexter "$@"\n')
+    (bin_dir / "dexter").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+    assert _completions(script, "t dexter report ''", env=env) == [""]
+    assert not home.exists()  # asking for ids created nothing
+
+    with open_store(home) as store:
+        first = SessionStore(store).create("openai:gpt-test", "first")
+        second = SessionStore(store).create("openai:gpt-test", "second")
+    assert main(["cron", "add", "NVDA watch", "--every", "1h", "--message", "Check NVDA."]) == 0
+    with open_store(home) as store:
+        (job,) = [row[0] for row in store.query("SELECT id FROM cron_jobs WHERE kind = 'job'")]
+
+    lines = _completions(
+        script,
+        "t dexter data in",
+        "t dexter data income AAPL --pe",  # an option after a positional argument
+        "t dexter data income AAPL --period ''",  # an option's choices
+        "t dexter usage --by d",
+        "t dexter report -f ''",
+        "t dexter --resume ''",  # session ids
+        "t dexter sessions rm ''",
+        "t dexter report ''",
+        "t dexter cron rm ''",  # job ids
+        "t dexter ask --output ''",  # a file name: left to the shell's default
+        env=env,
+    )
+    assert lines[:5] == [
+        "income insider-trades",
+        "--period",
+        "annual quarterly ttm",
+        "day",
+        "md html pdf xlsx",
+    ]
+    for line in lines[5:8]:
+        assert sorted(line.split()) == sorted([first, second])
+    assert lines[8:] == [job, ""]
+
+
+def test_fish_completion_offers_choices_and_ids() -> None:
+    script = subprocess.run(
+        [sys.executable, "-m", "dexter", "completion", "fish"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert (
+        "complete -c dexter -n '__fish_seen_subcommand_from data; and "
+        "__fish_seen_subcommand_from income' -l period -x -a 'annual quarterly ttm'"
+    ) in script
+    assert "-a '(dexter completion --ids sessions)'" in script
+    assert "-a '(dexter completion --ids jobs)'" in script

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from dexter.cli.argtypes import iso_day
-from dexter.cli.config_command import add_completion_parser, add_config_parser
+from dexter.cli.completion import add_completion_parser
+from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.gateway_command import add_gateway_parser
