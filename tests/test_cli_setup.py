@@ -189,3 +189,43 @@ def test_fish_completion_offers_choices_and_ids() -> None:
     ) in script
     assert "-a '(dexter completion --ids sessions)'" in script
     assert "-a '(dexter completion --ids jobs)'" in script
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str]) -> str:
+    """What `dexter ARGV` writes to a terminal (a pseudo-terminal here), escape codes and all."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dexter", *argv],
+            stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True,
+        )  # fmt: skip
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process is done
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert process.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("how", ["--no-color", "NO_COLOR=1"])
+def test_no_color_means_no_escape_codes_at_all(home: Path, how: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env |= {"COLUMNS": "80", "TERM": "xterm-256color"}
+    styled = _on_a_terminal(["keys", "list"], env)
+    assert "\x1b[1m" in styled  # bold headers on a terminal, by default
+    if how == "--no-color":
+        plain = _on_a_terminal(["--no-color", "keys", "list"], env)
+    else:
+        plain = _on_a_terminal(["keys", "list"], {**env, "NO_COLOR": "1"})
+    assert "\x1b[" not in plain
+    assert "OPENAI_API_KEY" in plain

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dexter.cli.argtypes import iso_day
@@ -327,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # rich and textual both honour NO_COLOR (https://no-color.org).
         os.environ["NO_COLOR"] = "1"
+    restore_styles = _plain_styles_without_colour()
     try:
         _pipe_errors_reach_main()
         return _dispatch(args)
@@ -340,6 +341,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if _under_home(error) else EXIT_FAILED
     except Exception as error:
         return _report(error)
+    finally:
+        restore_styles()
+
+
+def _plain_styles_without_colour() -> Callable[[], None]:
+    """With NO_COLOR (or --no-color), output carries no escape codes at all: rich drops only
+    colours for NO_COLOR and keeps bold, dim and italic, which a reader who asked for plain text
+    (a screen reader, a log, a terminal that shows them badly) does not want either. Every
+    Console made without an explicit colour system gets none; the returned call undoes it (for
+    callers of `main()` in-process)."""
+    import os
+
+    if not os.environ.get("NO_COLOR"):
+        return lambda: None
+    from rich.console import Console
+
+    defaults = Console.__init__.__kwdefaults__
+    if defaults is None or "color_system" not in defaults:  # a rich that changed its signature
+        return lambda: None
+    before = defaults["color_system"]
+    defaults["color_system"] = None
+
+    def restore() -> None:
+        defaults["color_system"] = before
+
+    return restore
 
 
 def _parse(parser: argparse.ArgumentParser, arguments: list[str]) -> argparse.Namespace:
