@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -229,3 +230,63 @@ def test_no_color_means_no_escape_codes_at_all(home: Path, how: str) -> None:
         plain = _on_a_terminal(["keys", "list"], {**env, "NO_COLOR": "1"})
     assert "\x1b[" not in plain
     assert "OPENAI_API_KEY" in plain
+
+
+def _every_help(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    import argparse
+
+    from dexter.cli.main import _parser
+
+    monkeypatch.setenv("COLUMNS", "80")
+    helps: dict[str, str] = {}
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        helps[path] = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+
+    walk(_parser(), "dexter")
+    return helps
+
+
+def test_every_help_fits_80_columns_and_wraps_whole_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    helps = _every_help(monkeypatch)
+    assert len(helps) > 60
+    for path, text in helps.items():
+        lines = text.splitlines()
+        assert [line for line in lines if len(line) > 80] == [], path
+        # A line ending in a hyphen inside a word is a word cut in two (`YYYY-` / `MM-DD.md`).
+        cut = [line for line in lines if re.search(r"\w-$", line)]
+        assert cut == [], path
+    memory = " ".join(helps["dexter memory"].split())
+    assert "YYYY-MM-DD.md" in memory
+
+
+def test_help_names_the_real_home_and_starts_sentences_with_capitals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from dexter.cli.main import _parser
+
+    helps = _every_help(monkeypatch)
+    everything = "\n".join(helps.values())
+    assert "./.dexter" not in everything and ".dexter/settings.json" not in everything
+    assert "~/.dexter" in " ".join(helps["dexter config"].split())
+
+    def descriptions(parser: argparse.ArgumentParser) -> list[str]:
+        found = [parser.description or ""]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += descriptions(sub)
+        return [text for text in found if text]
+
+    for text in descriptions(_parser()):
+        assert text[0].isupper() or text[0] in "`$", text
+        # A new sentence starts with a capital too ("happened. exactly one of …" did not).
+        assert not re.search(r"(?<!e\.g)(?<!i\.e)\. [a-z]", text), text

@@ -23,9 +23,10 @@ def add_completion_parser(commands: Any, root: argparse.ArgumentParser) -> None:
     completion = commands.add_parser(
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
-        description='Print a completion script. bash: eval "$(dexter completion bash)" in '
-        '~/.bashrc; zsh: eval "$(dexter completion zsh)" in ~/.zshrc; fish: dexter completion '
-        "fish > ~/.config/fish/completions/dexter.fish",
+        description='Print a completion script. For bash, add eval "$(dexter completion bash)" '
+        'to ~/.bashrc; for zsh, eval "$(dexter completion zsh)" to ~/.zshrc; for fish, run '
+        "dexter completion fish > ~/.config/fish/completions/dexter.fish. It completes "
+        "commands, options, option values, and session and job ids.",
     )
     completion.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     # What the scripts call for ids; not for people.

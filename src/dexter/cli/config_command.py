@@ -20,7 +20,9 @@ def add_config_parser(commands: Any) -> None:
     config = commands.add_parser(
         "config",
         help="where settings live, what they say, and an editor on them",
-        description="settings.json in the Dexter home (DEXTER_HOME, default ./.dexter).",
+        description="Settings live in settings.json in the Dexter home: DEXTER_HOME if set, else "
+        "the nearest .dexter folder here or above, else ~/.dexter (`dexter config path` prints "
+        "it).",
     )
     config.set_defaults(command_run=_run)
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)

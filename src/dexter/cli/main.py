@@ -77,7 +77,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="dexter",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RootHelp,
     )
     parser.add_argument(
         "--version", action=_Version, help="show the version and how Dexter was installed"
@@ -177,7 +177,44 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
     )
+    _wrap_whole_words(parser)
     return parser
+
+
+class _WholeWords(argparse.HelpFormatter):
+    """Help wrapped at spaces only: the default also breaks after hyphens, which cut
+    `YYYY-MM-DD.md` and `--max-iterations` across two lines."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.fill(
+            text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        )
+
+
+class _RootHelp(argparse.RawDescriptionHelpFormatter):
+    """The top-level help: its description and examples are laid out by hand (kept as they
+    are); its option help is wrapped at spaces only, as everywhere else."""
+
+    _split_lines = _WholeWords._split_lines
+
+
+def _wrap_whole_words(parser: argparse.ArgumentParser) -> None:
+    """Every sub-command's help wraps at spaces only (subparsers do not inherit the root's
+    formatter, and setting it on each of ~80 `add_parser` calls would be easy to forget)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.formatter_class = _WholeWords
+                _wrap_whole_words(sub)
 
 
 class _Version(argparse.Action):
@@ -213,7 +250,7 @@ def _add_data_parser(commands: Any) -> None:
 
     def action(name: str, help_text: str, *, ticker: bool = True) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = actions.add_parser(
-            name, help=help_text, description=help_text
+            name, help=help_text, description=f"{help_text[0].upper()}{help_text[1:]}."
         )
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
