@@ -290,3 +290,18 @@ def test_help_names_the_real_home_and_starts_sentences_with_capitals(
         assert text[0].isupper() or text[0] in "`$", text
         # A new sentence starts with a capital too ("happened. exactly one of …" did not).
         assert not re.search(r"(?<!e\.g)(?<!i\.e)\. [a-z]", text), text
+
+
+def test_config_edit_without_an_editor_or_a_terminal_says_so_instead_of_hanging(
+    home: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
+    result = subprocess.run(
+        [sys.executable, "-m", "dexter", "config", "edit"],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=60,  # a guard: before the fix, vi waited for keys forever
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "no editor: set VISUAL or EDITOR" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (home / "settings.json").exists()

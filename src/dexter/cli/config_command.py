@@ -32,6 +32,13 @@ def add_config_parser(commands: Any) -> None:
     actions.add_parser("edit", help="open the settings file in $VISUAL or $EDITOR, then check it")
 
 
+def _on_a_terminal() -> bool:
+    try:
+        return all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))
+    except ValueError:  # a closed stream
+        return False
+
+
 def _redact(value: Any) -> Any:
     if isinstance(value, dict):
         return {
@@ -61,7 +68,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"# {path}")
             print(json.dumps(_redact(data), indent=2, ensure_ascii=False))
         return EXIT_OK
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        if not _on_a_terminal():
+            # vi without a terminal waits for keys nobody can type (a pipe, cron, an IDE task).
+            raise ConfigError(
+                f"no editor: set VISUAL or EDITOR (e.g. EDITOR=nano), or edit {path} directly; "
+                "with no terminal here, vi would wait forever."
+            )
+        editor = "vi"
     if not path.exists():
         from dexter.atomicfile import PRIVATE, private_dir, write_text
 
