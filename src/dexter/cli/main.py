@@ -177,6 +177,12 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
     )
+    doctor.add_argument(
+        "--all",
+        dest="show_all",
+        action="store_true",
+        help="every provider in full (default: those set up, and the rest on one line)",
+    )
     _wrap_whole_words(parser)
     return parser
 
@@ -567,7 +573,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from dexter.cli.doctor_command import run_doctor_command
 
         return run_doctor_command(
-            args.doctor_model or args.model, as_json=args.json, check=args.check
+            args.doctor_model or args.model,
+            as_json=args.json,
+            check=args.check,
+            show_all=args.show_all,
         )
     missing = _no_terminal()
     if missing:
