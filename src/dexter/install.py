@@ -86,6 +86,26 @@ def add_extra_command(extra: str, route: InstallRoute | None = None) -> str:
     return f"pip install {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
 
 
+def reinstall_command(route: InstallRoute | None = None) -> str:
+    """The one command that reinstalls this installation as it is (its extras kept), for a
+    package that went missing or a file that was damaged."""
+    route = route or install_route()
+    if route.kind == "uv-tool":
+        extras = f"[{','.join(sorted(route.extras))}]" if route.extras else ""
+        if route.source and "://" in route.source:
+            target = f"{DISTRIBUTION}{extras} @ {route.source}"
+        else:
+            target = f"{route.source or DISTRIBUTION}{extras}"
+        return f"uv tool install --reinstall {shlex.quote(target)}"
+    if route.kind == "pipx":
+        return f"pipx reinstall {DISTRIBUTION}"
+    if route.kind == "checkout":
+        if route.uv_project:
+            return f"uv sync{_project_option(route.where)} --reinstall"
+        return f"pip install --force-reinstall -e {shlex.quote(str(route.where))}"
+    return f"pip install --force-reinstall {DISTRIBUTION}"
+
+
 def missing_extra(what: str, extra: str, package: str | None = None) -> ConfigError:
     """The error for `what` (e.g. "This report format") needing the optional `extra`: names the
     missing package and the install step that fits how Dexter was installed."""
@@ -220,4 +240,5 @@ __all__ = [
     "extra_requirements",
     "install_route",
     "missing_extra",
+    "reinstall_command",
 ]
