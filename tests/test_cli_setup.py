@@ -192,8 +192,11 @@ def test_fish_completion_offers_choices_and_ids() -> None:
     assert "-a '(dexter completion --ids jobs)'" in script
 
 
-def _on_a_terminal(argv: list[str], env: dict[str, str]) -> str:
-    """What `dexter ARGV` writes to a terminal (a pseudo-terminal here), escape codes and all."""
+def _on_a_terminal(
+    argv: list[str], env: dict[str, str], *, typed: str = "", status: int = 0
+) -> str:
+    """What `dexter ARGV` writes to a terminal (a pseudo-terminal here), escape codes and all;
+    `typed` is what the user types."""
     import pty
 
     leader, follower = pty.openpty()
@@ -203,6 +206,8 @@ def _on_a_terminal(argv: list[str], env: dict[str, str]) -> str:
             stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True,
         )  # fmt: skip
         os.close(follower)
+        if typed:
+            os.write(leader, typed.encode())  # the terminal holds it until it is read
         chunks = []
         while True:
             try:
@@ -212,7 +217,7 @@ def _on_a_terminal(argv: list[str], env: dict[str, str]) -> str:
             if not data:
                 break
             chunks.append(data)
-        assert process.wait(timeout=60) == 0
+        assert process.wait(timeout=60) == status
     finally:
         os.close(leader)
     return b"".join(chunks).decode("utf-8", "replace")
@@ -305,3 +310,21 @@ def test_config_edit_without_an_editor_or_a_terminal_says_so_instead_of_hanging(
     assert "no editor: set VISUAL or EDITOR" in result.stderr
     assert result.stderr.count("\n") == 1
     assert not (home / "settings.json").exists()
+
+
+def test_sessions_rm_asks_on_a_terminal_as_permissions_reset_does(home: Path) -> None:
+    from dexter.store import open_store
+    from dexter.store.sessions import SessionStore
+
+    with open_store(home) as store:
+        kept = SessionStore(store).create("openai:gpt-test", "Apple margins")
+        gone = SessionStore(store).create("openai:gpt-test", "NVDA guidance")
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
+    declined = _on_a_terminal(["sessions", "rm", kept], env, typed="n\n", status=1)
+    assert "Apple margins" in declined and "[y/N]" in declined and "Nothing deleted." in declined
+    accepted = _on_a_terminal(["sessions", "rm", gone], env, typed="y\n")
+    assert f"Removed session {gone}" in accepted
+    with open_store(home) as store:
+        assert [info.id for info in SessionStore(store).list()] == [kept]
+    # --yes, and a script (stdin not a terminal), delete without asking.
+    assert main(["sessions", "rm", kept, "--yes"]) == 0

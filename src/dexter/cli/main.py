@@ -640,6 +640,7 @@ def _add_store_parsers(commands: Any) -> None:
     _json_or_csv(search)
     remove = actions.add_parser("rm", help="delete sessions (the usage ledger keeps their cost)")
     remove.add_argument("ids", nargs="+", metavar="ID", help="session ids or unique prefixes")
+    remove.add_argument("--yes", action="store_true", help="don't ask for confirmation")
 
     usage = commands.add_parser(
         "usage",
