@@ -21,7 +21,7 @@ uv tool install --quiet --python "$(cat .python-version)" --constraints "$work/c
 version=$("$work/bin/dexter" --version)
 echo "$version"
 case "$version" in
-  *"(uv tool, from "*) ;;
+  *"installed: uv tool, from "*) ;;
   *) echo "install_check: --version does not say it is a uv tool install" >&2; exit 1 ;;
 esac
 "$work/bin/dexter" --help >/dev/null

@@ -137,8 +137,10 @@ def test_the_wheel_installs_as_a_uv_tool_and_answers_reports_without_extras(
         env = _user_environment(tmp_path, wire_server, sec)
         version = run("--version")
         assert version.returncode == 0, version.stderr
-        assert version.stdout.startswith("dexter ")
-        assert f"(uv tool, from {tmp_path / 'dist'}" in version.stdout
+        first, how = version.stdout.splitlines()
+        assert first.startswith("dexter ") and " " not in first.removeprefix("dexter ")
+        assert how.startswith(f"installed: uv tool, from {tmp_path / 'dist'}")
+        assert how.endswith("(no extras)")
 
         wire_server.push(
             tool_calls_reply(("c1", "get_financials", {"query": "Apple income, 4 fiscal years"}))

@@ -42,7 +42,7 @@ def test_a_uv_tool_from_a_clone_is_told_to_reinstall_from_it_keeping_its_extras(
     assert add_extra_command("reports", route) == (
         "uv tool install '/home/me/src/dexter[browser,reports]'"
     )
-    assert "(uv tool, from /home/me/src/dexter" in describe_installation(route)
+    assert "\ninstalled: uv tool, from /home/me/src/dexter" in describe_installation(route)
 
 
 def test_a_uv_tool_from_the_registry_or_git(tmp_path: Path) -> None:
@@ -77,9 +77,7 @@ def test_pipx_is_told_to_inject_the_extra_packages(tmp_path: Path) -> None:
     command = add_extra_command("reports", route)
     assert command.startswith("pipx inject dexter-py ")
     assert "'matplotlib>=3.9'" in command and "'weasyprint>=68'" in command
-    assert describe_installation(route).startswith("dexter ") and "(pipx" in (
-        describe_installation(route)
-    )
+    assert describe_installation(route).splitlines()[1].startswith("installed: pipx")
 
 
 def test_a_checkout_is_told_to_sync_the_extra(

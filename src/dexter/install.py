@@ -116,7 +116,8 @@ def missing_extra(what: str, extra: str, package: str | None = None) -> ConfigEr
 
 
 def describe_installation(route: InstallRoute | None = None) -> str:
-    """One line for `dexter --version`: the version and how this copy was installed."""
+    """`dexter --version`: the version on the first line (what scripts read), then how this
+    copy was installed and with which extras."""
     route = route or install_route()
     if route.kind == "uv-tool":
         how = f"uv tool, from {route.source}" if route.source else "uv tool"
@@ -127,8 +128,8 @@ def describe_installation(route: InstallRoute | None = None) -> str:
     else:
         how = f"pip, in {route.where}"
     extras = _installed_extras(route)
-    with_extras = f"; extras: {', '.join(extras)}" if extras else ""
-    return f"dexter {__version__} ({how}{with_extras})"
+    with_extras = f" (extras: {', '.join(extras)})" if extras else " (no extras)"
+    return f"dexter {__version__}\ninstalled: {how}{with_extras}"
 
 
 def extra_requirements(extra: str) -> list[str]:

@@ -578,30 +578,24 @@ def _dispatch(args: argparse.Namespace) -> int:
             check=args.check,
             show_all=args.show_all,
         )
-    missing = _no_terminal()
-    if missing:
-        print(
-            f"dexter: no terminal for the interactive session ({missing}); use "
-            '`dexter ask "…"` for one answer (it reads a piped question too).',
-            file=sys.stderr,
-        )
+    if not _on_terminals():
+        # One line that fits 80 columns: a cron mail or a log shows it whole.
+        message = 'no terminal for the interactive session; use dexter ask "…" instead.'
+        print(f"dexter: {message}", file=sys.stderr)
         return EXIT_USAGE
     from dexter.cli.interactive_command import run_interactive_command
 
     return run_interactive_command(args.model, resume=args.resume)
 
 
-def _no_terminal() -> str | None:
-    """Why the full-screen session cannot run here, or None. It reads keys from stdin and draws
-    on stderr (as textual does); without both on a terminal (`echo q | dexter`, a cron line,
-    `dexter 2>log`) it would write escape codes nobody sees and wait for keys forever."""
-    for name, stream in (("stdin", sys.stdin), ("stderr", sys.__stderr__)):
-        try:
-            if stream is None or not stream.isatty():
-                return f"{name} is not a terminal"
-        except (OSError, ValueError):  # closed or detached
-            return f"{name} is not a terminal"
-    return None
+def _on_terminals() -> bool:
+    """Whether the full-screen session can run: it reads keys from stdin and draws on stderr
+    (as textual does). Without both on a terminal (`echo q | dexter`, a cron line, `dexter
+    2>log`) it would write escape codes nobody sees and wait for keys forever."""
+    try:
+        return all(s is not None and s.isatty() for s in (sys.stdin, sys.__stderr__))
+    except (OSError, ValueError):  # closed or detached
+        return False
 
 
 def _add_store_parsers(commands: Any) -> None:
