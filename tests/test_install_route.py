@@ -124,10 +124,11 @@ def test_no_message_hardcodes_one_install_route() -> None:
 
 
 def test_the_missing_extra_error_is_one_line_naming_package_and_step() -> None:
-    error = missing_extra("This report format", "reports", "weasyprint")
+    error = missing_extra("PDF reports", "reports", "weasyprint")
     text = str(error)
     assert error.exit_code == 2 and "\n" not in text
-    assert "(weasyprint is not installed)" in text
+    assert text.startswith("PDF reports need the optional `reports` extra")
+    assert ", and weasyprint is not installed:" in text
     assert f"`{add_extra_command('reports')}`" in text
 
 

@@ -107,11 +107,11 @@ def reinstall_command(route: InstallRoute | None = None) -> str:
 
 
 def missing_extra(what: str, extra: str, package: str | None = None) -> ConfigError:
-    """The error for `what` (e.g. "This report format") needing the optional `extra`: names the
+    """The error for `what` (e.g. "PDF reports") needing the optional `extra`: names the
     missing package and the install step that fits how Dexter was installed."""
-    missing = f" ({package} is not installed)" if package else ""
+    missing = f", and {package} is not installed" if package else ""
     return ConfigError(
-        f"{what} needs the optional `{extra}` extra{missing}: run `{add_extra_command(extra)}`."
+        f"{what} need the optional `{extra}` extra{missing}: run `{add_extra_command(extra)}`."
     )
 
 

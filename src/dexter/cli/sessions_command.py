@@ -143,9 +143,11 @@ def _remove(sessions: SessionStore, console: Console, ids: list[str], *, yes: bo
             console.print(
                 Text(f"  {info.id}  {info.title or '(untitled)'} · {_questions(info.turns)}")
             )
-        what = "this session" if len(targets) == 1 else f"these {len(targets)} sessions"
+        one = len(targets) == 1
+        what = "this session" if one else f"these {len(targets)} sessions"
+        cost = "its" if one else "their"
         console.print(
-            f"Delete {what}? The usage ledger keeps their cost. [y/N] ", end="", markup=False
+            f"Delete {what}? The usage ledger keeps {cost} cost. [y/N] ", end="", markup=False
         )
         answer = sys.stdin.readline()
         if answer.strip().lower() not in ("y", "yes"):

@@ -100,7 +100,7 @@ def require_slack() -> None:
     if missing:
         from dexter.install import missing_extra
 
-        error = missing_extra("The Slack channel", "slack", missing[0].replace("_", "-"))
+        error = missing_extra("Slack channels", "slack", missing[0].replace("_", "-"))
         raise ConfigError(f"{error.message[:-1]}, or disable slack in gateway.json.")
 
 

@@ -126,7 +126,7 @@ def load_neonize() -> NeonizeApi:
                 "WhatsApp Web needs neonize, which has no macOS build (0.5.x ships Linux and "
                 "Windows only); use the whatsapp_cloud channel or run the gateway on Linux."
             )
-        raise missing_extra("WhatsApp Web", "whatsapp", "neonize")
+        raise missing_extra("WhatsApp Web messages", "whatsapp", "neonize")
     folder = Path(next(iter(spec.submodule_search_locations)))
     library = bundled_library_name()
     if not (folder / library).is_file():

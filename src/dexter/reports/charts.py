@@ -69,7 +69,7 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
     except ImportError:
         from dexter.install import missing_extra
 
-        raise missing_extra("Drawing charts", "reports", "matplotlib") from None
+        raise missing_extra("Chart images", "reports", "matplotlib") from None
     figure, axes = plt.subplots(figsize=(7.2, 3.4), dpi=110)
     x = list(range(len(chart.periods)))
     drawn: list[float] = []

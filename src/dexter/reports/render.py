@@ -85,13 +85,13 @@ def format_for(
     return "md"
 
 
-def _need(module: str) -> Any:
+def _need(module: str, what: str) -> Any:
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise missing_extra("This report format", "reports", module.split(".")[0]) from None
+        raise missing_extra(what, "reports", module.split(".")[0]) from None
 
 
 def _meta(report: Report) -> list[tuple[str, str]]:
@@ -214,7 +214,7 @@ def _answer_html(answer: str) -> str:
 
 
 def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: bool = False) -> str:
-    jinja2 = _need("jinja2")
+    jinja2 = _need("jinja2", "HTML and PDF reports")
     # Autoescape on for every template: the template's name ends in .j2, which Jinja's
     # select_autoescape(["html"]) would have treated as not HTML, leaving every label raw.
     environment = jinja2.Environment(
@@ -275,7 +275,7 @@ def to_pdf(report: Report) -> bytes:
 def html_to_pdf(html: str) -> bytes:
     """`html` laid out as PDF, loading nothing: only images inline in the page (data: URLs)
     are read, never a file, a web or internal address; and no file is attached."""
-    weasyprint = _need("weasyprint")
+    weasyprint = _need("weasyprint", "PDF reports")
     document = weasyprint.HTML(string=html, url_fetcher=_inline_only(weasyprint)).render()
     # `<link rel=attachment>` and `<a rel=attachment>` would embed what they name in the PDF.
     document.metadata.attachments = []
@@ -301,7 +301,7 @@ def _inline_only(weasyprint: Any) -> Any:
 def to_xlsx(report: Report) -> bytes:
     from dexter.reports.xlsx import to_xlsx as workbook
 
-    return workbook(report, _need("xlsxwriter"), _meta(report), _unit_header)
+    return workbook(report, _need("xlsxwriter", "XLSX reports"), _meta(report), _unit_header)
 
 
 # --------------------------------------------------------------------------- files
@@ -314,7 +314,7 @@ def require_format(fmt: Format) -> None:
 
     for module in _MODULES_FOR[fmt]:
         if importlib.util.find_spec(module) is None:
-            raise missing_extra("This report format", "reports", module)
+            raise missing_extra(f"{fmt.upper()} reports", "reports", module)
 
 
 def charts_left_out(report: Report, fmt: Format) -> str | None:
