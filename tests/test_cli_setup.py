@@ -15,17 +15,10 @@ import pytest
 from dexter.cli.main import main
 from dexter.config import ConfigError, load_settings
 from dexter.providers import resolve_model
-from tests.test_cli import PROVIDER_ENV
+from tests import test_cli_keys_models_config as keys_tests
 
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "80")
-    return tmp_path / "home"
+# The same temporary Dexter home, with no provider variables, as the keys and models tests.
+home = keys_tests.home
 
 
 def piped_bytes(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.sec_mirror import Mirror, MirrorServer
 from tests.support.wire_server import WireServer
-from tests.test_research_e2e import offers_tool, text_reply, tool_calls_reply
+from tests.test_reports import script_apple_research
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "How did Apple's revenue change over the last four fiscal years?"
@@ -142,16 +142,7 @@ def test_the_wheel_installs_as_a_uv_tool_and_answers_reports_without_extras(
         assert how.startswith(f"installed: uv tool, from {tmp_path / 'dist'}")
         assert how.endswith("(no extras)")
 
-        wire_server.push(
-            tool_calls_reply(("c1", "get_financials", {"query": "Apple income, 4 fiscal years"}))
-        )
-        wire_server.route(
-            offers_tool("income_statements"),
-            tool_calls_reply(
-                ("r1", "income_statements", {"company": "AAPL", "period": "annual", "limit": 4})
-            ),
-        )
-        wire_server.push(text_reply(ANSWER))
+        script_apple_research(wire_server, ANSWER)
         asked = run("ask", "--model", "openai:gpt-test", "-o", "memo.md", QUESTION)
         assert asked.returncode == 0, asked.stderr
         assert "$416.2B" in asked.stdout

@@ -16,6 +16,7 @@ from dexter.install import (
     detect_route,
     extra_requirements,
     missing_extra,
+    reinstall_command,
 )
 from dexter.reports.model import Report, Row, Table
 
@@ -171,3 +172,15 @@ def test_markdown_is_written_without_matplotlib_and_says_what_it_left_out(
     require_format("md")
     with pytest.raises(Exception, match="matplotlib is not installed"):
         require_format("html")
+
+
+def test_reinstalling_keeps_the_route_and_its_extras(tmp_path: Path) -> None:
+    root = tmp_path / "dexter"
+    assert reinstall_command(InstallRoute("uv-tool", "/src/dx", ("reports",))) == (
+        "uv tool install --reinstall '/src/dx[reports]'"
+    )
+    assert reinstall_command(InstallRoute("uv-tool")) == "uv tool install --reinstall dexter-py"
+    assert reinstall_command(InstallRoute("pipx")) == "pipx reinstall dexter-py"
+    checkout = InstallRoute("checkout", where=root, uv_project=True)
+    assert reinstall_command(checkout).endswith(" --reinstall")
+    assert reinstall_command(InstallRoute("pip")) == "pip install --force-reinstall dexter-py"

@@ -70,10 +70,7 @@ def add_extra_command(extra: str, route: InstallRoute | None = None) -> str:
     """The one command that adds the optional `extra` to this installation."""
     route = route or install_route()
     if route.kind == "uv-tool":
-        extras = ",".join(sorted({*route.extras, extra}))
-        if route.source and "://" in route.source:  # git or a URL: the PEP 508 form
-            return f"uv tool install {shlex.quote(f'{DISTRIBUTION}[{extras}] @ {route.source}')}"
-        return f"uv tool install {shlex.quote(f'{route.source or DISTRIBUTION}[{extras}]')}"
+        return f"uv tool install {_uv_tool_target(route, {*route.extras, extra})}"
     if route.kind == "pipx":
         packages = " ".join(shlex.quote(p) for p in extra_requirements(extra))
         if packages:
@@ -91,12 +88,7 @@ def reinstall_command(route: InstallRoute | None = None) -> str:
     package that went missing or a file that was damaged."""
     route = route or install_route()
     if route.kind == "uv-tool":
-        extras = f"[{','.join(sorted(route.extras))}]" if route.extras else ""
-        if route.source and "://" in route.source:
-            target = f"{DISTRIBUTION}{extras} @ {route.source}"
-        else:
-            target = f"{route.source or DISTRIBUTION}{extras}"
-        return f"uv tool install --reinstall {shlex.quote(target)}"
+        return f"uv tool install --reinstall {_uv_tool_target(route, set(route.extras))}"
     if route.kind == "pipx":
         return f"pipx reinstall {DISTRIBUTION}"
     if route.kind == "checkout":
@@ -104,6 +96,15 @@ def reinstall_command(route: InstallRoute | None = None) -> str:
             return f"uv sync{_project_option(route.where)} --reinstall"
         return f"pip install --force-reinstall -e {shlex.quote(str(route.where))}"
     return f"pip install --force-reinstall {DISTRIBUTION}"
+
+
+def _uv_tool_target(route: InstallRoute, extras: set[str]) -> str:
+    """What `uv tool install` is given for this tool with `extras`: where it came from (a
+    clone, a wheel, git or a URL in the PEP 508 form), else the registry's name; quoted."""
+    wanted = f"[{','.join(sorted(extras))}]" if extras else ""
+    if route.source and "://" in route.source:
+        return shlex.quote(f"{DISTRIBUTION}{wanted} @ {route.source}")
+    return shlex.quote(f"{route.source or DISTRIBUTION}{wanted}")
 
 
 def missing_extra(what: str, extra: str, package: str | None = None) -> ConfigError:
