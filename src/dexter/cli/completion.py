@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
 EXIT_OK = 0
@@ -34,17 +33,18 @@ def add_completion_parser(commands: Any, root: argparse.ArgumentParser) -> None:
     completion.set_defaults(command_run=lambda args: _run(root, args))
 
 
-@dataclass
 class _Node:
-    """One parser: its sub-commands, options, and what its values are."""
+    """One parser: its sub-commands, options, and what its values are. (A plain class, not a
+    dataclass: this module is imported on every start, and dataclasses costs ~5 ms.)"""
 
-    children: dict[str, _Node] = field(default_factory=dict)
-    options: list[str] = field(default_factory=list)
-    # Option string → what its value is: "" for a flag, "@any", "@sessions", "@jobs", or the
-    # choices separated by spaces.
-    values: dict[str, str] = field(default_factory=dict)
-    # What the positional arguments are ("@sessions", "@jobs", choices, or "@any").
-    positional: str = ""
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.options: list[str] = []
+        # Option string → what its value is: "" for a flag, "@any", "@sessions", "@jobs", or
+        # the choices separated by spaces.
+        self.values: dict[str, str] = {}
+        # What the positional arguments are ("@sessions", "@jobs", choices, or "@any").
+        self.positional = ""
 
 
 def _run(root: argparse.ArgumentParser, args: argparse.Namespace) -> int:
