@@ -78,3 +78,20 @@ def _no_network_beyond_loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
     yield
     if reached:
         pytest.fail(f"the test tried to reach the network: {', '.join(sorted(set(reached)))}")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Why tests were skipped, each reason once with its count, above the closing line: "218
+    skipped" alone does not say that the recorded SEC fixtures are missing (or a browser)."""
+    from collections import Counter
+
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr
+        reasons[str(reason).removeprefix("Skipped: ").strip()] += 1
+    if not reasons:
+        return
+    terminalreporter.write_sep("-", "why tests were skipped")
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:>5} {reason}")

@@ -13,15 +13,15 @@ import pytest
 
 from dexter.tools.base import ToolContext, ToolFailure, ToolResult
 from dexter.tools.web.browser import (
-    INSTALL_HINT,
     BrowserArgs,
     BrowserTool,
     find_chromium,
+    install_hint,
     playwright_installed,
 )
 
 if not playwright_installed() or find_chromium() is None:
-    pytest.skip(f"no browser here. {INSTALL_HINT}", allow_module_level=True)
+    pytest.skip(f"no browser here. {install_hint()}", allow_module_level=True)
 
 PAGES = {
     "/table": """<html><head><title>Quarterly revenue</title></head><body><main>

@@ -20,10 +20,10 @@ import pytest
 
 from dexter.tools.base import ToolContext, ToolFailure, ToolResult
 from dexter.tools.web.browser import (
-    INSTALL_HINT,
     BrowserArgs,
     BrowserTool,
     find_chromium,
+    install_hint,
     playwright_installed,
 )
 from dexter.tools.web.browser_guard import navigable_url
@@ -163,7 +163,8 @@ async def call(tool: BrowserTool, ctx: ToolContext, **args: Any) -> ToolResult:
 
 
 needs_browser = pytest.mark.skipif(
-    not playwright_installed() or find_chromium() is None, reason=f"no browser here. {INSTALL_HINT}"
+    not playwright_installed() or find_chromium() is None,
+    reason=f"no browser here. {install_hint()}",
 )
 
 

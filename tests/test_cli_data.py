@@ -30,7 +30,8 @@ def test_income_table_with_fiscal_labels_and_sources(
     assert main(["data", "income", "AAPL", "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert "Apple Inc. (AAPL)" in out
-    assert "2025-FY" in out and "2024-FY" in out
+    # The charts' and reports' labels (FY2025), not the data's own (2025-FY).
+    assert "FY2025" in out and "FY2024" in out and "2025-FY" not in out
     assert "416,161" in out and "391,035" in out  # USD millions
     assert "1.02" in out and "7.46" in out  # per-share figures stay in dollars
     assert "Sources" in out and "10-K" in out
@@ -134,3 +135,14 @@ def test_cashflow_chart_lines_share_one_scale(
     assert max(len(line) for line in out.splitlines()) <= 80
     bars = {line.split()[-1]: line.count("█") for line in out.splitlines() if "█" in line}
     assert bars["122,151"] > 5 * bars["-12,715"]  # capex is a tenth of operating cash flow
+
+
+def test_table_and_chart_name_periods_alike(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "income", "AAPL", "--period", "quarterly", "--limit", "2", "--chart"]) == 0
+    out = capsys.readouterr().out
+    table, _, chart = out.partition("AAPL: Revenue")
+    for label in ("Q1 FY2026", "Q4 FY2025"):
+        assert label in table and label in chart
+    assert "2026-Q1" not in out

@@ -138,7 +138,7 @@ def test_the_as_of_date_is_in_the_table_title(
     assert main(["data", "income", "AAPL", "--as-of", "2012-01-01", "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "Apple Inc. (AAPL) — income statement, annual (as of 2012-01-01)"
-    assert "2011-FY" in out and "2025-FY" not in out
+    assert "FY2011" in out and "FY2025" not in out  # labelled as the charts label periods
 
 
 def test_periods_run_oldest_to_newest_like_the_charts_and_reports(
@@ -146,12 +146,12 @@ def test_periods_run_oldest_to_newest_like_the_charts_and_reports(
 ) -> None:
     assert main(["data", "income", "AAPL", "--chart"]) == 0
     out = capsys.readouterr().out
-    header = next(line for line in out.splitlines() if "2025-FY" in line)
-    assert header.index("2022-FY") < header.index("2023-FY") < header.index("2025-FY")
+    header = next(line for line in out.splitlines() if "FY2025" in line)
+    assert header.index("FY2022") < header.index("FY2023") < header.index("FY2025")
     chart = out[out.index("AAPL: Revenue") :]
     assert chart.index("FY2022") < chart.index("FY2025")
     sources = out[out.index("Sources") :]
-    assert sources.index("2022-FY:") < sources.index("2025-FY:")
+    assert sources.index("FY2022:") < sources.index("FY2025:")
 
 
 def test_the_metrics_footnote_says_the_units_of_the_rows_shown(

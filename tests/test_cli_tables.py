@@ -19,6 +19,7 @@ from dexter.cli.data_render import statements_table
 from dexter.cli.main import main
 from dexter.cli.tables import Col, Figure, Grid, render
 from dexter.data.models import IncomeStatement
+from dexter.reports.model import fiscal_label
 from tests.support.sec_mirror import Mirror, MirrorServer
 
 _BASE = {"ticker", "report_period", "fiscal_period", "period", "currency", "accession_number"}
@@ -56,7 +57,7 @@ def _assert_whole(out: str, rows: list[dict[str, object]], width: int) -> None:
     assert "…" not in out
     assert max(len(line) for line in out.splitlines()) <= width
     for row in rows:
-        assert str(row["fiscal_period"]) in out
+        assert fiscal_label(str(row["fiscal_period"]), str(row["period"])) in out
         for field, value in row.items():
             if field in _BASE or not isinstance(value, int | float) or isinstance(value, bool):
                 continue
@@ -105,7 +106,7 @@ def test_no_figure_is_cut_when_piped_into_a_file(
 def test_csv_has_raw_numbers(sec: MirrorServer, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "income", "AAPL", "--limit", "2", "--csv"]) == 0
     table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert table[0] == ["line item", "2024-FY", "2025-FY"]  # oldest to newest, as on screen
+    assert table[0] == ["line item", "FY2024", "FY2025"]  # oldest to newest, as on screen
     revenue = next(row for row in table if row[0] == "Revenue")
     assert revenue[1:] == ["391035000000", "416161000000"]
 

@@ -13,17 +13,19 @@ from dexter.config import Settings, load_settings
 SECRET = "sk-proj-doctor-secret-abcd1234"
 
 
-def render(settings: Settings, model_spec: str | None = None, width: int = 120) -> tuple[int, str]:
+def render(
+    settings: Settings, model_spec: str | None = None, width: int = 120, *, show_all: bool = False
+) -> tuple[int, str]:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None)
-    code = run_doctor(settings, console, model_spec)
+    code = run_doctor(settings, console, model_spec, show_all=show_all)
     return code, buffer.getvalue()
 
 
 def test_doctor_lists_providers_and_hides_secrets(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}-ant\n")
     settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
-    code, output = render(settings)
+    code, output = render(settings, show_all=True)
     assert code == 0
     for name in ("OpenAI", "Anthropic", "Google", "xAI", "DeepSeek", "Moonshot", "OpenRouter"):
         assert name in output
@@ -40,7 +42,7 @@ def test_doctor_lists_providers_and_hides_secrets(tmp_path: Path) -> None:
 
 def test_doctor_at_80_columns_keeps_every_endpoint_on_one_line(tmp_path: Path) -> None:
     settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
-    _, output = render(settings, width=80)
+    _, output = render(settings, width=80, show_all=True)
     lines = output.splitlines()
     assert max(len(line) for line in lines) <= 80
     for endpoint in (
@@ -49,8 +51,29 @@ def test_doctor_at_80_columns_keeps_every_endpoint_on_one_line(tmp_path: Path) -
         "http://localhost:11434/v1",
     ):
         assert any(endpoint in line for line in lines), endpoint
-    _, wide = render(settings, width=140)
+    _, wide = render(settings, width=140, show_all=True)
     assert "https://generativelanguage.googleapis.com/v1beta/openai" in wide
+
+
+def test_doctor_shows_providers_in_use_in_full_and_names_the_rest_on_two_lines(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"OPENAI_API_KEY": SECRET})
+    code, output = render(settings, width=80)
+    assert code == 0
+    lines = output.splitlines()
+    assert len(lines) <= 40  # was 70 at 80 columns, most of it providers nobody set up
+    assert max(len(line) for line in lines) <= 80
+    assert "✓ OPENAI_API_KEY" in output and "no key needed" in output  # OpenAI and Ollama
+    assert "GOOGLE_API_KEY" not in output and "api.anthropic.com" not in output
+    start = next(i for i, line in enumerate(lines) if line.startswith("Not set up"))
+    named = " ".join(" ".join(lines[start : start + 2]).split())
+    for name in ("Anthropic", "Google", "xAI", "Moonshot", "DeepSeek", "OpenRouter"):
+        assert name in named
+    assert "dexter keys set PROVIDER" in output and "dexter doctor --all" in output
+    # The provider of the model asked for is shown in full even without its key.
+    _, output = render(settings, "anthropic:claude-sonnet-4-6", width=80)
+    assert "✗ ANTHROPIC_API_KEY" in output
 
 
 def test_doctor_fails_when_selected_provider_has_no_key(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from dexter.gateway.slack import (
 )
 from dexter.gateway.text import MEDIA_REPLY, markdown_to_slack, markdown_to_telegram_html
 from dexter.gateway.types import ChannelStatus, InboundMessage
+from dexter.install import add_extra_command
 from tests.support.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -490,7 +492,7 @@ def test_missing_extra_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         lambda name, *a: None if name == "slack_bolt" else real(name, *a),
     )
     account = AccountConfig(bot_token=BOT_TOKEN, app_token=APP_TOKEN)
-    with pytest.raises(ConfigError, match=r"uv sync --extra slack"):
+    with pytest.raises(ConfigError, match=re.escape(add_extra_command("slack"))):
         build_channel(tmp_path, "slack", "default", account)
 
 

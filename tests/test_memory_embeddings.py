@@ -377,3 +377,20 @@ def test_unknown_provider(tmp_path: Path) -> None:
     embedder, why = load_embedder(_settings(tmp_path, embeddingProvider="cohere"))
     assert embedder is None
     assert why.startswith("keyword-only: unknown embedding provider 'cohere'")
+
+
+def test_loading_the_local_model_writes_nothing_outside_the_dexter_home(tmp_path: Path) -> None:
+    """onnxruntime writes a device id under ~/.cache when imported, unless told not to."""
+    import os
+    import subprocess
+    import sys
+
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")
+    }
+    env |= {"HOME": str(user), "DEXTER_HOME": str(tmp_path / "home")}
+    code = "from dexter.memory.embeddings import LocalEmbedder; LocalEmbedder().load()"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert sorted(str(p.relative_to(user)) for p in user.rglob("*")) == []

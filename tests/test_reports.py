@@ -14,6 +14,7 @@ from dexter.cli.main import main
 from dexter.reports.build import read_scratchpad, tables_from_calls
 from dexter.reports.charts import charts_for, terminal_chart
 from tests.support.sec_mirror import Mirror, MirrorServer
+from tests.support.wire_server import WireServer
 from tests.test_research_e2e import offers_tool, text_reply, tool_calls_reply
 
 QUESTION = "How did Apple's revenue and net margin change over the last four fiscal years?"
@@ -49,20 +50,26 @@ def _research(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     with MirrorServer(Mirror()) as sec:
         for key, value in sec.env().items():
             monkeypatch.setenv(key, value)
-        wire_server.push(
-            tool_calls_reply(("c1", "get_financials", {"query": "Apple income, 4 fiscal years"}))
-        )
-        wire_server.route(
-            offers_tool("income_statements"),
-            tool_calls_reply(
-                ("r1", "income_statements", {"company": "AAPL", "period": "annual", "limit": 4})
-            ),
-        )
-        wire_server.push(text_reply(ANSWER))
+        script_apple_research(wire_server, ANSWER)
         out = tmp_path / "memo.md"
         assert main(["ask", "--model", "openai:gpt-test", "--output", str(out), QUESTION]) == 0
     yield tmp_path
     server.close()
+
+
+def script_apple_research(wire_server: WireServer, answer: str) -> None:
+    """The model's side of a run that fetches Apple's last four annual income statements
+    (through the finance router) and answers `answer`."""
+    wire_server.push(
+        tool_calls_reply(("c1", "get_financials", {"query": "Apple income, 4 fiscal years"}))
+    )
+    wire_server.route(
+        offers_tool("income_statements"),
+        tool_calls_reply(
+            ("r1", "income_statements", {"company": "AAPL", "period": "annual", "limit": 4})
+        ),
+    )
+    wire_server.push(text_reply(answer))
 
 
 def run_id(home: Path) -> str:

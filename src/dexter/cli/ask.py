@@ -38,16 +38,9 @@ def read_question(words: Sequence[str]) -> str:
         raise ConfigError(
             'no question. Usage: dexter ask "your question", or pipe it: echo "…" | dexter ask'
         )
-    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-    if isinstance(raw, bytes):
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ConfigError(
-                f"the question on stdin is not valid UTF-8 (byte 0x{raw[error.start]:02x} at "
-                f"offset {error.start}); send UTF-8 text."
-            ) from None
-    return raw
+    from dexter.cli.stdin import read_utf8
+
+    return read_utf8("the question")
 
 
 def run_ask(
@@ -72,10 +65,11 @@ def run_ask(
         raise ConfigError("--max-iterations must be at least 1")
     if output:
         from dexter.outputfile import refuse_link
-        from dexter.reports.render import format_for
+        from dexter.reports.render import format_for, require_format
 
-        # A bad file name fails before the run, not after; `ask` has no --format to suggest.
-        format_for(Path(output), None, how_to_ask="")
+        # A bad file name, or a format this installation cannot render, fails before the run;
+        # `ask` has no --format to suggest.
+        require_format(format_for(Path(output), None, how_to_ask=""))
         refuse_link(Path(output).expanduser())  # and so does a symlink there
         folder = Path(output).expanduser().resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):

@@ -68,7 +68,7 @@ def add_cron_parser(commands: Any) -> None:
         "cron",
         help="scheduled research jobs: add, list, show, edit, enable, disable, rm, run, logs",
         description="Jobs run unattended (by `dexter daemon` or the gateway) and deliver an "
-        "alert only when something happened. " + _SCHEDULE_HELP + ".",
+        "alert only when something happened. A schedule is " + _SCHEDULE_HELP + ".",
     )
     cron.set_defaults(cron_run=_lazy("run_cron_command"))
     actions = cron.add_subparsers(dest="cron_command", metavar="ACTION", required=True)

@@ -24,6 +24,7 @@ from dexter.data.models import (
 )
 from dexter.data.sec.filing_docs import FilingDocuments
 from dexter.data.sec.fulltext import SearchPage
+from dexter.reports.model import fiscal_label
 from dexter.tools.finance.format import CellKind, cell_kind
 
 _BASE_FIELDS = set(StatementBase.model_fields)
@@ -106,7 +107,8 @@ def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool
         else f"{currency} millions; per-share figures in {currency}; share counts in millions"
     )
     columns = [Col("", key=True, style="bold", csv_header="line item")]
-    columns += [Col(row.fiscal_period, figure=True) for row in rows]
+    # The same period labels as the charts and reports: FY2025, Q1 FY2026 (not 2025-FY).
+    columns += [Col(fiscal_label(row.fiscal_period, row.period), figure=True) for row in rows]
     grid = Grid(title=title, columns=columns, caption=caption)
     grid.add_row("Period end", *[Figure(row.report_period) for row in rows], style="dim")
     for field in fields:
@@ -123,10 +125,11 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
         cited = dict.fromkeys(
             source.cite(concept=False) for source in row.sources.values() if source.accession_number
         )
+        period = fiscal_label(row.fiscal_period, row.period)
         if cited:
-            lines.append(f"{row.fiscal_period}: " + "; ".join(cited))
+            lines.append(f"{period}: " + "; ".join(cited))
         elif row.accession_number:
-            lines.append(f"{row.fiscal_period}: acc. {row.accession_number}")
+            lines.append(f"{period}: acc. {row.accession_number}")
     return lines
 
 

@@ -13,6 +13,7 @@ from dexter.config import ConfigError, Settings, get_secret
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from dexter.mcp.config import McpSetup
 
@@ -48,13 +49,15 @@ def _print_phases(
         console.print(Text(f"  phases: {exc}", style="red"))
         return False
     fast = plans[1]
-    console.print(Text.assemble("  Phases  main ", (plans[0].spec, "cyan")))
-    console.print(
+    _field(console, Text.assemble("  Phases  main ", (plans[0].spec, "cyan")), label=10)
+    _field(
+        console,
         Text.assemble(
             "          router, compaction, constraints, memory ",
             (fast.spec, "cyan"),
             (f"  ({fast.reason})", "dim"),
-        )
+        ),
+        label=10,
     )
     if check:
         # Each phase's model has its own setting; main wins when both phases share a spec.
@@ -205,9 +208,15 @@ def _window_text(model_name: str, window: int, provider: Any) -> str:
 
 
 def run_doctor(
-    settings: Settings, console: Console, model_spec: str | None = None, *, check: bool = False
+    settings: Settings,
+    console: Console,
+    model_spec: str | None = None,
+    *,
+    check: bool = False,
+    show_all: bool = False,
 ) -> int:
-    """Print the diagnosis; 0 if the model that would be used now is usable, else 1."""
+    """Print the diagnosis; 0 if the model that would be used now is usable, else 1. Providers
+    in use or set up are shown in full, the others (`show_all`: none) named on one line."""
     import platform
 
     from rich.measure import Measurement
@@ -230,7 +239,8 @@ def run_doctor(
 
     home_state = "exists" if settings.home.is_dir() else "not created yet"
     home_state += f"; {HOME_SOURCE_LABELS[settings.home_source]}"
-    console.print(Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})"))
+    home_line = Text.assemble("DEXTER_HOME  ", (str(settings.home), "cyan"), f"  ({home_state})")
+    _field(console, home_line)
     path = settings.settings_path
     settings_line = Text.assemble("Settings     ", (str(path), "cyan"), "  ")
     # The same readers the commands use: doctor never calls a file fine that they refuse.
@@ -245,7 +255,7 @@ def run_doctor(
         settings_line.append("✓ parses", style="green")
     else:
         settings_line.append("not present (defaults in use)", style="dim")
-    console.print(settings_line)
+    _field(console, settings_line)
     if settings.settings_error:
         console.print(Text(f"  {settings.settings_error}", style="red"))
     for error in errors:
@@ -262,17 +272,18 @@ def run_doctor(
 
     db_ok, db_state = database_state(settings)
     ok = ok and db_ok
-    console.print(
+    _field(
+        console,
         Text.assemble(
             "Database     ",
             (str(settings.home / "dexter.db"), "cyan"),
             "  ",
             (("✓ " if db_ok else "✗ ") + db_state, "green" if db_ok else "red"),
-        )
+        ),
     )
     dotenv = str(settings.dotenv_path) if settings.dotenv_path else "none in working directory"
-    console.print(Text.assemble(".env         ", (dotenv, "cyan")))
-    console.print(_sandbox_line())
+    _field(console, Text.assemble(".env         ", (dotenv, "cyan")))
+    _field(console, _sandbox_line())
     console.print()
 
     problems: list[str] = []
@@ -283,13 +294,28 @@ def run_doctor(
         return 1
 
     problems = [status.error for status in statuses if status.error]
+    selected = _selected_provider(settings, model_spec)
+    shown = [s for s in statuses if show_all or _set_up(s) or s.id == selected]
+    rest = [s for s in statuses if s not in shown]
     # A column each when every URL fits on one line; otherwise the endpoint goes under the
     # provider's name (and the window column goes), so a URL is never broken across lines.
-    table = _provider_table(statuses, wide=True)
-    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    if natural > console.width:
-        table = _provider_table(statuses, wide=False)
+    # The window column goes first, then the URLs' https://, then the endpoint column itself.
+    for layout in ({"wide": True}, {"wide": True, "compact": True}, {"wide": False}):
+        table = _provider_table(shown, **layout)
+        natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+        if natural <= console.width:
+            break
     console.print(table)
+    if rest:
+        names = ", ".join(status.display_name for status in rest)
+        _field(console, Text.assemble(("Not set up   ", "bold"), f"{names}."))
+        _field(
+            console,
+            Text(
+                "             Keys: `dexter keys set PROVIDER`. Details: `dexter doctor --all`.",
+                style="dim",
+            ),
+        )
     for problem in problems:
         console.print(Text(f"✗ {problem}", style="red"))
     console.print()
@@ -335,41 +361,82 @@ def run_doctor(
     agent = (settings.env.get("DEXTER_SEC_USER_AGENT") or "").strip()
     agent_problem = user_agent_problem(agent) if agent else None
     if agent and agent_problem:
-        console.print(
-            Text.assemble(
-                "SEC EDGAR    ", ("✗ DEXTER_SEC_USER_AGENT", "red"), f" {agent_problem} ({agent})"
-            )
+        sec = Text.assemble(
+            "SEC EDGAR    ", ("✗ DEXTER_SEC_USER_AGENT", "red"), f" {agent_problem} ({agent})"
         )
     elif agent:
-        console.print(Text.assemble("SEC EDGAR    ", ("✓ user agent set", "green"), f" ({agent})"))
+        sec = Text.assemble("SEC EDGAR    ", ("✓ user agent set", "green"), f" ({agent})")
     else:
-        console.print(
-            Text.assemble(
-                "SEC EDGAR    ",
-                ("✗ DEXTER_SEC_USER_AGENT not set", "red"),
-                ' (the SEC requires "Name email@example.com"; needed for key-less data)',
-            )
+        sec = Text.assemble(
+            "SEC EDGAR    ",
+            ("✗ DEXTER_SEC_USER_AGENT not set", "red"),
+            ' (the SEC requires "Name email@example.com"; needed for key-less data)',
         )
+    _field(console, sec)
     from dexter.tools.web.browser import browser_status
 
     available, detail = browser_status(settings)
-    console.print(
+    _field(
+        console,
         Text.assemble(
             "Browser      ",
             ("✓ " + detail, "green") if available else ("✗ " + detail, "yellow"),
-        )
+        ),
     )
-    services = Text("Other services: ")
+    services = Text("Services     ")
     for index, (env_name, title) in enumerate(service_keys()):
         if index:
             services.append(", ")
         present = get_secret(settings, env_name) is not None
         services.append(f"{title} {'✓' if present else '✗'}", style="green" if present else "dim")
-    console.print(services)
+    _field(console, services)
     return 0 if ok else 1
 
 
-def _provider_table(statuses: list[Any], *, wide: bool) -> Table:
+_LABEL = 13  # "DEXTER_HOME  ": every field's value starts in this column
+
+
+def _field(console: Console, line: Text, *, label: int = _LABEL) -> None:
+    """`line` is a label padded to `label` columns and a value; a value too long for the
+    terminal wraps under itself, at spaces, never under the label (and no line is padded)."""
+    from rich.text import Text
+
+    head, value = line[:label], line[label:]
+    room = console.width - label
+    if room < 20 or max(map(len, value.plain.split()), default=0) > room:
+        console.print(line)  # a path longer than the room: folded at the edge, as before
+        return
+    for index, part in enumerate(value.wrap(console, room)):
+        part.rstrip()
+        console.print((head if index == 0 else Text(" " * label)) + part, soft_wrap=True)
+
+
+def _set_up(status: Any) -> bool:
+    """A provider the user has done something about: a key, a custom or overridden endpoint,
+    a problem to fix, or none needed (a local server such as Ollama)."""
+    return bool(
+        status.key_present
+        or not status.key_required
+        or status.custom
+        or status.base_url_overridden
+        or status.error
+    )
+
+
+def _selected_provider(settings: Settings, model_spec: str | None) -> str | None:
+    """The provider of the model that would run now (shown in full even without a key)."""
+    from dexter.providers import selected_model_spec
+    from dexter.providers.registry import provider_table
+    from dexter.providers.resolve import split_model_spec
+
+    spec, _ = selected_model_spec(model_spec, settings)
+    try:
+        return split_model_spec(spec, provider_table(settings))[0].id
+    except ConfigError:
+        return None  # said below, where the model is resolved
+
+
+def _provider_table(statuses: list[Any], *, wide: bool, compact: bool = False) -> Table:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -383,7 +450,8 @@ def _provider_table(statuses: list[Any], *, wide: bool) -> Table:
     else:
         table.add_column("Provider / --model / endpoint", overflow="fold", ratio=1)
     table.add_column("API key", no_wrap=True)
-    if wide:
+    window = wide and not compact
+    if window:
         table.add_column("Window", justify="right", no_wrap=True)
     for status in statuses:
         name = Text(status.display_name, style="bold")
@@ -391,7 +459,7 @@ def _provider_table(statuses: list[Any], *, wide: bool) -> Table:
             name.append(" (custom)", style="dim")
         name.append(f"\n{status.id}:{status.default_model or '<model>'}", style="cyan")
         shown = status.base_url or "—"
-        if not wide:  # the scheme costs a narrow column the width a URL needs; http:// stays
+        if compact or not wide:  # the scheme costs the width a URL needs; http:// stays
             shown = shown.removeprefix("https://")
         url = Text(shown)
         if status.error:
@@ -406,8 +474,10 @@ def _provider_table(statuses: list[Any], *, wide: bool) -> Table:
             key = Text(f"✓ {via}", style="green")
         else:
             key = Text(f"✗ {status.api_key_env or 'no apiKeyEnv'}", style="red")
-        if wide:
+        if window:
             table.add_row(name, url, key, f"{status.context_window:,}")
+        elif wide:
+            table.add_row(name, url, key)
         else:
             table.add_row(name + "\n" + url, key)
     return table

@@ -9,7 +9,7 @@ from dexter.config import load_settings
 
 
 def run_doctor_command(
-    model_spec: str | None, *, as_json: bool = False, check: bool = False
+    model_spec: str | None, *, as_json: bool = False, check: bool = False, show_all: bool = False
 ) -> int:
     settings = load_settings(tolerate_corrupt=True)
     if as_json:
@@ -20,4 +20,4 @@ def run_doctor_command(
         report, ok = doctor_report(settings, model_spec)
         print(json.dumps(report, indent=2))
         return 0 if ok else 1
-    return run_doctor(settings, Console(), model_spec, check=check)
+    return run_doctor(settings, Console(), model_spec, check=check, show_all=show_all)

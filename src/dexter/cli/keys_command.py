@@ -71,20 +71,15 @@ def _variable(settings: Any, name: str) -> str | None:
 
 
 def _unknown(settings: Any, name: str) -> str:
-    import difflib
+    from dexter.providers.registry import closest_provider
 
     names = _names(settings)
-    choices = [*names, *names.values()]
-    close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=1)
-    hint = ""
-    if close:
-        match = next(c for c in choices if c.lower() == close[0])
-        hint = f" Did you mean {match!r}?"
+    match = closest_provider(name, [*names, *names.values()])
+    hint = f" Did you mean {match!r}?" if match else ""
     return f"unknown key {name!r}.{hint} Known: {', '.join(sorted(names))}."
 
 
 def _set(settings: Any, variable: str) -> int:
-    from dexter.config import ConfigError
     from dexter.keystore import save_key
 
     if sys.stdin is not None and sys.stdin.isatty():
@@ -92,15 +87,36 @@ def _set(settings: Any, variable: str) -> int:
 
         value = getpass.getpass(f"Paste the value of {variable} (not echoed): ")
     else:
-        value = sys.stdin.readline() if sys.stdin is not None else ""
-    value = value.strip()
-    if not value:
-        raise ConfigError(f"no value given for {variable}; nothing stored.")
+        from dexter.cli.stdin import read_utf8
+
+        value = read_utf8(f"the value of {variable}", first_line=True)
+    value = _checked_key(variable, value.strip())
     path = save_key(settings.home, variable, value)
     print(f"Stored {variable} in {path} (readable by you only).")
     if settings.env.get(variable):
         print(f"Note: {variable} is also set in the environment, which takes precedence.")
     return EXIT_OK
+
+
+def _checked_key(variable: str, value: str) -> str:
+    """`value` if it can be a key; a key copied from the docs, or one with characters no key
+    holds, is refused with nothing stored (the provider would only answer 401 later)."""
+    from dexter.config import ConfigError, is_placeholder
+
+    if not value:
+        raise ConfigError(f"no value given for {variable}; nothing stored.")
+    if is_placeholder(value):
+        raise ConfigError(
+            f"{variable}: the value is a placeholder from an example (like `sk-...`, `your-key` "
+            "or `<KEY>`), not a key; paste the key your provider issued. Nothing stored."
+        )
+    odd = next((ch for ch in value if not (ch.isascii() and ch.isprintable()) or ch == " "), None)
+    if odd is not None:
+        raise ConfigError(
+            f"{variable}: the value holds {odd!r} (U+{ord(odd):04X}), which no API key contains; "
+            "check what was pasted. Nothing stored."
+        )
+    return value
 
 
 def _list(settings: Any, *, as_json: bool) -> int:

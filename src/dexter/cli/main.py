@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from dexter import __version__
 from dexter.cli.argtypes import iso_day
-from dexter.cli.config_command import add_completion_parser, add_config_parser
+from dexter.cli.completion import add_completion_parser
+from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.gateway_command import add_gateway_parser
@@ -77,9 +77,11 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="dexter",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RootHelp,
     )
-    parser.add_argument("--version", action="version", version=f"dexter {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, help="show the version and how Dexter was installed"
+    )
     parser.add_argument(
         "--no-color", action="store_true", help="no colours or styles (as does NO_COLOR=1)"
     )
@@ -175,7 +177,71 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
     )
+    doctor.add_argument(
+        "--all",
+        dest="show_all",
+        action="store_true",
+        help="every provider in full (default: those set up, and the rest on one line)",
+    )
+    _wrap_whole_words(parser)
     return parser
+
+
+class _WholeWords(argparse.HelpFormatter):
+    """Help wrapped at spaces only: the default also breaks after hyphens, which cut
+    `YYYY-MM-DD.md` and `--max-iterations` across two lines."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.fill(
+            text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        )
+
+
+class _RootHelp(argparse.RawDescriptionHelpFormatter):
+    """The top-level help: its description and examples are laid out by hand (kept as they
+    are); its option help is wrapped at spaces only, as everywhere else."""
+
+    _split_lines = _WholeWords._split_lines
+
+
+def _wrap_whole_words(parser: argparse.ArgumentParser) -> None:
+    """Every sub-command's help wraps at spaces only (subparsers do not inherit the root's
+    formatter, and setting it on each of ~80 `add_parser` calls would be easy to forget)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.formatter_class = _WholeWords
+                _wrap_whole_words(sub)
+
+
+class _Version(argparse.Action):
+    """`dexter --version`: the version and how this copy was installed (uv tool, pipx, a
+    checkout), worked out only when asked, so that parsing stays fast."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from dexter.install import describe_installation
+
+        print(describe_installation())
+        parser.exit()
 
 
 def _add_data_parser(commands: Any) -> None:
@@ -190,7 +256,7 @@ def _add_data_parser(commands: Any) -> None:
 
     def action(name: str, help_text: str, *, ticker: bool = True) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = actions.add_parser(
-            name, help=help_text, description=help_text
+            name, help=help_text, description=f"{help_text[0].upper()}{help_text[1:]}."
         )
         if ticker:
             sub.add_argument("ticker", help="ticker, CIK or company name (quote names)")
@@ -304,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # rich and textual both honour NO_COLOR (https://no-color.org).
         os.environ["NO_COLOR"] = "1"
+    restore_styles = _plain_styles_without_colour()
     try:
         _pipe_errors_reach_main()
         return _dispatch(args)
@@ -317,6 +384,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if _under_home(error) else EXIT_FAILED
     except Exception as error:
         return _report(error)
+    finally:
+        restore_styles()
+
+
+def _plain_styles_without_colour() -> Callable[[], None]:
+    """With NO_COLOR (or --no-color), output carries no escape codes at all: rich drops only
+    colours for NO_COLOR and keeps bold, dim and italic, which a reader who asked for plain text
+    (a screen reader, a log, a terminal that shows them badly) does not want either. Every
+    Console made without an explicit colour system gets none; the returned call undoes it (for
+    callers of `main()` in-process)."""
+    import os
+
+    if not os.environ.get("NO_COLOR"):
+        return lambda: None
+    from rich.console import Console
+
+    defaults = Console.__init__.__kwdefaults__
+    if defaults is None or "color_system" not in defaults:  # a rich that changed its signature
+        return lambda: None
+    before = defaults["color_system"]
+    defaults["color_system"] = None
+
+    def restore() -> None:
+        defaults["color_system"] = before
+
+    return restore
 
 
 def _parse(parser: argparse.ArgumentParser, arguments: list[str]) -> argparse.Namespace:
@@ -480,11 +573,29 @@ def _dispatch(args: argparse.Namespace) -> int:
         from dexter.cli.doctor_command import run_doctor_command
 
         return run_doctor_command(
-            args.doctor_model or args.model, as_json=args.json, check=args.check
+            args.doctor_model or args.model,
+            as_json=args.json,
+            check=args.check,
+            show_all=args.show_all,
         )
+    if not _on_terminals():
+        # One line that fits 80 columns: a cron mail or a log shows it whole.
+        message = 'no terminal for the interactive session; use dexter ask "…" instead.'
+        print(f"dexter: {message}", file=sys.stderr)
+        return EXIT_USAGE
     from dexter.cli.interactive_command import run_interactive_command
 
     return run_interactive_command(args.model, resume=args.resume)
+
+
+def _on_terminals() -> bool:
+    """Whether the full-screen session can run: it reads keys from stdin and draws on stderr
+    (as textual does). Without both on a terminal (`echo q | dexter`, a cron line, `dexter
+    2>log`) it would write escape codes nobody sees and wait for keys forever."""
+    try:
+        return all(s is not None and s.isatty() for s in (sys.stdin, sys.__stderr__))
+    except (OSError, ValueError):  # closed or detached
+        return False
 
 
 def _add_store_parsers(commands: Any) -> None:
@@ -523,6 +634,7 @@ def _add_store_parsers(commands: Any) -> None:
     _json_or_csv(search)
     remove = actions.add_parser("rm", help="delete sessions (the usage ledger keeps their cost)")
     remove.add_argument("ids", nargs="+", metavar="ID", help="session ids or unique prefixes")
+    remove.add_argument("--yes", action="store_true", help="don't ask for confirmation")
 
     usage = commands.add_parser(
         "usage",

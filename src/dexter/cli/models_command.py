@@ -50,9 +50,33 @@ def _default(settings: Any, spec: str | None) -> int:
     full = f"{provider.id}:{name}"
     save_setting(settings.settings_path, "model", full)
     print(f"Default model: {full} (saved in {settings.settings_path})")
+    doubt = _unknown_model(settings, provider, name, bare=":" not in spec)
+    if doubt:
+        print(f"dexter: warning: {doubt}", file=sys.stderr)
     if settings.env.get("DEXTER_MODEL"):
         print("Note: DEXTER_MODEL is set in the environment and takes precedence.")
     return EXIT_OK
+
+
+def _unknown_model(settings: Any, provider: Any, name: str, *, bare: bool) -> str | None:
+    """Why `name` may not be a model of `provider`, when Dexter can tell (a built-in endpoint
+    with a catalogue), else None. A warning, not a refusal: catalogues lag behind providers."""
+    import difflib
+
+    overridden = bool(provider.base_url_env and settings.env.get(provider.base_url_env))
+    known = [m.id for m in provider.models]
+    if provider.custom or overridden or not known or name in known:
+        return None
+    if name in (provider.default_model, provider.fast_model):
+        return None
+    where = ", where a name without `provider:` goes" if bare else ""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" Did you mean {provider.id}:{close[0]}?" if close else ""
+    return (
+        f"{name!r} is not a model Dexter knows for {provider.display_name} ({', '.join(known)})"
+        f"{where}; saved anyway.{hint} `dexter doctor --check` asks the provider whether it "
+        "serves it."
+    )
 
 
 def _served(base_url: str, api_key: str | None) -> tuple[list[str], str | None]:

@@ -27,7 +27,8 @@ def add_permissions_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "permissions",
         help="list or edit the rules that decide which tool calls run without asking",
-        description='Permission rules live in .dexter/settings.json under "permissions". '
+        description='Permission rules live under "permissions" in settings.json in the Dexter '
+        "home (`dexter config path`). "
         "Rules look like Bash, Bash(git push origin main), Bash(npm run test:*), "
         "Read(./data/**), Write(./notes/*.md), WebFetch(domain:sec.gov) or a tool name. "
         "Quote rules in the shell: dexter permissions allow 'Bash(npm test)'.",

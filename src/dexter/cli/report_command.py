@@ -68,7 +68,7 @@ def export(
     Writing a PDF takes seconds: on a terminal a spinner on stderr says so meanwhile."""
     from dexter.cli.progress import Waiting
     from dexter.reports.build import report_for
-    from dexter.reports.render import format_for, to_markdown
+    from dexter.reports.render import charts_left_out, format_for, to_markdown
 
     path = Path(output).expanduser() if output else None
     chosen = format_for(path, fmt, how_to_ask=how_to_ask)
@@ -91,7 +91,7 @@ def export(
     with Waiting(err) as waiting:
         waiting.start(f"writing {path or f'the {chosen} report'}")
         written = write_export(report, path, chosen)
-    print(wrote(written), file=sys.stderr)
+    print(wrote(written, charts_left_out(report, chosen)), file=sys.stderr)
     return EXIT_OK
 
 
@@ -109,8 +109,10 @@ def write_export(report: Any, path: Path | None, fmt: str) -> list[Path]:
         raise ConfigError(f"could not write {path}: {error.strerror or error}") from None
 
 
-def wrote(written: list[Path]) -> str:
+def wrote(written: list[Path], left_out: str | None = None) -> str:
+    """What was written; `left_out` (see `render.charts_left_out`) follows on its own line."""
     path = written[0]
     size = path.stat().st_size
     extra = f" and {len(written) - 1} chart image(s)" if len(written) > 1 else ""
-    return f"Wrote {path} ({size / 1024:,.1f} KB){extra}."
+    note = f"\n{left_out}" if left_out else ""
+    return f"Wrote {path} ({size / 1024:,.1f} KB){extra}.{note}"

@@ -24,6 +24,9 @@ from dexter.principal import OPERATOR_ID
 from dexter.store import Ledger, SessionLookupError, SessionStore
 from dexter.store.sessions import SessionInfo, TurnInfo
 
+# A declined confirmation, as `permissions reset` and `principals rm` exit.
+EXIT_DECLINED = 1
+
 
 def run_sessions_command(
     args: argparse.Namespace,
@@ -62,7 +65,7 @@ def run_sessions_command(
                 return 0
             return _list(sessions, console, args, [info for info, _ in found], found)
         if action == "rm":
-            return _remove(sessions, console, args.ids)
+            return _remove(sessions, console, args.ids, yes=args.yes)
         try:
             info = sessions.get(args.id)
         except SessionLookupError as error:
@@ -125,19 +128,48 @@ def session_markdown(info: SessionInfo, turns: list[TurnInfo]) -> str:
     return "\n".join(lines)
 
 
-def _remove(sessions: SessionStore, console: Console, ids: list[str]) -> int:
+def _remove(sessions: SessionStore, console: Console, ids: list[str], *, yes: bool) -> int:
     targets: list[SessionInfo] = []
     for key in ids:
         try:
             targets.append(sessions.get(key))
         except SessionLookupError as error:
             return print_lookup_error(error)
+    targets = list({info.id: info for info in targets}.values())
+    if not yes and _on_a_terminal():
+        # Asked on a terminal, as `permissions reset` and `principals rm` ask; a script that
+        # names the ids (stdin not a terminal) means it, as with `rm`.
+        for info in targets:
+            console.print(
+                Text(f"  {info.id}  {info.title or '(untitled)'} · {_questions(info.turns)}")
+            )
+        one = len(targets) == 1
+        what = "this session" if one else f"these {len(targets)} sessions"
+        cost = "its" if one else "their"
+        console.print(
+            f"Delete {what}? The usage ledger keeps {cost} cost. [y/N] ", end="", markup=False
+        )
+        answer = sys.stdin.readline()
+        if answer.strip().lower() not in ("y", "yes"):
+            console.print("Nothing deleted.")
+            return EXIT_DECLINED
     for info in targets:
         sessions.delete(info.id)
         console.print(
             Text(f"Removed session {info.id}" + (f" ({info.title})" if info.title else ""))
         )
     return 0
+
+
+def _questions(count: int) -> str:
+    return f"{count} question" if count == 1 else f"{count} questions"
+
+
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def _list(

@@ -1,7 +1,7 @@
 """Slack over Socket Mode with slack-bolt: no public URL, an outbound WebSocket from this machine.
 
-Optional: the `slack` extra (`uv sync --extra slack`) brings slack-bolt, slack-sdk and aiohttp;
-nothing here imports them until a Slack account starts.
+Optional: the `slack` extra (`dexter.install` names the step that adds it) brings slack-bolt,
+slack-sdk and aiohttp; nothing here imports them until a Slack account starts.
 
 - DMs are answered like any private chat. In channels Dexter answers when @mentioned, and in a
   thread it has answered in; its reply goes into that thread (a top-level mention starts one), and
@@ -98,11 +98,10 @@ def require_slack() -> None:
     """One line naming the extra when the Slack libraries are not installed."""
     missing = [m for m in ("slack_bolt", "slack_sdk", "aiohttp") if not importlib.util.find_spec(m)]
     if missing:
-        raise ConfigError(
-            "The Slack channel needs the optional `slack` extra (slack-bolt): run "
-            "`uv sync --extra slack` (or `pip install 'dexter-py[slack]'`), or disable slack in "
-            "gateway.json."
-        )
+        from dexter.install import missing_extra
+
+        error = missing_extra("Slack channels", "slack", missing[0].replace("_", "-"))
+        raise ConfigError(f"{error.message[:-1]}, or disable slack in gateway.json.")
 
 
 # ---------------------------------------------------------------------- inbound, pure

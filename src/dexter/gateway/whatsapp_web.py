@@ -41,10 +41,10 @@ from dexter.gateway.types import (
     CredentialsRejected,
     InboundMessage,
 )
+from dexter.install import add_extra_command, missing_extra
 
 log = logging.getLogger("dexter.gateway")
 
-EXTRA = "uv sync --extra whatsapp"
 WHATSAPP_LIMIT = 4096
 SESSION_FILE = "session.db"
 # The dispatcher refreshes "typing…" every 4 s; once a refresh is this late the run is over.
@@ -126,13 +126,14 @@ def load_neonize() -> NeonizeApi:
                 "WhatsApp Web needs neonize, which has no macOS build (0.5.x ships Linux and "
                 "Windows only); use the whatsapp_cloud channel or run the gateway on Linux."
             )
-        raise ConfigError(f"WhatsApp Web needs the optional neonize package: run `{EXTRA}`.")
+        raise missing_extra("WhatsApp Web messages", "whatsapp", "neonize")
     folder = Path(next(iter(spec.submodule_search_locations)))
     library = bundled_library_name()
     if not (folder / library).is_file():
         raise ConfigError(
             f"neonize is installed without its bundled {library}; importing it would download "
-            f"one from GitHub at run time. Reinstall it from a platform wheel with `{EXTRA}`."
+            "one from GitHub at run time. Reinstall it from a platform wheel with "
+            f"`{add_extra_command('whatsapp')}`."
         )
     try:
         from neonize.aioze.client import NewAClient
@@ -152,7 +153,7 @@ def load_neonize() -> NeonizeApi:
     except (ImportError, OSError) as exc:  # e.g. libmagic missing, or a broken wheel
         raise ConfigError(
             f"neonize could not be loaded ({exc}); on Debian/Ubuntu it needs `apt install "
-            f"libmagic1`, then `{EXTRA}`."
+            f"libmagic1`, then `{add_extra_command('whatsapp')}`."
         ) from exc
     # neonize logs at INFO to the root logger and hands that level to whatsmeow: keep it quiet.
     neonize_log.setLevel(logging.WARNING)

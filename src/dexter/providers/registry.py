@@ -7,7 +7,7 @@ user-declared server all speak the OpenAI chat-completions protocol at different
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -237,6 +237,16 @@ BUILTIN_IDS = frozenset(spec.id for spec in BUILTIN_PROVIDERS)
 DEFAULT_PROVIDER_ID = "openai"
 
 _PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def closest_provider(typed: str, names: Iterable[str]) -> str | None:
+    """The provider id (or key variable) among `names` that `typed` is a typo of, or None: the
+    one did-you-mean that `--model`, `/model`, `models default` and `keys set` all give."""
+    import difflib
+
+    choices = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(typed.strip().lower(), list(choices), n=1, cutoff=0.75)
+    return choices[close[0]] if close else None
 
 
 def _error(provider_id: str, settings: Settings, problem: str) -> ConfigError:

@@ -12,6 +12,7 @@ from dexter.providers.registry import (
     DEFAULT_PROVIDER_ID,
     ProviderSpec,
     WireProtocol,
+    closest_provider,
     provider_table,
 )
 
@@ -144,6 +145,13 @@ def split_model_spec(spec: str, table: dict[str, ProviderSpec]) -> tuple[Provide
         # OpenAI fine-tunes are named "ft:base:org:suffix:id"; they are bare names, not providers.
         if head == "ft":
             return table[DEFAULT_PROVIDER_ID], text
+        meant = closest_provider(head, table)
+        if meant is not None:
+            corrected = f"{meant}:{tail.strip()}" if tail.strip() else meant
+            raise ConfigError(
+                f"Unknown provider {head!r} in model {text!r}. Did you mean {corrected}? "
+                f"Known providers: {_known_ids(table)}."
+            )
         hint = ""
         if any(ch.isdigit() or ch in ".-" for ch in head):
             hint = f" For a local Ollama model, use ollama:{text}."
@@ -160,7 +168,18 @@ def split_model_spec(spec: str, table: dict[str, ProviderSpec]) -> tuple[Provide
         prefix = provider.legacy_prefix
         if prefix and not prefix.endswith(":") and lowered.startswith(prefix):
             return table[provider.id], text
+    meant = closest_provider(lowered, table) if lowered.isalpha() else None
+    if meant is not None and not _catalogued(lowered, table):
+        # `--model antropic` is a typo of a provider, not an OpenAI model named "antropic".
+        raise ConfigError(
+            f"Unknown model {text!r}: no provider is called that. Did you mean {meant!r} (its "
+            f"default model), or {meant}:MODEL? Known providers: {_known_ids(table)}."
+        )
     return table[DEFAULT_PROVIDER_ID], text
+
+
+def _catalogued(name: str, table: dict[str, ProviderSpec]) -> bool:
+    return any(name == m.id.lower() for spec in table.values() for m in spec.models)
 
 
 def _default_model(provider: ProviderSpec) -> str:

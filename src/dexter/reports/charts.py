@@ -67,11 +67,9 @@ def _figure(chart: Chart):  # type: ignore[no-untyped-def]
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        from dexter.config import ConfigError
+        from dexter.install import missing_extra
 
-        raise ConfigError(
-            "charts need the optional reports packages: run `uv sync --extra reports`."
-        ) from None
+        raise missing_extra("Chart images", "reports", "matplotlib") from None
     figure, axes = plt.subplots(figsize=(7.2, 3.4), dpi=110)
     x = list(range(len(chart.periods)))
     drawn: list[float] = []
@@ -139,11 +137,18 @@ def _thousands(value: float, _position: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.4g}"
 
 
+def images_available() -> bool:
+    """Whether chart images can be drawn here (matplotlib comes with the `reports` extra)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def render_image(chart: Chart, fmt: str = "svg") -> bytes:
-    """The chart as SVG or PNG bytes."""
+    """The chart as SVG or PNG bytes; ConfigError naming the install step without matplotlib."""
+    figure = _figure(chart)
     import matplotlib.pyplot as plt
 
-    figure = _figure(chart)
     buffer = io.BytesIO()
     figure.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
     plt.close(figure)
@@ -194,4 +199,11 @@ def table_charts(tables: Sequence[Table]) -> list[Chart]:
     return [chart for table in tables for chart in charts_for(table)]
 
 
-__all__ = ["Chart", "charts_for", "render_image", "table_charts", "terminal_chart"]
+__all__ = [
+    "Chart",
+    "charts_for",
+    "images_available",
+    "render_image",
+    "table_charts",
+    "terminal_chart",
+]

@@ -22,8 +22,9 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from dexter.config import ConfigError
+from dexter.install import missing_extra
 from dexter.outputfile import check_destination, refuse_link, write_output
-from dexter.reports.charts import Chart, render_image, table_charts
+from dexter.reports.charts import Chart, images_available, render_image, table_charts
 from dexter.reports.markup import (
     answer_html,
     md_answer,
@@ -48,6 +49,13 @@ _UNIT_NOTES = {
     "percent": "%",
     "multiple": "×",
     "days": "days",
+}
+# What each format imports (all from the `reports` extra); Markdown needs none of them.
+_MODULES_FOR: dict[str, tuple[str, ...]] = {
+    "md": (),
+    "html": ("jinja2", "matplotlib"),
+    "pdf": ("jinja2", "matplotlib", "weasyprint"),
+    "xlsx": ("xlsxwriter",),
 }
 _CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
 
@@ -77,16 +85,13 @@ def format_for(
     return "md"
 
 
-def _need(module: str) -> Any:
+def _need(module: str, what: str) -> Any:
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ConfigError(
-            f"this report format needs the optional package {module.split('.')[0]!r}: run "
-            "`uv sync --extra reports`."
-        ) from None
+        raise missing_extra(what, "reports", module.split(".")[0]) from None
 
 
 def _meta(report: Report) -> list[tuple[str, str]]:
@@ -209,7 +214,7 @@ def _answer_html(answer: str) -> str:
 
 
 def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: bool = False) -> str:
-    jinja2 = _need("jinja2")
+    jinja2 = _need("jinja2", "HTML and PDF reports")
     # Autoescape on for every template: the template's name ends in .j2, which Jinja's
     # select_autoescape(["html"]) would have treated as not HTML, leaving every label raw.
     environment = jinja2.Environment(
@@ -270,7 +275,7 @@ def to_pdf(report: Report) -> bytes:
 def html_to_pdf(html: str) -> bytes:
     """`html` laid out as PDF, loading nothing: only images inline in the page (data: URLs)
     are read, never a file, a web or internal address; and no file is attached."""
-    weasyprint = _need("weasyprint")
+    weasyprint = _need("weasyprint", "PDF reports")
     document = weasyprint.HTML(string=html, url_fetcher=_inline_only(weasyprint)).render()
     # `<link rel=attachment>` and `<a rel=attachment>` would embed what they name in the PDF.
     document.metadata.attachments = []
@@ -296,10 +301,35 @@ def _inline_only(weasyprint: Any) -> Any:
 def to_xlsx(report: Report) -> bytes:
     from dexter.reports.xlsx import to_xlsx as workbook
 
-    return workbook(report, _need("xlsxwriter"), _meta(report), _unit_header)
+    return workbook(report, _need("xlsxwriter", "XLSX reports"), _meta(report), _unit_header)
 
 
 # --------------------------------------------------------------------------- files
+
+
+def require_format(fmt: Format) -> None:
+    """Raise the missing-extra error now if `fmt` cannot be rendered here, e.g. before a run
+    whose answer is to be exported, rather than after it has been paid for."""
+    import importlib.util
+
+    for module in _MODULES_FOR[fmt]:
+        if importlib.util.find_spec(module) is None:
+            raise missing_extra(f"{fmt.upper()} reports", "reports", module)
+
+
+def charts_left_out(report: Report, fmt: Format) -> str | None:
+    """What a Markdown export without matplotlib left out, and how to get it; else None."""
+    if fmt != "md" or images_available():
+        return None
+    count = len(table_charts(report.tables))
+    if not count:
+        return None
+    from dexter.install import add_extra_command
+
+    return (
+        f"{count} chart image(s) left out: they need the optional `reports` extra "
+        f"(`{add_extra_command('reports')}`); the tables hold the same figures."
+    )
 
 
 def write_report(report: Report, path: Path, fmt: Format) -> list[Path]:
@@ -315,7 +345,9 @@ def write_report(report: Report, path: Path, fmt: Format) -> list[Path]:
         }
         write_output(path, renderers[fmt](report))
         return [path]
-    charts = table_charts(report.tables)
+    # Charts are optional in Markdown: without matplotlib the file is written without them
+    # (`charts_left_out` says so to the user), the tables carry the same figures.
+    charts = table_charts(report.tables) if images_available() else []
     folder = path.with_name(path.stem + "_charts")
     images = [folder / f"chart-{number}.png" for number in range(1, len(charts) + 1)]
     if charts:
@@ -334,8 +366,10 @@ def write_report(report: Report, path: Path, fmt: Format) -> list[Path]:
 __all__ = [
     "FORMATS",
     "Format",
+    "charts_left_out",
     "format_for",
     "html_to_pdf",
+    "require_format",
     "to_html",
     "to_markdown",
     "to_pdf",

@@ -67,7 +67,7 @@ def skills_text(home: Path) -> str:
 
     catalog = load_skills(home)
     if not catalog.skills:
-        return "No skills found. Add one as .dexter/skills/<name>/SKILL.md."
+        return f"No skills found. Add one as {home / 'skills' / '<name>' / 'SKILL.md'}."
     lines = ["Skills"]
     lines += [f"  {s.name} ({s.source}): {s.description}" for s in catalog.skills]
     lines += [f"  ! {warning}" for warning in catalog.warnings]

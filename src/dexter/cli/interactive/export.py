@@ -26,7 +26,7 @@ def export_session(store: Any, home: Path, session_id: str, arg: str) -> str:
     it in a worker thread. Raises ConfigError with a message for the user."""
     from dexter.cli.report_command import write_export, wrote
     from dexter.reports.build import report_for
-    from dexter.reports.render import format_for
+    from dexter.reports.render import charts_left_out, format_for
 
     fmt, path = parse_export(arg)
     chosen = format_for(
@@ -35,4 +35,4 @@ def export_session(store: Any, home: Path, session_id: str, arg: str) -> str:
         how_to_ask="put the format first: /export pdf PATH",
     )
     report = report_for(store, home, session_id)
-    return wrote(write_export(report, path, chosen))
+    return wrote(write_export(report, path, chosen), charts_left_out(report, chosen))

@@ -58,11 +58,17 @@ ACTION_TIMEOUT_MS = 8_000
 SETTLE_TIMEOUT_MS = 5_000
 MAX_WAIT_MS = 10_000
 DEFAULT_MAX_CHARS = 40_000
-INSTALL_HINT = (
-    "The browser tool needs Chromium and the optional Playwright package: "
-    "`sudo apt-get install chromium` (Debian/Ubuntu; or set DEXTER_BROWSER_PATH to a Chrome or "
-    "Chromium binary) and `uv sync --extra browser`."
-)
+
+
+def install_hint() -> str:
+    """What the browser tool needs, with the install step that fits this installation."""
+    from dexter.install import add_extra_command
+
+    return (
+        "The browser tool needs Chromium and the optional Playwright package: "
+        "`sudo apt-get install chromium` (Debian/Ubuntu; or set DEXTER_BROWSER_PATH to a Chrome "
+        f"or Chromium binary) and `{add_extra_command('browser')}`."
+    )
 
 
 def find_chromium(env: Mapping[str, str] | None = None) -> str | None:
@@ -82,7 +88,9 @@ def browser_status(settings: Settings) -> tuple[bool, str]:
     """Whether the browser tool can run here, and what to do if not (for `dexter doctor`)."""
     chromium = find_chromium(dict(settings.env))
     if not playwright_installed():
-        return False, "Playwright is not installed (`uv sync --extra browser`)"
+        from dexter.install import add_extra_command
+
+        return False, f"Playwright is not installed (`{add_extra_command('browser')}`)"
     if chromium is None:
         return False, "no Chromium found (`sudo apt-get install chromium`, or DEXTER_BROWSER_PATH)"
     return True, chromium
@@ -250,10 +258,10 @@ class BrowserTool(Tool[BrowserArgs]):
 
     async def _launch(self) -> BrowserSession:
         if not playwright_installed():
-            raise ToolFailure(INSTALL_HINT)
+            raise ToolFailure(install_hint())
         executable = self.executable or find_chromium()
         if executable is None:
-            raise ToolFailure(INSTALL_HINT)
+            raise ToolFailure(install_hint())
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import async_playwright
 
@@ -419,10 +427,10 @@ def browser_tool(settings: Settings) -> BrowserTool | None:
 
 __all__ = [
     "BROWSER_PATH_ENV",
-    "INSTALL_HINT",
     "BrowserArgs",
     "BrowserTool",
     "browser_status",
     "browser_tool",
     "find_chromium",
+    "install_hint",
 ]

@@ -155,7 +155,10 @@ async def check_url(
         raise BlockedURL(f"URL has no host: {url}")
     if host in normalise_hosts(allowed_hosts):
         return None
-    hint = " If you trust this host, add it to webFetch.allowedHosts in .dexter/settings.json."
+    hint = (
+        " If you trust this host, add it to webFetch.allowedHosts in settings.json "
+        "(`dexter config path`)."
+    )
     literal = parse_ip_literal(host)
     if literal is not None:
         reason = blocked_reason(literal)
