@@ -28,6 +28,7 @@ from dexter.models.profile import (
 )
 from dexter.models.types import (
     AssistantMessage,
+    ForcedTool,
     Message,
     ModelRequest,
     ModelResponse,
@@ -141,6 +142,8 @@ def build_messages_params(
         ]
         if request.tool_choice == "none":
             params["tool_choice"] = {"type": "none"}
+        elif isinstance(request.tool_choice, ForcedTool):
+            params["tool_choice"] = {"type": "tool", "name": request.tool_choice.name}
     if thinking_budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         # The API rejects max_tokens <= budget_tokens; a small answer allowance (e.g. for a

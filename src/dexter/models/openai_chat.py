@@ -32,6 +32,7 @@ from dexter.models.profile import (
 )
 from dexter.models.types import (
     AssistantMessage,
+    ForcedTool,
     Message,
     ModelRequest,
     ModelResponse,
@@ -503,6 +504,11 @@ class OpenAIChatModel(FollowsProfile):
             params["tools"] = _wire_tools(request)
             if request.tool_choice == "none":
                 params["tool_choice"] = "none"
+            elif isinstance(request.tool_choice, ForcedTool):
+                params["tool_choice"] = {
+                    "type": "function",
+                    "function": {"name": request.tool_choice.name},
+                }
         limit = output_limit(
             request.max_output_tokens,
             profile.default_output_tokens,
