@@ -100,9 +100,12 @@ class Endpoint:
         monkeypatch.setenv("DEXTER_STREAM_IDLE_TIMEOUT", "300")
 
 
-@pytest.fixture(scope="session", params=["llama-cpp-python", "litellm"])
+@pytest.fixture(params=["llama-cpp-python", "litellm"])
 def endpoint(request: pytest.FixtureRequest, servers: Servers) -> Endpoint:
-    """Session-scoped and parametrised: pytest runs every llama.cpp case, then every LiteLLM one."""
+    """Each case runs directly against llama.cpp, then through LiteLLM. In that order, case by
+    case: LiteLLM sends the server the same prompt Dexter just sent it, and llama-cpp-python
+    reuses what it evaluated for the common beginning (evaluating a prompt costs as much as
+    writing), so the LiteLLM half costs little more than the answer."""
     if request.param == "llama-cpp-python":
         # Just a base URL and a model name: a local server needs no key.
         return Endpoint(
