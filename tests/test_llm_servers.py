@@ -20,7 +20,7 @@ import pytest
 from dexter.cli.main import main
 from dexter.config import load_settings
 from dexter.models.errors import ErrorKind, ModelError
-from dexter.models.types import ModelRequest, UserMessage
+from dexter.models.types import AssistantMessage, ModelRequest, UserMessage
 from dexter.providers import build_model
 from tests.support.llm_servers import ServerRecording, as_reply, load
 from tests.support.wire_server import Recorded, Reply, WireServer
@@ -291,6 +291,34 @@ async def test_llama_cpp_overflow_in_an_empty_stream_is_recovered_and_the_window
     assert session.agent.config.context_window == 8192
     cached = ProbeCache(workdir / ".dexter").get(recording.base_url(wire_server), recording.model)
     assert cached is not None and (cached.kind, cached.context_window) == ("llamacpp", 8192)
+
+
+async def test_llama_cpp_overflow_is_recovered_when_the_server_drops_the_connection(
+    dexter_at: PointAt, workdir: Path, wire_server: WireServer
+) -> None:
+    """The real llama-cpp-python server (uvicorn) drops the kept-alive connection its empty
+    stream came on; the request asking again without streaming, sent on it from the pool, gets
+    no answer at all. Asked once more on a fresh connection, it gets the 400."""
+    from dexter.agent.events import ContextEvent, Done, Retrying
+    from dexter.runtime import AgentSpec, Runtime
+
+    recording = dexter_at("llama_cpp_python")
+    wire_server.push(recording.completion("overflow_stream"), recording.completion("hello"))
+
+    def unstreamed(request: Recorded) -> bool:
+        return request.json().get("stream") is not True
+
+    wire_server.route(unstreamed, Reply(hang_up=True))
+    wire_server.route(unstreamed, recording.completion("overflow"))
+    async with Runtime(load_settings()) as runtime:
+        session = runtime.agent(AgentSpec(model=f"openai:{recording.model}"))
+        session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]
+        events = [event async for event in session.run("Say hello.")]
+
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "answered", done
+    assert any(isinstance(e, ContextEvent) and e.action == "overflow_recovery" for e in events)
+    assert not any(isinstance(e, Retrying) for e in events)
 
 
 # ---- llama-server ------------------------------------------------------------------------

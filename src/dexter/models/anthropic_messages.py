@@ -42,7 +42,13 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
-from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
+from dexter.models.wire import (
+    JsonPost,
+    json_object,
+    merged_headers,
+    send_past_a_dropped_connection,
+    sse_events,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -775,7 +781,7 @@ class AnthropicMessagesModel(FollowsProfile):
         probe = {k: v for k, v in params.items() if k != "stream"}
         probe["max_tokens"] = 1
         probe.pop("thinking", None)
-        response = await self._send(probe, stream=False)
+        response = await send_past_a_dropped_connection(lambda: self._send(probe, stream=False))
         await response.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
