@@ -262,6 +262,7 @@ class _StreamAssembler:
         self.provider = provider
         self.blocks: dict[int, _Block] = {}
         self.tool_count = 0
+        self._last_tool: _Block | None = None
         self.usage: dict[str, int] = {}
         self.stop_reason: str | None = None
         self.finished = False
@@ -316,6 +317,13 @@ class _StreamAssembler:
         elif block_type == "redacted_thinking":
             block.data = _text(content, "data")
         elif block_type == "tool_use":
+            last = self._last_tool
+            if last is not None and last.tool_id and _text(content, "id") == last.tool_id:
+                # The same call again: LiteLLM relays each chunk of llama-cpp-python's streamed
+                # tool call (which repeats the call's id) as a block of its own.
+                self.blocks[index] = last
+                return []
+            self._last_tool = block
             block.tool_index = self.tool_count
             self.tool_count += 1
             block.tool_id = _text(content, "id")
@@ -356,7 +364,8 @@ class _StreamAssembler:
         self.usage.update(_usage_fields(usage))
 
     def response(self) -> ModelResponse:
-        ordered = [self.blocks[i] for i in sorted(self.blocks)]
+        # A block that continues an earlier one (the same tool call) is that block, once.
+        ordered = list({id(b): b for b in (self.blocks[i] for i in sorted(self.blocks))}.values())
         text = "".join(part for b in ordered if b.kind == "text" for part in b.parts)
         reasoning = "".join(b.separator + "".join(b.parts) for b in ordered if b.kind == "thinking")
         thinking: list[dict[str, Any]] = []
