@@ -431,6 +431,35 @@ def test_litellm_messages_gets_a_string_system_prompt_and_a_window_sized_answer(
     assert lines[-1]["usage"]["estimated"] is True  # LiteLLM passes on llama.cpp's zeros
 
 
+async def test_litellm_overflow_in_an_empty_message_is_recovered(
+    dexter_at: PointAt, wire_server: WireServer
+) -> None:
+    """Streamed, LiteLLM turns llama-cpp-python's refusal of an over-long prompt into a complete,
+    empty `end_turn` message with nothing counted (recorded from the real proxy); asked again
+    without streaming it refuses with the window. That is an overflow, not an empty answer."""
+    from dexter.agent.events import ContextEvent, Done
+    from dexter.runtime import AgentSpec, Runtime
+
+    recording = dexter_at("litellm_messages")
+    wire_server.push(
+        recording.completion("overflow_stream"),
+        recording.completion("overflow"),
+        recording.completion("hello"),
+    )
+    async with Runtime(load_settings()) as runtime:
+        spec = AgentSpec(model=f"anthropic:{recording.model}", tools=frozenset())
+        session = runtime.agent(spec)
+        session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]
+        events = [event async for event in session.run("Say hello.")]
+
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "answered", done
+    assert done.answer == "Hello! How can I help?"
+    assert any(isinstance(e, ContextEvent) and e.action == "overflow_recovery" for e in events)
+    explain = wire_server.requests[1].json()
+    assert "stream" not in explain and explain["max_tokens"] == 1
+
+
 def test_errors_name_the_server_the_user_configured(
     dexter_at: PointAt, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -385,6 +385,15 @@ class _StreamAssembler:
         return _response(text, reasoning, thinking, calls, self.usage, self.stop_reason)
 
 
+def _says_nothing(response: ModelResponse) -> bool:
+    """A finished turn with no text, no tool call, no reasoning, and no input counted: what an
+    upstream that refused the prompt inside its stream looks like through a proxy."""
+    message = response.message
+    return not (
+        message.content or message.tool_calls or message.reasoning or response.usage.input_tokens
+    )
+
+
 def _usage_fields(usage: object) -> dict[str, int]:
     """The counts present in a usage object (fields absent, null or not integers are left out)."""
     fields: dict[str, int] = {}
@@ -780,6 +789,10 @@ class AnthropicMessagesModel(FollowsProfile):
                 ErrorKind.STREAM, "stream ended before message_stop", provider=self._error_label
             )
         final = assembler.response()
+        if signals.empty_stream and _says_nothing(final):
+            # LiteLLM in front of llama-cpp-python turns the empty stream of an over-long
+            # prompt into a complete message with no content and no input counted.
+            await self._explain_empty_stream(params)
         yield replace(final, usage=with_estimates(final.usage, request, final.message))
 
     async def _explain_empty_stream(self, params: dict[str, Any]) -> None:
