@@ -498,6 +498,28 @@ def test_doctor_check_shows_the_server_kind_window_and_answer_allowance(
     ) in out
 
 
+def test_doctor_check_keeps_the_window_llama_cpp_python_stated_in_a_refusal(
+    dexter_at: PointAt, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama-cpp-python states its window only when it refuses an over-long prompt. Once a run
+    has learned it there, `doctor --check` (which looks at the server afresh) shows it, and the
+    next run still budgets for it."""
+    recording = dexter_at("llama_cpp_python")
+    model = f"openai:{recording.model}"
+    wire_server.push(recording.completion("overflow_stream"), recording.completion("overflow"))
+    assert main(["ask", "--model", model, "An over-long question."]) == 1
+    assert "(8,192 tokens)" in " ".join(capsys.readouterr().err.split())
+
+    wire_server.push(_listing(recording))
+    assert main(["doctor", "--check", "--model", model]) == 0
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert "window 8,192 tokens (from the server)" in out
+    wire_server.push(_listing(recording))
+    assert main(["doctor", "--check", "--model", model]) == 0
+    assert "window 8,192 tokens (from the server)" in " ".join(capsys.readouterr().out.split())
+
+
 def test_doctor_check_fails_when_the_server_does_not_serve_the_model(
     dexter_at: PointAt, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

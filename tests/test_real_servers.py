@@ -90,6 +90,8 @@ class Endpoint:
     env: dict[str, str]
     # Whether the server itself counts tokens when streaming (llama-cpp-python never does).
     reports_usage: bool
+    # Whether it states the window before any run (llama-cpp-python only in a refusal).
+    states_window: bool
 
     def apply(self, monkeypatch: pytest.MonkeyPatch) -> None:
         for name, value in self.env.items():
@@ -113,6 +115,7 @@ def endpoint(request: pytest.FixtureRequest, servers: Servers) -> Endpoint:
             f"openai:{LLAMA_MODEL}",
             {"OPENAI_BASE_URL": servers.llama.base_url + "/v1"},
             reports_usage=False,
+            states_window=False,
         )
     missing = TOOLS.litellm_missing()
     if missing or servers.litellm is None:
@@ -124,6 +127,7 @@ def endpoint(request: pytest.FixtureRequest, servers: Servers) -> Endpoint:
         f"anthropic:{LITELLM_MODEL}",
         {"ANTHROPIC_BASE_URL": servers.litellm.base_url, "ANTHROPIC_API_KEY": servers.litellm_key},
         reports_usage=True,
+        states_window=True,
     )
 
 
@@ -314,12 +318,32 @@ def test_an_over_long_prompt_is_recovered_as_an_overflow(
     assert recoveries, [type(e).__name__ for e in events]
 
 
+def doctor_server_line(model: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """What `dexter doctor --check` says about the server behind `model`."""
+    status = main(["doctor", "--check", "--model", model])
+    out = " ".join(capsys.readouterr().out.split())
+    assert status == 0, out
+    return out[out.index("server: ") :]
+
+
 def test_the_window_is_detected(
     endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`dexter doctor --check` asks the server what it is and the window it runs the model at."""
+    """The window the server runs the model at (8,192 tokens), as `dexter doctor --check` shows
+    it. LiteLLM states it at /model/info, so Dexter knows it before any run; llama-cpp-python
+    states it only when it refuses an over-long prompt, so the first such question fails naming
+    it, and from then on Dexter knows it (in this process, the next, and doctor's fresh look)."""
     endpoint.apply(monkeypatch)
-    status = main(["doctor", "--check", "--model", endpoint.model])
-    out = " ".join(capsys.readouterr().out.split())
-    assert status == 0, out
-    assert f"window {N_CTX:,} tokens (from the server)" in out, out
+    known = f"window {N_CTX:,} tokens (from the server)"
+    before = doctor_server_line(endpoint.model, capsys)
+    if endpoint.states_window:
+        assert known in before, before
+        return
+    assert known not in before, before
+
+    question = f"Add up these figures:\n{pasted_figures(11_000)}"
+    assert main(["ask", "--model", endpoint.model, question]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"context window ({N_CTX:,} tokens)" in err, err
+
+    assert known in doctor_server_line(endpoint.model, capsys)
