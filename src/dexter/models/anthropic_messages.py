@@ -118,15 +118,19 @@ def build_messages_params(
     thinking_budget: int | None = None,
     system_as_string: bool = False,
     context_window: int | None = None,
+    tool_call_content: str | None = None,
 ) -> dict[str, Any]:
     """The JSON body of `POST /v1/messages` (without `stream`) for one request.
 
     `system_as_string` sends the system prompt as a plain string (third-party servers such as
     llama.cpp behind LiteLLM want one) instead of a text block carrying a cache breakpoint.
+    `tool_call_content` is the profile's content of a tool-call turn: None keeps Anthropic's
+    shape (tool_use blocks alone); a string gives such a turn a text block (see
+    `_assistant_blocks`).
     With a `context_window`, `max_tokens` is held to a share of it and to what the prompt leaves
     (a 16,000-token allowance does not fit an 8k window at all).
     """
-    system, turns = _convert_messages(request.messages)
+    system, turns = _convert_messages(request.messages, tool_call_content)
     max_tokens = output_limit(
         request.max_output_tokens,
         max_output_tokens,
@@ -159,7 +163,9 @@ def build_messages_params(
     return params
 
 
-def _convert_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+def _convert_messages(
+    messages: Sequence[Message], tool_call_content: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     system_parts: list[str] = []
     turns: list[dict[str, Any]] = []
     for message in messages:
@@ -180,7 +186,7 @@ def _convert_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, 
                 result["content"] = message.content
             _append_turn(turns, "user", [result])
         else:
-            _append_turn(turns, "assistant", _assistant_blocks(message))
+            _append_turn(turns, "assistant", _assistant_blocks(message, tool_call_content))
     for turn in turns:
         if turn["role"] == "user":
             # Tool results must open the user turn, before any text that was merged into it.
@@ -204,7 +210,9 @@ def _append_turn(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, 
         turns.append({"role": role, "content": blocks})
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    message: AssistantMessage, tool_call_content: str | None = None
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     stored = message.provider_data.get(THINKING_KEY) or ()
     for block in stored:
@@ -212,6 +220,12 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
             blocks.append(dict(block))
     if message.content:
         blocks.append({"type": "text", "text": message.content})
+    elif message.tool_calls and tool_call_content is not None:
+        # A proxy to an OpenAI-wire server (LiteLLM) makes this text the turn's `content`, and
+        # drops an empty one, leaving no `content` at all, which llama-cpp-python's template
+        # cannot render (HTTP 500): a turn of calls alone says which calls it makes.
+        names = ", ".join(call.name for call in message.tool_calls)
+        blocks.append({"type": "text", "text": tool_call_content or f"Calling {names}."})
     for call in message.tool_calls:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)}
@@ -709,6 +723,7 @@ class AnthropicMessagesModel(FollowsProfile):
             thinking_budget=self.thinking_budget,
             system_as_string=self.profile.system_as_string,
             context_window=self.context_window,
+            tool_call_content=self.profile.assistant_tool_call_content,
         )
 
     def _url(self) -> str:
