@@ -9,8 +9,8 @@ and flagged, the window is detected, and an over-long prompt is recovered as an 
 The model is small and slow (tens of tokens a second on 2 cores; evaluating a prompt costs about
 as much per token as writing one), so the cases are few, bind only the tools they need, and force a
 tool only where the model would not call one by itself. One server of each kind runs per test
-session: the module is one xdist group (the suite runs with `--dist loadgroup`), and each server
-is started once, as a session fixture. The servers are prepared by
+run: every test here runs on one xdist worker (tests/conftest.py's scheduler keeps the module
+together), and each server is started once, as a session fixture. The servers are prepared by
 scripts/prepare_real_servers.sh (.ci/run runs it); where they are not, these tests skip saying so.
 """
 
@@ -48,7 +48,7 @@ from tests.support.real_servers import (
     start_llama,
 )
 
-pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("real_servers")]
+pytestmark = pytest.mark.realserver
 
 
 @dataclass
