@@ -10,7 +10,6 @@ looked in, so a developer who ran it once can just run pytest.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import signal
@@ -304,14 +303,3 @@ def start_litellm(tools: Tools, workdir: Path, upstream: str) -> tuple[ServerPro
         headers={"Authorization": f"Bearer {key}"},
     )
     return server, key
-
-
-def post_json(url: str, body: object, headers: Mapping[str, str] | None = None) -> object:
-    """A plain POST (no Dexter code involved), for checking what a server itself says."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", **(headers or {})},
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
