@@ -95,3 +95,27 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_sep("-", "why tests were skipped")
     for reason, count in reasons.most_common():
         terminalreporter.write_line(f"{count:>5} {reason}")
+
+
+# Modules whose tests must all run on one xdist worker, as one group: the real-server tests
+# share one llama.cpp server and one LiteLLM proxy per run.
+_ONE_WORKER_MODULES = ("tests/test_real_servers.py::",)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup`, with each of `_ONE_WORKER_MODULES` as one group.
+
+    pytest-xdist 3.8 marks an `xdist_group` by renaming items through `_nodeid`, which pytest 9
+    no longer reads, so its groups fall apart; grouping by module here does not depend on it."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for module in _ONE_WORKER_MODULES:
+                if nodeid.startswith(module):
+                    return module
+            return str(super()._split_scope(nodeid))
+
+    return ModuleGroups(config, log)

@@ -416,6 +416,56 @@ async def test_tool_results_and_follow_up_merge_into_one_user_turn(
     assert results[2]["cache_control"] == {"type": "ephemeral"}
 
 
+async def test_a_turn_of_calls_alone_says_which_calls_to_a_third_party_server(
+    wire_server: WireServer,
+) -> None:
+    """LiteLLM turns a tool-call turn's text into the OpenAI `content` it sends on, and leaves
+    `content` out when there is no text, which llama-cpp-python cannot render; Anthropic's own
+    API gets the turn as its tool_use blocks alone."""
+    from dexter.models.profile import profile_for_kind
+
+    call = ToolCall(id="call_0", name="get_price", arguments='{"ticker": "AAPL"}')
+    history = [
+        UserMessage("AAPL?"),
+        AssistantMessage(content="", tool_calls=(call,)),
+        ToolMessage(tool_call_id="call_0", name="get_price", content='{"price": 231.4}'),
+    ]
+    request = ModelRequest(messages=history, tools=[PRICE_TOOL])
+    wire_server.push(text_reply("ok"), text_reply("ok"))
+
+    await collect(make_model(wire_server, profile=profile_for_kind("litellm")), request)
+    await collect(make_model(wire_server), request)
+
+    proxied, anthropic = (r.json()["messages"][1]["content"] for r in wire_server.requests)
+    assert [b["type"] for b in proxied] == ["text", "tool_use"]
+    assert proxied[0]["text"] == "Calling get_price."
+    assert [b["type"] for b in anthropic] == ["tool_use"]
+
+
+async def test_blocks_repeating_a_tool_calls_id_continue_that_call(
+    wire_server: WireServer,
+) -> None:
+    """LiteLLM in front of llama-cpp-python: each streamed chunk of one tool call (all carrying
+    the call's id) arrives as a tool_use block of its own, with one piece of the arguments."""
+    pieces = ['{"tick', 'er": "AA', 'PL"}']
+    same_call = {"type": "tool_use", "id": "call_0", "name": "get_price", "input": {}}
+    events: list[dict[str, Any]] = [message_start()]
+    for index, piece in enumerate(pieces):
+        events += [block_start(index, same_call), json_delta(index, piece), block_stop(index)]
+    events += [block_start(3, {**same_call, "id": "call_1"}), json_delta(3, '{"ticker": "AMD"}')]
+    wire_server.push(anthropic_sse(*events, block_stop(3), *message_end("tool_use")))
+
+    chunks = await collect(make_model(wire_server), ask(tools=[PRICE_TOOL]))
+
+    calls = final(chunks).message.tool_calls
+    assert [(c.id, c.arguments) for c in calls] == [
+        ("call_0", '{"ticker": "AAPL"}'),
+        ("call_1", '{"ticker": "AMD"}'),
+    ]
+    streamed = [c for c in chunks if isinstance(c, ToolCallChunk)]
+    assert {c.index for c in streamed} == {0, 1}
+
+
 async def test_tool_choice_none_and_max_tokens_override(wire_server: WireServer) -> None:
     wire_server.push(text_reply("Final answer."))
     request = ask(tools=[PRICE_TOOL], tool_choice="none", max_output_tokens=2048)

@@ -20,7 +20,7 @@ import pytest
 from dexter.cli.main import main
 from dexter.config import load_settings
 from dexter.models.errors import ErrorKind, ModelError
-from dexter.models.types import ModelRequest, UserMessage
+from dexter.models.types import AssistantMessage, ModelRequest, UserMessage
 from dexter.providers import build_model
 from tests.support.llm_servers import ServerRecording, as_reply, load
 from tests.support.wire_server import Recorded, Reply, WireServer
@@ -293,6 +293,34 @@ async def test_llama_cpp_overflow_in_an_empty_stream_is_recovered_and_the_window
     assert cached is not None and (cached.kind, cached.context_window) == ("llamacpp", 8192)
 
 
+async def test_llama_cpp_overflow_is_recovered_when_the_server_drops_the_connection(
+    dexter_at: PointAt, workdir: Path, wire_server: WireServer
+) -> None:
+    """The real llama-cpp-python server (uvicorn) drops the kept-alive connection its empty
+    stream came on; the request asking again without streaming, sent on it from the pool, gets
+    no answer at all. Asked once more on a fresh connection, it gets the 400."""
+    from dexter.agent.events import ContextEvent, Done, Retrying
+    from dexter.runtime import AgentSpec, Runtime
+
+    recording = dexter_at("llama_cpp_python")
+    wire_server.push(recording.completion("overflow_stream"), recording.completion("hello"))
+
+    def unstreamed(request: Recorded) -> bool:
+        return request.json().get("stream") is not True
+
+    wire_server.route(unstreamed, Reply(hang_up=True))
+    wire_server.route(unstreamed, recording.completion("overflow"))
+    async with Runtime(load_settings()) as runtime:
+        session = runtime.agent(AgentSpec(model=f"openai:{recording.model}"))
+        session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]
+        events = [event async for event in session.run("Say hello.")]
+
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "answered", done
+    assert any(isinstance(e, ContextEvent) and e.action == "overflow_recovery" for e in events)
+    assert not any(isinstance(e, Retrying) for e in events)
+
+
 # ---- llama-server ------------------------------------------------------------------------
 
 
@@ -403,6 +431,35 @@ def test_litellm_messages_gets_a_string_system_prompt_and_a_window_sized_answer(
     assert lines[-1]["usage"]["estimated"] is True  # LiteLLM passes on llama.cpp's zeros
 
 
+async def test_litellm_overflow_in_an_empty_message_is_recovered(
+    dexter_at: PointAt, wire_server: WireServer
+) -> None:
+    """Streamed, LiteLLM turns llama-cpp-python's refusal of an over-long prompt into a complete,
+    empty `end_turn` message with nothing counted (recorded from the real proxy); asked again
+    without streaming it refuses with the window. That is an overflow, not an empty answer."""
+    from dexter.agent.events import ContextEvent, Done
+    from dexter.runtime import AgentSpec, Runtime
+
+    recording = dexter_at("litellm_messages")
+    wire_server.push(
+        recording.completion("overflow_stream"),
+        recording.completion("overflow"),
+        recording.completion("hello"),
+    )
+    async with Runtime(load_settings()) as runtime:
+        spec = AgentSpec(model=f"anthropic:{recording.model}", tools=frozenset())
+        session = runtime.agent(spec)
+        session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]
+        events = [event async for event in session.run("Say hello.")]
+
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "answered", done
+    assert done.answer == "Hello! How can I help?"
+    assert any(isinstance(e, ContextEvent) and e.action == "overflow_recovery" for e in events)
+    explain = wire_server.requests[1].json()
+    assert "stream" not in explain and explain["max_tokens"] == 1
+
+
 def test_errors_name_the_server_the_user_configured(
     dexter_at: PointAt, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -439,6 +496,28 @@ def test_doctor_check_shows_the_server_kind_window_and_answer_allowance(
         "server: llamacpp (Server header: llama.cpp) · window 8,192 tokens (from the server) · "
         "answers up to 2,048 tokens (max_tokens)"
     ) in out
+
+
+def test_doctor_check_keeps_the_window_llama_cpp_python_stated_in_a_refusal(
+    dexter_at: PointAt, wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama-cpp-python states its window only when it refuses an over-long prompt. Once a run
+    has learned it there, `doctor --check` (which looks at the server afresh) shows it, and the
+    next run still budgets for it."""
+    recording = dexter_at("llama_cpp_python")
+    model = f"openai:{recording.model}"
+    wire_server.push(recording.completion("overflow_stream"), recording.completion("overflow"))
+    assert main(["ask", "--model", model, "An over-long question."]) == 1
+    assert "(8,192 tokens)" in " ".join(capsys.readouterr().err.split())
+
+    wire_server.push(_listing(recording))
+    assert main(["doctor", "--check", "--model", model]) == 0
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert "window 8,192 tokens (from the server)" in out
+    wire_server.push(_listing(recording))
+    assert main(["doctor", "--check", "--model", model]) == 0
+    assert "window 8,192 tokens (from the server)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_doctor_check_fails_when_the_server_does_not_serve_the_model(

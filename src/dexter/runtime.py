@@ -582,10 +582,9 @@ class Runtime:
         from dexter.providers.profiles import static_profile
 
         cache = ProbeCache(self.settings.home)
-        if not fresh:
-            cached = await asyncio.to_thread(cache.get, resolved.base_url, resolved.model_name)
-            if cached is not None:
-                return cached
+        cached = await asyncio.to_thread(cache.get, resolved.base_url, resolved.model_name)
+        if cached is not None and not fresh:
+            return cached
         hint = static_profile(resolved).server_kind
         report = await probe_server(
             resolved.base_url,
@@ -594,6 +593,10 @@ class Runtime:
             protocol=resolved.protocol,
             hint=None if hint in ("generic", "openai", "anthropic") else hint,
         )
+        if report.context_window is None and cached is not None and cached.kind == report.kind:
+            # A window learned from the server's own overflow refusal (llama-cpp-python states
+            # it nowhere else) outlives a fresh look, such as `dexter doctor --check`.
+            report = replace(report, context_window=cached.context_window)
         if report.problem is None:
             await asyncio.to_thread(cache.put, resolved.base_url, resolved.model_name, report)
         return report

@@ -34,6 +34,9 @@ class Reply:
     # a client's timeout is then certain to strike, however loaded the machine, where a delay
     # merely longer than the timeout could end first.
     stall: bool = False
+    # Close the connection without answering: what a server does to a kept-alive connection it
+    # has already dropped (uvicorn after llama-cpp-python's empty stream) when a client reuses it.
+    hang_up: bool = False
 
 
 def sse(
@@ -116,6 +119,9 @@ class WireServer:
                 self._send(reply)
 
             def _send(self, reply: Reply) -> None:
+                if reply.hang_up:
+                    self.close_connection = True
+                    return
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)

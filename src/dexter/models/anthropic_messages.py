@@ -28,6 +28,7 @@ from dexter.models.profile import (
 )
 from dexter.models.types import (
     AssistantMessage,
+    ForcedTool,
     Message,
     ModelRequest,
     ModelResponse,
@@ -41,7 +42,13 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
-from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
+from dexter.models.wire import (
+    JsonPost,
+    json_object,
+    merged_headers,
+    send_past_a_dropped_connection,
+    sse_events,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -111,15 +118,19 @@ def build_messages_params(
     thinking_budget: int | None = None,
     system_as_string: bool = False,
     context_window: int | None = None,
+    tool_call_content: str | None = None,
 ) -> dict[str, Any]:
     """The JSON body of `POST /v1/messages` (without `stream`) for one request.
 
     `system_as_string` sends the system prompt as a plain string (third-party servers such as
     llama.cpp behind LiteLLM want one) instead of a text block carrying a cache breakpoint.
+    `tool_call_content` is the profile's content of a tool-call turn: None keeps Anthropic's
+    shape (tool_use blocks alone); a string gives such a turn a text block (see
+    `_assistant_blocks`).
     With a `context_window`, `max_tokens` is held to a share of it and to what the prompt leaves
     (a 16,000-token allowance does not fit an 8k window at all).
     """
-    system, turns = _convert_messages(request.messages)
+    system, turns = _convert_messages(request.messages, tool_call_content)
     max_tokens = output_limit(
         request.max_output_tokens,
         max_output_tokens,
@@ -141,6 +152,8 @@ def build_messages_params(
         ]
         if request.tool_choice == "none":
             params["tool_choice"] = {"type": "none"}
+        elif isinstance(request.tool_choice, ForcedTool):
+            params["tool_choice"] = {"type": "tool", "name": request.tool_choice.name}
     if thinking_budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         # The API rejects max_tokens <= budget_tokens; a small answer allowance (e.g. for a
@@ -150,7 +163,9 @@ def build_messages_params(
     return params
 
 
-def _convert_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+def _convert_messages(
+    messages: Sequence[Message], tool_call_content: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     system_parts: list[str] = []
     turns: list[dict[str, Any]] = []
     for message in messages:
@@ -171,7 +186,7 @@ def _convert_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, 
                 result["content"] = message.content
             _append_turn(turns, "user", [result])
         else:
-            _append_turn(turns, "assistant", _assistant_blocks(message))
+            _append_turn(turns, "assistant", _assistant_blocks(message, tool_call_content))
     for turn in turns:
         if turn["role"] == "user":
             # Tool results must open the user turn, before any text that was merged into it.
@@ -195,7 +210,9 @@ def _append_turn(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, 
         turns.append({"role": role, "content": blocks})
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    message: AssistantMessage, tool_call_content: str | None = None
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     stored = message.provider_data.get(THINKING_KEY) or ()
     for block in stored:
@@ -203,6 +220,12 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
             blocks.append(dict(block))
     if message.content:
         blocks.append({"type": "text", "text": message.content})
+    elif message.tool_calls and tool_call_content is not None:
+        # A proxy to an OpenAI-wire server (LiteLLM) makes this text the turn's `content`, and
+        # drops an empty one, leaving no `content` at all, which llama-cpp-python's template
+        # cannot render (HTTP 500): a turn of calls alone says which calls it makes.
+        names = ", ".join(call.name for call in message.tool_calls)
+        blocks.append({"type": "text", "text": tool_call_content or f"Calling {names}."})
     for call in message.tool_calls:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)}
@@ -253,6 +276,7 @@ class _StreamAssembler:
         self.provider = provider
         self.blocks: dict[int, _Block] = {}
         self.tool_count = 0
+        self._last_tool: _Block | None = None
         self.usage: dict[str, int] = {}
         self.stop_reason: str | None = None
         self.finished = False
@@ -307,6 +331,13 @@ class _StreamAssembler:
         elif block_type == "redacted_thinking":
             block.data = _text(content, "data")
         elif block_type == "tool_use":
+            last = self._last_tool
+            if last is not None and last.tool_id and _text(content, "id") == last.tool_id:
+                # The same call again: LiteLLM relays each chunk of llama-cpp-python's streamed
+                # tool call (which repeats the call's id) as a block of its own.
+                self.blocks[index] = last
+                return []
+            self._last_tool = block
             block.tool_index = self.tool_count
             self.tool_count += 1
             block.tool_id = _text(content, "id")
@@ -347,7 +378,8 @@ class _StreamAssembler:
         self.usage.update(_usage_fields(usage))
 
     def response(self) -> ModelResponse:
-        ordered = [self.blocks[i] for i in sorted(self.blocks)]
+        # A block that continues an earlier one (the same tool call) is that block, once.
+        ordered = list({id(b): b for b in (self.blocks[i] for i in sorted(self.blocks))}.values())
         text = "".join(part for b in ordered if b.kind == "text" for part in b.parts)
         reasoning = "".join(b.separator + "".join(b.parts) for b in ordered if b.kind == "thinking")
         thinking: list[dict[str, Any]] = []
@@ -365,6 +397,15 @@ class _StreamAssembler:
                     arguments = json.dumps(b.initial_input) if b.initial_input else "{}"
                 calls.append(ToolCall(id=b.tool_id, name=b.tool_name, arguments=arguments))
         return _response(text, reasoning, thinking, calls, self.usage, self.stop_reason)
+
+
+def _says_nothing(response: ModelResponse) -> bool:
+    """A finished turn with no text, no tool call, no reasoning, and no input counted: what an
+    upstream that refused the prompt inside its stream looks like through a proxy."""
+    message = response.message
+    return not (
+        message.content or message.tool_calls or message.reasoning or response.usage.input_tokens
+    )
 
 
 def _usage_fields(usage: object) -> dict[str, int]:
@@ -682,6 +723,7 @@ class AnthropicMessagesModel(FollowsProfile):
             thinking_budget=self.thinking_budget,
             system_as_string=self.profile.system_as_string,
             context_window=self.context_window,
+            tool_call_content=self.profile.assistant_tool_call_content,
         )
 
     def _url(self) -> str:
@@ -762,6 +804,10 @@ class AnthropicMessagesModel(FollowsProfile):
                 ErrorKind.STREAM, "stream ended before message_stop", provider=self._error_label
             )
         final = assembler.response()
+        if signals.empty_stream and _says_nothing(final):
+            # LiteLLM in front of llama-cpp-python turns the empty stream of an over-long
+            # prompt into a complete message with no content and no input counted.
+            await self._explain_empty_stream(params)
         yield replace(final, usage=with_estimates(final.usage, request, final.message))
 
     async def _explain_empty_stream(self, params: dict[str, Any]) -> None:
@@ -772,7 +818,7 @@ class AnthropicMessagesModel(FollowsProfile):
         probe = {k: v for k, v in params.items() if k != "stream"}
         probe["max_tokens"] = 1
         probe.pop("thinking", None)
-        response = await self._send(probe, stream=False)
+        response = await send_past_a_dropped_connection(lambda: self._send(probe, stream=False))
         await response.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:

@@ -32,6 +32,7 @@ from dexter.models.profile import (
 )
 from dexter.models.types import (
     AssistantMessage,
+    ForcedTool,
     Message,
     ModelRequest,
     ModelResponse,
@@ -45,7 +46,13 @@ from dexter.models.types import (
     Usage,
     UserMessage,
 )
-from dexter.models.wire import JsonPost, json_object, merged_headers, sse_events
+from dexter.models.wire import (
+    JsonPost,
+    json_object,
+    merged_headers,
+    send_past_a_dropped_connection,
+    sse_events,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -503,6 +510,11 @@ class OpenAIChatModel(FollowsProfile):
             params["tools"] = _wire_tools(request)
             if request.tool_choice == "none":
                 params["tool_choice"] = "none"
+            elif isinstance(request.tool_choice, ForcedTool):
+                params["tool_choice"] = {
+                    "type": "function",
+                    "function": {"name": request.tool_choice.name},
+                }
         limit = output_limit(
             request.max_output_tokens,
             profile.default_output_tokens,
@@ -612,7 +624,7 @@ class OpenAIChatModel(FollowsProfile):
         """
         probe = {k: v for k, v in params.items() if k not in ("stream", "stream_options")}
         probe[self.profile.output_limit_param] = 1
-        response = await self._send(probe, stream=False)
+        response = await send_past_a_dropped_connection(lambda: self._send(probe, stream=False))
         await response.aclose()
 
     def _absorb(self, chunk: Mapping[str, Any], state: _StreamState) -> list[StreamChunk]:

@@ -111,12 +111,24 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ForcedTool:
+    """A tool choice that makes the model call this tool now. Some servers' small models only
+    call a tool when told which (llama-cpp-python's `chatml-function-calling` format does not
+    even show them the tools otherwise)."""
+
+    name: str
+
+
+# "none" keeps the tool definitions (some APIs reject tool history without them) but forbids
+# new calls; the loop uses it on its last iteration to force a written answer.
+ToolChoice = Literal["auto", "none"] | ForcedTool
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
-    # "none" keeps the tool definitions (some APIs reject tool history without them) but forbids
-    # new calls; the loop uses it on its last iteration to force a written answer.
-    tool_choice: Literal["auto", "none"] = "auto"
+    tool_choice: ToolChoice = "auto"
     max_output_tokens: int | None = None
 
 

@@ -9,10 +9,10 @@ that `dexter --help` does not pay for it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from dexter.models.errors import ModelError
+from dexter.models.errors import ErrorKind, ModelError
 
 if TYPE_CHECKING:
     import httpx2
@@ -152,3 +152,20 @@ async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str | Non
             data.append(value)
         elif name == "event":
             event = value or None
+
+
+_Sent = TypeVar("_Sent")
+
+
+async def send_past_a_dropped_connection(send: Callable[[], Awaitable[_Sent]]) -> _Sent:
+    """`send()`, and once more if the connection broke before any answer came.
+
+    A server may close a kept-alive connection right after a reply (uvicorn does after
+    llama-cpp-python's empty stream), and the pool hands it out again before noticing; the
+    broken connection leaves the pool, so the second try goes out on a fresh one."""
+    try:
+        return await send()
+    except ModelError as error:
+        if error.kind is not ErrorKind.CONNECTION:
+            raise
+        return await send()
