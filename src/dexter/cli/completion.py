@@ -229,23 +229,23 @@ def _ids(kind: str) -> list[str]:
     """Recent session ids or job ids, newest first; nothing (and nothing created) when no
     database exists or it cannot be read."""
     from dexter.config import load_settings
-    from dexter.store import open_store
+    from dexter.runtime import Runtime
 
-    try:
-        settings = load_settings(tolerate_corrupt=True)
-        store = open_store(settings.home, create=False)
-    except Exception:  # completion must never print an error into the command line
-        return []
     sql = (
         "SELECT id FROM sessions ORDER BY updated_at DESC LIMIT ?"
         if kind == "sessions"
         else "SELECT id FROM cron_jobs WHERE kind = 'job' ORDER BY created_at DESC LIMIT ?"
     )
+    runtime: Runtime | None = None
     try:
-        with store:
-            return [str(row[0]) for row in store.query(sql, (_ID_LIMIT,))]
-    except Exception:
+        runtime = Runtime(load_settings(tolerate_corrupt=True))
+        store = runtime.existing_store()
+        return [str(row[0]) for row in store.query(sql, (_ID_LIMIT,))] if store else []
+    except Exception:  # completion must never print an error into the command line
         return []
+    finally:
+        if runtime is not None:
+            runtime.close_local()
 
 
 __all__ = ["add_completion_parser"]
