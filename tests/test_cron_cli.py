@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.cron.delivery import Alert, DeliveryError
 from dexter.cron.local import DesktopDeliverer, FileDeliverer
-from dexter.runtime import CLI, CRON, AgentSpec, Runtime
+from dexter.runtime import CLI, CRON, AgentSpec
 
 
 @pytest.fixture
@@ -175,7 +176,7 @@ def test_runtime_offers_scheduling_tools_where_someone_can_approve(
 ) -> None:
     monkeypatch.setenv("DEXTER_MEMORY", "off")
     monkeypatch.setenv("DEXTER_SEC_USER_AGENT", "Dexter tests tests@example.com")
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     try:
         assert {"cron", "heartbeat"} <= set(runtime.tools(AgentSpec(channel=CLI)).names())
         assert "cron" not in runtime.tools(AgentSpec(channel=CRON)).names()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.evals.dataset import load_dataset
 from dexter.evals.judge import Verdict, combine
 from dexter.evals.runner import EvalOptions, QuestionFinished, run_eval
@@ -312,13 +313,12 @@ async def test_resume_after_interruption_reruns_nothing_finished(
     env: Path, wire_server: WireServer
 ) -> None:
     from dexter.config import load_settings
-    from dexter.runtime import Runtime
 
     dataset = load_dataset(write_dataset(env / "questions.csv"))
     script(wire_server)
     script(wire_server, only=range(2, 5))  # whatever is in flight when interrupted runs again
     options = EvalOptions(model=AGENT, judges=[JUDGE], concurrency=1, max_iterations=5)
-    async with Runtime(load_settings()) as rt:
+    async with open_runtime(load_settings()) as rt:
         store = EvalStore(rt.store)
         run = store.create_run(
             dataset="finance_agent",

@@ -18,6 +18,7 @@ import pytest
 
 from dexter.agent.events import ApprovalRequest
 from dexter.agent.queue import MessageQueue
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.gateway.approvals import ChatApprover, PendingApprovals
 from dexter.gateway.config import ConfigSource, config_path
@@ -26,7 +27,6 @@ from dexter.gateway.service import GatewayService, build_service
 from dexter.gateway.types import ApprovalOption, InboundMessage
 from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
 from dexter.permissions.gate import ApprovalAnswer
-from dexter.runtime import Runtime
 from tests.support.fake_neonize import JID, text_message
 from tests.support.fake_slack import BOT_USER_ID, TEAM_ID, serve_slack, until
 from tests.test_gateway_principals_e2e import MAIN, ROUTER, Gullible
@@ -57,7 +57,7 @@ async def slack_deployment(places: tuple[Path, Path]) -> AsyncIterator[tuple[Any
     model = Gullible()
     async with serve_slack() as fake:
         write_config(home, fake)
-        rt = Runtime(load_settings())
+        rt = open_runtime(load_settings())
         rt._clients[rt.resolve(MAIN).spec] = model
         rt._clients[rt.resolve(ROUTER).spec] = Gullible()
         async with rt:

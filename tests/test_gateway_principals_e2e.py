@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from dexter.agent.queue import MessageQueue
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, load_settings
 from dexter.gateway.config import ConfigSource, config_path
 from dexter.gateway.dispatch import ChatTurn
@@ -137,7 +138,7 @@ async def deployed(places: tuple[Path, Path], **gateway: Any) -> AsyncIterator[D
             **gateway,
         }
         config_path(home).write_text(json.dumps(config))
-        rt = Runtime(load_settings())
+        rt = open_runtime(load_settings())
         rt._clients[rt.resolve(MAIN).spec] = model
         rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="{}")] * 400)
         async with rt:
@@ -440,7 +441,7 @@ async def test_a_chat_user_cannot_see_or_hijack_other_jobs_or_deliver_elsewhere(
 async def test_a_chats_agent_is_rebuilt_when_its_grants_change(places: tuple[Path, Path]) -> None:
 
     shared = places[1] / "research" / "shared"
-    rt = Runtime(load_settings())
+    rt = open_runtime(load_settings())
     rt._clients[rt.resolve(MAIN).spec] = Gullible()
     rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="{}")] * 50)
     async with rt:
@@ -487,7 +488,7 @@ def test_a_users_jobs_run_with_their_grants_and_a_groups_with_none(
         },
     }
     config_path(home).write_text(json.dumps(gateway))
-    rt = Runtime(load_settings())
+    rt = open_runtime(load_settings())
     try:
         service = build_service(rt, ConfigSource(config_path(home)))
         assert service.schedules is not None

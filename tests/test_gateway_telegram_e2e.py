@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.gateway.config import ConfigSource, config_path
 from dexter.gateway.service import build_service, pairing_store
@@ -88,7 +89,7 @@ async def until(fake: FakeTelegram, predicate: object) -> None:
 
 
 def runtime_with(model: ChatModel) -> Runtime:
-    rt = Runtime(load_settings())
+    rt = open_runtime(load_settings())
     rt._clients[rt.resolve(MAIN).spec] = model
     rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="{}")] * 50)
     return rt

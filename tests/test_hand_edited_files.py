@@ -12,6 +12,7 @@ import pytest
 
 from dexter.agent.prompts import load_rules, load_soul
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.tools.base import ToolContext
 from dexter.tools.invoke import run_tool
 from dexter.userfiles import UnreadableFile
@@ -97,10 +98,10 @@ async def test_a_tool_reading_such_a_file_tells_the_model_what_the_person_would_
     home: Path,
 ) -> None:
     from dexter.config import load_settings
-    from dexter.runtime import CLI, AgentSpec, Runtime
+    from dexter.runtime import CLI, AgentSpec
 
     (home / "HEARTBEAT.md").write_bytes(LATIN1)
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     try:
         tool = runtime.tools(AgentSpec(channel=CLI)).get("heartbeat")
         assert tool is not None

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.errors import ErrorKind, ModelError
 from dexter.models.types import AssistantMessage, ModelRequest, UserMessage
@@ -196,12 +197,12 @@ async def test_a_server_is_probed_once_per_process_and_then_read_from_the_cache(
         assert session.agent.config.context_window == 16384
 
     wire_server.push(*(recording.completion("hello") for _ in range(3)))
-    async with Runtime(load_settings()) as runtime:
+    async with open_runtime(load_settings()) as runtime:
         # Two chats starting together (the gateway) share one probe.
         await asyncio.gather(answer(runtime), answer(runtime))
     listings = [p for p in wire_server.probes if p.path == "/v1/models"]
     assert len(listings) == 1
-    async with Runtime(load_settings()) as again:  # the next process: from the cache
+    async with open_runtime(load_settings()) as again:  # the next process: from the cache
         await answer(again)
     assert len(wire_server.probes) == len(listings)
 
@@ -267,7 +268,7 @@ async def test_llama_cpp_overflow_in_an_empty_stream_is_recovered_and_the_window
 ) -> None:
     from dexter.agent.events import ContextEvent, Done, Retrying
     from dexter.providers.probe import ProbeCache
-    from dexter.runtime import AgentSpec, Runtime
+    from dexter.runtime import AgentSpec
 
     recording = dexter_at("llama_cpp_python")
     wire_server.push(
@@ -276,7 +277,7 @@ async def test_llama_cpp_overflow_in_an_empty_stream_is_recovered_and_the_window
         recording.completion("overflow"),  # … and the same request without streaming: a 400
         recording.completion("hello"),  # after dropping the earlier turn
     )
-    async with Runtime(load_settings()) as runtime:
+    async with open_runtime(load_settings()) as runtime:
         session = runtime.agent(AgentSpec(model=f"openai:{recording.model}"))
         [event async for event in session.run("Say hello.")]
         events = [event async for event in session.run("And again, please.")]
@@ -300,7 +301,7 @@ async def test_llama_cpp_overflow_is_recovered_when_the_server_drops_the_connect
     stream came on; the request asking again without streaming, sent on it from the pool, gets
     no answer at all. Asked once more on a fresh connection, it gets the 400."""
     from dexter.agent.events import ContextEvent, Done, Retrying
-    from dexter.runtime import AgentSpec, Runtime
+    from dexter.runtime import AgentSpec
 
     recording = dexter_at("llama_cpp_python")
     wire_server.push(recording.completion("overflow_stream"), recording.completion("hello"))
@@ -310,7 +311,7 @@ async def test_llama_cpp_overflow_is_recovered_when_the_server_drops_the_connect
 
     wire_server.route(unstreamed, Reply(hang_up=True))
     wire_server.route(unstreamed, recording.completion("overflow"))
-    async with Runtime(load_settings()) as runtime:
+    async with open_runtime(load_settings()) as runtime:
         session = runtime.agent(AgentSpec(model=f"openai:{recording.model}"))
         session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]
         events = [event async for event in session.run("Say hello.")]
@@ -438,7 +439,7 @@ async def test_litellm_overflow_in_an_empty_message_is_recovered(
     empty `end_turn` message with nothing counted (recorded from the real proxy); asked again
     without streaming it refuses with the window. That is an overflow, not an empty answer."""
     from dexter.agent.events import ContextEvent, Done
-    from dexter.runtime import AgentSpec, Runtime
+    from dexter.runtime import AgentSpec
 
     recording = dexter_at("litellm_messages")
     wire_server.push(
@@ -446,7 +447,7 @@ async def test_litellm_overflow_in_an_empty_message_is_recovered(
         recording.completion("overflow"),
         recording.completion("hello"),
     )
-    async with Runtime(load_settings()) as runtime:
+    async with open_runtime(load_settings()) as runtime:
         spec = AgentSpec(model=f"anthropic:{recording.model}", tools=frozenset())
         session = runtime.agent(spec)
         session.history[:] = [UserMessage("an earlier turn"), AssistantMessage(content="Noted.")]

@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.mcp.config import McpServerConfig
 from dexter.mcp.tools import McpToolset
 from dexter.mcp.transport import choose_token, is_loopback
@@ -235,9 +236,8 @@ async def test_served_tools_come_from_the_registry_and_rules_still_apply(tmp_pat
     from dexter.config import Settings
     from dexter.mcp.server import Served, build_server
     from dexter.permissions.gate import SimplePolicy
-    from dexter.runtime import Runtime
 
-    async with Runtime(Settings(home=tmp_path, cwd=tmp_path)) as runtime:
+    async with open_runtime(Settings(home=tmp_path, cwd=tmp_path)) as runtime:
         tools = runtime.data_tools()
         served = Served(tools=tools, policy=SimplePolicy(deny=["insider_trades"]))
         async with Client(build_server(served)) as client:
@@ -364,7 +364,6 @@ async def test_research_never_reads_dexters_own_folder_inside_the_workspace(
     from dexter.mcp.host import host_principal, serve_workspace
     from dexter.mcp.server import build_server
     from dexter.models.scripted import ScriptedModel, calls, text
-    from dexter.runtime import Runtime
 
     project = tmp_path / "project"
     home = project / ".dexter"
@@ -389,7 +388,7 @@ async def test_research_never_reads_dexters_own_folder_inside_the_workspace(
             text("done"),
         ]
     )
-    async with Runtime(settings) as runtime:
+    async with open_runtime(settings) as runtime:
         runtime._clients[runtime.resolve("openai:main-test").spec] = main_model
         router = ScriptedModel([text("{}")] * 20)
         runtime._clients[runtime.resolve("openai:router-test").spec] = router

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.types import AssistantMessage, UserMessage
 from dexter.runtime import CLI, AgentSpec, Runtime
@@ -54,7 +55,7 @@ def runtime(
     async def record(seconds: float) -> None:
         waits.append(seconds)
 
-    return Runtime(load_settings(), sleep=record), waits
+    return open_runtime(load_settings(), sleep=record), waits
 
 
 async def test_the_router_retries_a_429_once_and_plans(

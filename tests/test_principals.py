@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dexter.agent.events import Done, ToolDenied, ToolEnd
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.scripted import Reply, ScriptedModel, calls, text
 from dexter.permissions.gate import Decision
@@ -41,7 +42,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def runtime_with(*replies: Reply) -> Runtime:
-    rt = Runtime(load_settings())
+    rt = open_runtime(load_settings())
     rt._clients[rt.resolve(MAIN).spec] = ScriptedModel(list(replies), name="main-test")
     rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="{}")] * 20)
     return rt

@@ -27,6 +27,7 @@ import pytest
 
 from dexter.agent.events import ContextEvent, Done, Event
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.base import Model
 from dexter.models.types import (
@@ -151,7 +152,7 @@ async def run_agent(
     spec: AgentSpec, question: str, history: list[Any] | None = None
 ) -> list[Event]:
     """One run through the runtime, as every front door builds it."""
-    async with Runtime(load_settings()) as runtime:
+    async with open_runtime(load_settings()) as runtime:
         session = runtime.agent(spec)
         if history:
             session.history[:] = history

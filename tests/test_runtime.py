@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dexter.cli.main import main
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, load_settings
 from dexter.models.recording import RecordingModel
 from dexter.runtime import (
@@ -19,7 +20,6 @@ from dexter.runtime import (
     GATEWAY,
     MCP,
     AgentSpec,
-    Runtime,
     channel_named,
 )
 from tests.support.wire_server import WireServer, json_reply
@@ -44,7 +44,7 @@ def test_tools_list_prints_exactly_what_the_channel_binds(
 ) -> None:
     assert main(["tools", "list", "--json", "--channel", name]) == 0
     listed = [row["name"] for row in json.loads(capsys.readouterr().out)]
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     bound = runtime.tools(AgentSpec(channel=CHANNELS[name])).names()
     assert listed == bound
     agent = runtime.agent(AgentSpec(channel=CHANNELS[name]))
@@ -53,7 +53,7 @@ def test_tools_list_prints_exactly_what_the_channel_binds(
 
 
 def test_channels_decide_shell_writes_questions_and_memory(env: dict[str, str]) -> None:
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     cli = set(runtime.tools(AgentSpec(channel=CLI)).names())
     assert {"bash", "write_file", "ask_user_question", "spawn_subagent", "memory_update"} <= cli
     ask = set(runtime.tools(AgentSpec(channel=ASK)).names())
@@ -77,7 +77,7 @@ def test_full_descriptions_are_listed(
 
 
 def test_tool_filter_and_unknown_names(env: dict[str, str]) -> None:
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     only = runtime.tools(AgentSpec(tools=frozenset({"calculate"})))
     assert only.names() == ["calculate"]
     without = runtime.tools(AgentSpec(exclude_tools=frozenset({"bash"})))
@@ -104,7 +104,7 @@ def test_model_switch_moves_every_phase(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-123456")
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     agent = runtime.agent(AgentSpec(model="openai:gpt-5.6-sol"))
     assert _phase_model_name(agent.fast_model) == "gpt-5.6-luna"
     session = agent.session_id
@@ -133,7 +133,7 @@ def test_an_explicit_router_model_survives_a_switch(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-123456")
     monkeypatch.setenv("DEXTER_ROUTER_MODEL", "openai:gpt-5.6-luna")
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     agent = runtime.agent(AgentSpec(model="openai:gpt-5.6-sol"))
     runtime.with_model(agent, "anthropic:claude-sonnet-4-6")
     assert _phase_model_name(agent.fast_model) == "gpt-5.6-luna"
@@ -144,7 +144,7 @@ def test_a_local_single_model_server_does_every_phase_with_the_main_model(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     plans = {plan.phase: plan for plan in runtime.phase_plans("openai:qwen3-local")}
     assert plans["router"].spec == "openai:qwen3-local"
     assert "custom endpoint" in plans["router"].reason

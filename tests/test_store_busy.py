@@ -11,6 +11,7 @@ import pytest
 
 from dexter.agent.events import Done, TextDelta
 from dexter.agent.loop import AgentModels
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.scripted import ScriptedModel, text
 from dexter.runtime import ASK, AgentSpec, Runtime
@@ -23,7 +24,7 @@ def runtime_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Runtime:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
     monkeypatch.setenv("DEXTER_MEMORY", "off")
     monkeypatch.chdir(tmp_path)
-    return Runtime(load_settings())
+    return open_runtime(load_settings())
 
 
 def lock(home: Path) -> sqlite3.Connection:
@@ -85,7 +86,7 @@ async def test_records_still_locked_at_exit_are_journalled_and_replayed(
     finally:
         other.execute("ROLLBACK")
         other.close()
-    later = Runtime(load_settings())
+    later = open_runtime(load_settings())
     turns = SessionStore(later.store).turns(session_id)  # opening the store replays the journal
     assert [t.answer for t in turns] == ["Kept through the journal."]
     assert not (home / JOURNAL_NAME).exists()

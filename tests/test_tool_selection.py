@@ -6,20 +6,21 @@ from pathlib import Path
 
 import pytest
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, Settings, load_settings
-from dexter.runtime import AgentSpec, Runtime, fast_model_plan
+from dexter.runtime import AgentSpec, fast_model_plan
 from dexter.tools.finance.routed import RoutedTool
 
 SEC_ONLY = {"OPENAI_API_KEY": "sk-test-123456", "DEXTER_SEC_USER_AGENT": "T t@example.com"}
 
 
 def names(env: dict[str, str], tmp_path: Path) -> list[str]:
-    registry = Runtime(load_settings(cwd=tmp_path, environ=env)).tools(AgentSpec())
+    registry = open_runtime(load_settings(cwd=tmp_path, environ=env)).tools(AgentSpec())
     return registry.names()
 
 
 def router_model_spec(settings: Settings, model: str | None) -> str:
-    return fast_model_plan(settings, Runtime(settings).resolve(model)).spec
+    return fast_model_plan(settings, open_runtime(settings).resolve(model)).spec
 
 
 def test_routed_by_default_with_only_what_sec_can_serve(tmp_path: Path) -> None:
@@ -71,7 +72,7 @@ def test_router_model_defaults_to_the_providers_fast_model(tmp_path: Path) -> No
 
 
 def test_meta_tool_offers_only_its_own_calls(tmp_path: Path) -> None:
-    registry = Runtime(load_settings(cwd=tmp_path, environ=SEC_ONLY)).tools(AgentSpec())
+    registry = open_runtime(load_settings(cwd=tmp_path, environ=SEC_ONLY)).tools(AgentSpec())
     meta = registry.get("read_filings")
     assert isinstance(meta, RoutedTool)
     assert [t.name for t in meta.inner_tools] == [

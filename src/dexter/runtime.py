@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
@@ -297,6 +297,9 @@ def openrouter_probe(resolved: ResolvedModel) -> Callable[[], Awaitable[int | No
     return probe
 
 
+Toolset = Callable[["Runtime", AgentSpec], "Iterable[Tool[Any]]"]
+
+
 def _no_sink(_record: object) -> None:
     return None
 
@@ -312,6 +315,10 @@ class Runtime:
     settings: Settings = field(default_factory=load_settings)
     # How retries wait (the one seam for time: tests pass an instant one); None: asyncio.sleep.
     sleep: Sleep | None = None
+    # Tools that live above the runtime (schedules), handed in by the front door that builds
+    # it: each is asked for its tools for every spec, and offers none where the spec's channel
+    # does not want them.
+    toolsets: tuple[Toolset, ...] = ()
     _retry: RetryPolicy | None = field(default=None, init=False, repr=False)
     _store: Store | None = field(default=None, init=False, repr=False)
     _writer: StoreWriter | None = field(default=None, init=False, repr=False)
@@ -796,10 +803,8 @@ class Runtime:
             from dexter.tools.ask_user import AskUserTool
 
             registry.register(AskUserTool(ask_user))
-        if channel.schedules:
-            from dexter.cron.tools import cron_tools
-
-            for tool in cron_tools(self, default_target=spec.delivery_target, principal=principal):
+        for toolset in self.toolsets:
+            for tool in toolset(self, spec):
                 registry.register(tool)
         for tool in self.mcp_tools():
             if tool.name not in registry:

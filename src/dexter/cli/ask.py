@@ -15,6 +15,7 @@ from rich.console import Console
 from dexter.agent.events import Done, RunStarted
 from dexter.agent.executor import Approver
 from dexter.cli.approval import TerminalApprover
+from dexter.cli.open_runtime import open_runtime
 from dexter.cli.render import JsonRenderer, PlainRenderer
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def run_ask(
     from dexter.config import ConfigError, load_settings
     from dexter.data.errors import DataError
     from dexter.data.settings import parse_as_of
-    from dexter.runtime import ASK, AgentSpec, Runtime
+    from dexter.runtime import ASK, AgentSpec
 
     if not question.strip():
         raise ConfigError('the question is empty. Usage: dexter ask "your question"')
@@ -91,7 +92,7 @@ def run_ask(
         status = Console(highlight=False, soft_wrap=True)
     plain = PlainRenderer(sys.stdout, err, status=status)
     approver = _terminal_approver(err, plain.waiting.stop) if interactive else None
-    runtime = Runtime(settings)
+    runtime = open_runtime(settings)
     # The research profile is the eval channel's answer format, offered to one-off questions.
     channel = replace(ASK, prompt="research") if research else ASK
     spec = AgentSpec(
@@ -149,7 +150,7 @@ def run_ask(
     if output and run_ids and done.status == "answered":
         from dexter.cli.report_command import export
 
-        reports = Runtime(settings)
+        reports = open_runtime(settings)
         store = reports.existing_store()
         try:
             if store is not None:

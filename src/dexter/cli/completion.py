@@ -13,6 +13,8 @@ import argparse
 import shlex
 from typing import Any
 
+from dexter.cli.open_runtime import open_runtime
+
 EXIT_OK = 0
 ID_KINDS = ("sessions", "jobs")
 _ID_LIMIT = 50
@@ -238,7 +240,7 @@ def _ids(kind: str) -> list[str]:
     )
     runtime: Runtime | None = None
     try:
-        runtime = Runtime(load_settings(tolerate_corrupt=True))
+        runtime = open_runtime(load_settings(tolerate_corrupt=True))
         store = runtime.existing_store()
         return [str(row[0]) for row in store.query(sql, (_ID_LIMIT,))] if store else []
     except Exception:  # completion must never print an error into the command line

@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli.open_runtime import open_runtime
+
 if TYPE_CHECKING:
     from dexter.config import Settings
     from dexter.cron.model import DamagedJob, Job
@@ -149,9 +151,8 @@ def _settings() -> Settings:
 
 def _store(settings: Settings, *, create: bool) -> CronStore | None:
     from dexter.cron.store import CronStore
-    from dexter.runtime import Runtime
 
-    runtime = Runtime(settings)
+    runtime = open_runtime(settings)
     store = runtime.store if create else runtime.existing_store()
     return CronStore(store) if store is not None else None
 
@@ -588,10 +589,9 @@ def _run_now(settings: Settings, job: Job) -> int:
     import asyncio
 
     from dexter.cron.service import make_runner
-    from dexter.runtime import Runtime
 
     async def go() -> int:
-        async with Runtime(settings) as runtime:
+        async with open_runtime(settings) as runtime:
             runner = make_runner(runtime, log=_stderr_log)
             result = await runner.run_now(job)
             if result is None:
@@ -710,12 +710,11 @@ def run_daemon_command(args: argparse.Namespace) -> int:
 
     from dexter.cli.signals import StopSignals
     from dexter.cron.service import make_runner
-    from dexter.runtime import Runtime
 
     settings = _settings()
 
     async def go() -> int:
-        async with Runtime(settings) as runtime:
+        async with open_runtime(settings) as runtime:
             runner = make_runner(runtime, log=_stderr_log)
             if args.once:
                 results = await runner.run_due()

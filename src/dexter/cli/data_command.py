@@ -15,6 +15,7 @@ from rich.console import Console
 
 from dexter import spreadsheet
 from dexter.cli import data_render as render
+from dexter.cli.open_runtime import open_runtime
 from dexter.cli.output import drawing_width, output_console
 from dexter.cli.progress import Waiting
 from dexter.cli.tables import Grid, print_wrapped, write_csv
@@ -30,7 +31,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def run_data_command(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError
-    from dexter.runtime import Runtime
 
     console = output_console()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -49,7 +49,7 @@ def run_data_command(args: argparse.Namespace) -> int:
         err.print(f"dexter: {backwards}", markup=False)
         return EXIT_USAGE
     try:
-        runtime = Runtime(load_settings())
+        runtime = open_runtime(load_settings())
         as_of = parse_as_of(getattr(args, "as_of", None))
         router = runtime.data_router_for(as_of) if as_of else runtime.data_router
     except DataError as error:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, Settings, get_secret
 
 if TYPE_CHECKING:
@@ -41,10 +42,8 @@ def _print_phases(
     its endpoint cannot be reached."""
     from rich.text import Text
 
-    from dexter.runtime import Runtime
-
     try:
-        plans = Runtime(settings).phase_plans(spec)
+        plans = open_runtime(settings).phase_plans(spec)
     except ConfigError as exc:
         console.print(Text(f"  phases: {exc}", style="red"))
         return False
@@ -121,11 +120,11 @@ def server_line(settings: Settings, resolved: Any) -> str:
 
     from dexter.models.profile import output_limit
     from dexter.providers.profiles import probed_profile, should_probe, static_profile
-    from dexter.runtime import Runtime, window_of
+    from dexter.runtime import window_of
 
     profile, how = static_profile(resolved), "its own endpoint"
     if should_probe(resolved):
-        report = asyncio.run(Runtime(settings).server_report(resolved, fresh=True))
+        report = asyncio.run(open_runtime(settings).server_report(resolved, fresh=True))
         profile = probed_profile(resolved, report)
         how = report.evidence or "not recognised; the generic profile"
     configured = resolved.provider.configured_window(resolved.model_name)

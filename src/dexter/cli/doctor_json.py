@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, Settings, get_secret
 
 
@@ -107,12 +108,11 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
             else missing_key_message(resolved.provider, settings),
         )
         ok = ok and resolved.key_usable
-        from dexter.runtime import Runtime
 
         # Which model each phase calls (a local single-model server gets the main one).
         model["phases"] = {
             plan.phase: {"spec": plan.spec, "source": plan.source, "reason": plan.reason}
-            for plan in Runtime(settings).phase_plans(spec)
+            for plan in open_runtime(settings).phase_plans(spec)
         }
     except ConfigError as error:
         model.update(ready=False, problem=str(error))

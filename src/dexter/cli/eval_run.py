@@ -11,6 +11,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from dexter.cli.open_runtime import open_runtime
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -113,10 +115,9 @@ def run_agent(args: argparse.Namespace) -> int:
     from dexter.evals.dataset import DATASET_NAME, load_dataset
     from dexter.evals.runner import EvalOptions
     from dexter.evals.sampling import select
-    from dexter.runtime import Runtime
 
     settings = load_settings()
-    runtime = Runtime(settings)
+    runtime = open_runtime(settings)
     store = _eval_store(runtime, create=True)
     assert store is not None
     if args.eval_resume:
@@ -359,9 +360,8 @@ def _eval_store(runtime: Any, *, create: bool) -> Any:
 def run_list(args: argparse.Namespace) -> int:
     from dexter.config import load_settings
     from dexter.evals.report import build_report, money, pct
-    from dexter.runtime import Runtime
 
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     store = _eval_store(runtime, create=False)
     runs = store.runs() if store is not None else []
     rows = []
@@ -407,9 +407,8 @@ def run_show(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
     from dexter.evals.report import build_report, to_html, to_markdown
     from dexter.outputfile import write_output
-    from dexter.runtime import Runtime
 
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     try:
         store = _eval_store(runtime, create=False)
         if store is None:

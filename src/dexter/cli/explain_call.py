@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError
 
 if TYPE_CHECKING:
@@ -50,10 +51,10 @@ def explain_call(settings: Settings, principal_id: str, call: ToolCall) -> dict[
     """The explanation as data (printed by the caller): decision, reason and the layers."""
     from dexter.cli.principal_lookup import principal_for
     from dexter.permissions.principal_policy import ASK_OPERATOR, OWN_FOLDER
-    from dexter.runtime import CLI, GATEWAY, MCP, AgentSpec, Runtime
+    from dexter.runtime import CLI, GATEWAY, MCP, AgentSpec
     from dexter.tools.invoke import validate_arguments
 
-    runtime = Runtime(settings)
+    runtime = open_runtime(settings)
     try:
         principal, configured = principal_for(settings.home, principal_id, runtime.existing_store())
         channel = CLI if principal.is_operator else MCP if principal.kind == "mcp" else GATEWAY

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TextIO
 
+from dexter.cli.open_runtime import open_runtime
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130
@@ -106,7 +108,6 @@ def _run(settings: Any, out: TextIO) -> int:
 
     from dexter.cli.signals import StopSignals
     from dexter.gateway.service import build_service, console_log
-    from dexter.runtime import Runtime
 
     gateway_log = logging.getLogger("dexter.gateway")
     console = console_log(sys.stderr)
@@ -116,7 +117,7 @@ def _run(settings: Any, out: TextIO) -> int:
     async def main() -> None:
         signals.install()
         stop = signals.stop
-        async with Runtime(settings) as rt:
+        async with open_runtime(settings) as rt:
             service = build_service(rt)
             names = ", ".join(f"{c.name}/{c.account_id}" for c in service.channels)
             # Started first: a model that cannot be used fails here, in one line, not in

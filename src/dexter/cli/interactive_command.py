@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.base import Model
-from dexter.runtime import CLI, AgentSpec, Runtime
+from dexter.runtime import CLI, AgentSpec
 
 
 def run_interactive_command(model_spec: str | None, *, resume: str | None = None) -> int:
     from dexter.cli.interactive import run_interactive
     from dexter.cli.interactive.questions import QuestionBridge
 
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     questions = QuestionBridge()
     try:
         agent = runtime.agent(

@@ -9,6 +9,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli.open_runtime import open_runtime
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -161,7 +163,6 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from dexter.mcp.host import host_principal, serve_workspace
     from dexter.mcp.server import build_server
     from dexter.mcp.transport import MCP_PATH, TOKEN_ENV, bind, choose_token, is_loopback
-    from dexter.runtime import Runtime
 
     err = sys.stderr
     token: str | None = None
@@ -196,7 +197,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     workspace = serve_workspace(args.workspace, settings.cwd)
     host = host_principal(args.name, workspace)
-    runtime = Runtime(settings)
+    runtime = open_runtime(settings)
     if not args.no_research:
         runtime.resolve(args.mcp_model)  # a missing key is said now, not on the first question
         if workspace is None:

@@ -11,6 +11,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli.open_runtime import open_runtime
+
 if TYPE_CHECKING:
     from dexter.memory.index import MemoryIndex
 
@@ -55,7 +57,6 @@ def _err(message: str) -> None:
 
 def run_memory_command(args: argparse.Namespace) -> int:
     from dexter.config import load_settings
-    from dexter.runtime import Runtime
     from dexter.store.migrations import StoreError
 
     action: str = args.memory_command
@@ -78,7 +79,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
         else:
             print("No memories yet. Add one with `dexter memory add TEXT`.")
         return EXIT_OK
-    index, how = Runtime(settings).memory_for_commands()
+    index, how = open_runtime(settings).memory_for_commands()
     if index.embedder is None:
         # Plainly, and on stderr so --json output stays parseable.
         print(f"memory: {how}; search matches keywords only.", file=sys.stderr)

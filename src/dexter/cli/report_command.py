@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 from dexter.cli.argtypes import iso_day
+from dexter.cli.open_runtime import open_runtime
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -41,9 +42,8 @@ def add_report_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run_report_command(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
-    from dexter.runtime import Runtime
 
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     store = runtime.existing_store()
     if store is None:
         raise ConfigError("no research has been recorded yet; ask something first (`dexter ask`).")

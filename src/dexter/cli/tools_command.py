@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, load_settings
 from dexter.permissions.gate import Verdict
 from dexter.runtime import AgentSpec, Runtime, channel_named
@@ -19,7 +20,7 @@ from dexter.tools.registry import ToolRegistry
 
 
 def run_tools_command(args: argparse.Namespace) -> int:
-    runtime = Runtime(load_settings())
+    runtime = open_runtime(load_settings())
     channel = channel_named(getattr(args, "channel", None) or "cli")
     registry = runtime.tools(AgentSpec(channel=channel))
     for error in runtime.mcp_errors.values():

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from dexter.cli.open_runtime import open_runtime
 from dexter.cli.tables import Cell, Col, Figure, Grid, render, write_csv
 from dexter.config import Settings, load_settings
 from dexter.store import Ledger, SessionLookupError, SessionStore, UsageRow, UsageTotals
@@ -94,9 +95,8 @@ def totals_line(totals: UsageTotals) -> Text:
 
 def open_existing(settings: Settings) -> Store | None:
     """The database, or None when nothing was ever recorded (don't create one just to read)."""
-    from dexter.runtime import Runtime
 
-    return Runtime(settings).existing_store()
+    return open_runtime(settings).existing_store()
 
 
 def print_lookup_error(error: SessionLookupError) -> int:

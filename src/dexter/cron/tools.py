@@ -31,7 +31,7 @@ from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 if TYPE_CHECKING:
     from dexter.cron.model import DamagedJob, Job
     from dexter.cron.store import CronStore
-    from dexter.runtime import Runtime
+    from dexter.runtime import AgentSpec, Runtime
 
 RunJob = Callable[["Job"], Awaitable[str]]
 
@@ -324,3 +324,11 @@ def cron_tools(
         home=runtime.settings.home,
     )
     return [CronTool(context), HeartbeatTool(runtime.settings.home, context)]
+
+
+def schedule_toolset(runtime: Runtime, spec: AgentSpec) -> list[Tool[Any]]:
+    """The toolset front doors hand the runtime (`Runtime.toolsets`): `cron` and `heartbeat`
+    where the spec's channel offers schedules, for the spec's principal and chat."""
+    if not spec.channel.schedules:
+        return []
+    return cron_tools(runtime, default_target=spec.delivery_target, principal=spec.principal)
