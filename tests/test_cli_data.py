@@ -172,7 +172,7 @@ def test_a_failed_history_page_keeps_the_recent_filings_and_exits_1(
     assert "2022-02-07" in captured.out and "2014-02-26" in captured.out
     err = flat(captured.err)
     assert "this list is incomplete" in err and "CIK0001318605-submissions-001.json" in err
-    assert "HTTP 500" in err and "filings made on or before 2013-12-10 are missing" in err
+    assert "HTTP 500" in err and "Filings made on or before 2013-12-10 are missing" in err
     assert "Traceback" not in err
 
 

@@ -85,7 +85,7 @@ async def test_nothing_loaded_is_an_error_not_an_empty_list(tmp_path: Path, kind
     assert "No 10-K of Tesla, Inc. filed on or before 2012-12-31" in said
     assert "CIK0001318605-submissions-001.json (filings of 2005-02-17 to 2013-12-10)" in said
     assert words in said
-    assert "filings made on or before 2013-12-10 are missing" in said
+    assert "Filings made on or before 2013-12-10 are missing" in said
     assert "Try again in a few minutes" in said
 
 
@@ -142,5 +142,4 @@ async def test_a_10k_section_of_a_year_on_the_failed_page_says_why_it_is_missing
         await sec.filing_section("TSLA", form="10-K", item="1A", year=2012)
     said = str(info.value)
     assert "No 10-K for fiscal year 2012" in said and "HTTP 500" in said
-    assert "filings made on or before 2013-12-10 are missing" in said
-
+    assert "Filings made on or before 2013-12-10 are missing" in said

@@ -74,10 +74,10 @@ def run_data_command(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run())
     except (ConfigurationNeeded, UnknownCompany) as error:
-        err.print(f"dexter: {error}", markup=False)
+        _warn(str(error))
         return EXIT_USAGE
     except DataError as error:
-        err.print(f"dexter: {error}", markup=False)
+        _warn(str(error))
         return EXIT_FAILED
 
 
@@ -176,8 +176,13 @@ def _show(
 
 
 def _warn(text: str) -> None:
-    """A note about the answer, on stderr: it never mixes with --json or --csv output."""
-    sys.stderr.write(f"dexter: {text}\n")
+    """An error or a note about the answer, on stderr (it never mixes with --json or --csv
+    output): wrapped between words on a terminal, one line otherwise (COLUMNS or not)."""
+    err = Console(stderr=True, highlight=False)
+    if err.is_terminal:
+        print_wrapped(err, f"dexter: {text}")
+    else:
+        sys.stderr.write(f"dexter: {text}\n")
 
 
 def _text_as_csv(fields: list[tuple[str, Any]]) -> None:
@@ -303,7 +308,7 @@ async def _dispatch(
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
         gaps = filings.gaps if isinstance(filings, FilingList) else []
         if gaps:
-            _warn(f"this list is incomplete: {missing_history(gaps)}")
+            _warn(f"this list is incomplete. {missing_history(gaps)}")
             return EXIT_FAILED
         return EXIT_OK
     if action == "documents":
@@ -398,7 +403,7 @@ async def _dispatch(
                 f"these transactions may be incomplete; first: {trades.failures[0]}"
             )
         if trades.gaps:
-            _warn(f"these transactions may be incomplete: {missing_history(trades.gaps)}")
+            _warn(f"these transactions may be incomplete. {missing_history(trades.gaps)}")
         return EXIT_FAILED if trades.failures or trades.gaps else EXIT_OK
     if action == "facts":
         points = await router.facts(ticker, args.concept)

@@ -41,16 +41,18 @@ def missing_history(gaps: Sequence[HistoryGap]) -> str:
         if gap.failed:
             parts.append(
                 f"EDGAR's older filing-history page {gap.page}{_span(gap)} could not be "
-                f"loaded ({gap.reason})"
+                f"loaded: {gap.reason}."
             )
         else:
             parts.append(
                 f"EDGAR's older filing-history pages from {gap.page}{_span(gap)} on were not "
-                f"read ({gap.reason})"
+                f"read: {gap.reason}."
             )
     newest = max((gap.filed_to for gap in gaps if gap.filed_to), default=None)
     missing = (
-        f"filings made on or before {newest} are missing" if newest else "older filings are missing"
+        f"Filings made on or before {newest} are missing."
+        if newest
+        else "Older filings are missing."
     )
     if any(gap.failed for gap in gaps):
         advice = "Try again in a few minutes: the SEC may be busy or the page damaged in transit."
@@ -58,7 +60,7 @@ def missing_history(gaps: Sequence[HistoryGap]) -> str:
         advice = f"Ask for filings filed on or before {newest} to read them."
     else:
         advice = "Ask for a filing-date range to read them."
-    return f"{'; '.join(parts)}, so {missing}. {advice}"
+    return " ".join([*parts, missing, advice])
 
 
 __all__ = ["EDGAR_COMPLETE", "XBRL_HISTORY", "before_edgar", "missing_history"]

@@ -491,7 +491,7 @@ class SecEdgarProvider:
             when = f" filed on or {'after' if gte else 'before'} {gte or lte}"
         message = (
             f"No {what} of {company.name}{when} is in the part of its EDGAR filing history that "
-            f"could be read: {missing_history(gaps)}"
+            f"could be read. {missing_history(gaps)}"
         )
         if any(gap.failed for gap in gaps):
             return UpstreamError(message, url=gaps[0].url)
