@@ -15,6 +15,8 @@ from dexter.data.models import FilingList
 from dexter.data.sec import provider as sec_provider
 from dexter.data.sec.provider import SecEdgarProvider
 from dexter.data.settings import DataSettings
+from dexter.tools.base import ToolContext
+from dexter.tools.finance.datacalls import Filings
 from tests.support.fixtures import fixtures_dir
 from tests.support.sec_mirror import TIMEOUT, Mirror, mirror_transport
 
@@ -143,3 +145,20 @@ async def test_a_10k_section_of_a_year_on_the_failed_page_says_why_it_is_missing
     said = str(info.value)
     assert "No 10-K for fiscal year 2012" in said and "HTTP 500" in said
     assert "Filings made on or before 2013-12-10 are missing" in said
+
+
+async def test_the_model_is_told_the_list_is_incomplete(tmp_path: Path) -> None:
+    from dexter.data.router import DataRouter
+
+    router = DataRouter([provider(tmp_path, failing(TESLA_PAGE, TIMEOUT))])
+    tool = Filings(router)
+    args = tool.Args.model_validate({"company": "TSLA", "forms": ["10-K"], "limit": 20})
+    result = await tool.run(args, ToolContext())
+    assert f"{TESLA_RECENT_10K} filings, newest first" in result.content
+    note = result.content[result.content.index("INCOMPLETE:") :]
+    assert "CIK0001318605-submissions-001.json" in note and "did not answer in time" in note
+    assert "Filings made on or before 2013-12-10 are missing" in note
+    assert result.data is not None
+    [gap] = result.data["incomplete"]
+    assert gap["page"] == "CIK0001318605-submissions-001.json" and gap["failed"] is True
+    await router.aclose()
