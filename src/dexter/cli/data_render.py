@@ -188,7 +188,8 @@ def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Grid:
         title=title,
         columns=[
             Col("Date", whole=True, key=True),
-            Col("Form", whole=True),
+            # A key: the same trade in a Form 5 and its 5/A differs only here.
+            Col("Form", whole=True, key=True),
             Col("Name", key=True, min_width=12),
             Col("Role", min_width=10),
             Col("Type", min_width=8),
@@ -220,7 +221,7 @@ def holdings_table(
 ) -> Grid:
     """One row per position; `ranked` when the rows are the report's largest by value, which
     the caption then says (and a # column numbers them)."""
-    columns = [Col("#", figure=True)] if ranked else []
+    columns = [Col("#", figure=True, key=True)] if ranked else []
     columns += [
         Col("Issuer", key=True),
         Col("Class", min_width=8),
