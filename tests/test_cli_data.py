@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from dexter.cli.data_render import holdings_shown
 from dexter.cli.main import main
+from dexter.data.models import Holdings
+from tests.support.fixtures import example_13f_holdings
 from tests.support.ownership_filings import snowflake_insider_filings
 from tests.support.sec_mirror import Mirror, MirrorServer
 from tests.support.thirteen_f import example_13f_filing
@@ -213,10 +216,13 @@ def test_holdings_say_how_many_of_the_report_are_shown(
     ) in flat(out)
     assert "26,689,322" in out  # the largest position, first
 
-    assert main(["data", "holdings", "--filer", "1234567", "--all"]) == 0
-    out = flat(capsys.readouterr().out)
-    assert "All 255 holdings of the report, worth USD 350,153,407 in all." in out
-    assert "CRONOS GROUP" in out  # the smallest position is listed too
+    assert main(["data", "holdings", "--filer", "1234567", "--all", "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    assert len(rows) == 255 and rows[-1]["name_of_issuer"] == "CRONOS GROUP INC"
+    assert captured.err == ""  # nothing left out, nothing to say
+    every = Holdings(example_13f_holdings(), total_count=255, total_value_usd=350_153_407)
+    assert holdings_shown(every) == "All 255 holdings of the report, worth USD 350,153,407 in all."
 
 
 def test_holdings_json_is_the_rows_asked_for_with_the_note_on_stderr(
