@@ -7,10 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import threading
 from collections.abc import Iterator
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import pytest
 from dexter.evals.dataset import Dataset, DatasetError, Question, load_dataset, parse_dataset
 from dexter.evals.judge import Verdict, combine, judge_prompt, parse_verdicts, score_of
 from dexter.evals.splits import SPLITS, cached_path, open_dataset, split_named
+from tests.support.eval_sources import SplitSource, serving_splits
 from tests.support.fixtures import fixtures_dir
 
 
@@ -158,46 +157,14 @@ def test_each_split_has_its_date_anchor() -> None:
     assert split_named("V1.1") is SPLITS["v1.1"] and split_named("2") is SPLITS["v2"]
 
 
-class _Source:
-    """A raw.githubusercontent.com stand-in serving the recorded copies at their pinned paths."""
-
-    def __init__(self) -> None:
-        root = fixtures_dir() / "evals"
-        self.files = {
-            f"/{s.repo}/{s.commit}/{s.path}": (root / s.file_name).read_bytes()
-            for s in SPLITS.values()
-        }
-        self.hits: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                outer.hits.append(self.path)
-                body = outer.files.get(self.path)
-                self.send_response(200 if body is not None else 404)
-                self.end_headers()
-                self.wfile.write(body or b"not found")
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-
 @pytest.fixture(scope="module")
-def source() -> Iterator[_Source]:
-    served = _Source()
-    yield served
-    served.server.shutdown()
-    served.server.server_close()
+def source() -> Iterator[SplitSource]:
+    with serving_splits() as served:
+        yield served
 
 
 def test_a_split_is_downloaded_once_checked_and_cached(
-    source: _Source, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    source: SplitSource, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DEXTER_EVAL_DATA_URL", source.url)
     source.hits.clear()
@@ -218,7 +185,7 @@ def test_a_split_is_downloaded_once_checked_and_cached(
 
 
 def test_a_wrong_or_missing_download_is_refused_and_not_kept(
-    source: _Source, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    source: SplitSource, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DEXTER_EVAL_DATA_URL", source.url)
     key = next(k for k in source.files if "finance-agent/43e7328" in k)

@@ -409,6 +409,9 @@ def _execute(
                     live.stop()
                 finished = await asyncio.to_thread(store.require, run.id)
                 summaries.append((finished, _print_summary(finished, results)))
+            if len(summaries) > 1:
+                stored = [await asyncio.to_thread(store.results, r.id) for r, _ in summaries]
+                _print_models(summaries, stored)
         return summaries
 
     try:
@@ -423,8 +426,6 @@ def _execute(
             file=sys.stderr,
         )
         return 130
-    if len(summaries) > 1:
-        _print_models(store, summaries)
     code = EXIT_OK
     for run, summary in summaries:
         if summary.questions and not summary.scored:
@@ -446,7 +447,7 @@ def _execute(
     return code
 
 
-def _print_models(store: Any, summaries: list[tuple[Any, Any]]) -> None:
+def _print_models(summaries: list[tuple[Any, Any]], stored: list[Any]) -> None:
     """Several models on the same questions: one row each, and each against the first."""
     from dexter.evals.report import interval, pct, question_scores
     from dexter.evals.scoring import compare_scores
@@ -460,9 +461,9 @@ def _print_models(store: Any, summaries: list[tuple[Any, Any]]) -> None:
             f"{s.exact:>5g}  {s.failures:>4}  {run.id}"
         )
     first = summaries[0][0]
-    base = question_scores(store.results(first.id))
-    for run, _ in summaries[1:]:
-        c = compare_scores(question_scores(store.results(run.id)), base)
+    base = question_scores(stored[0])
+    for (run, _), results in zip(summaries[1:], stored[1:], strict=True):
+        c = compare_scores(question_scores(results), base)
         print(
             f"{run.model} - {first.model}: {c.difference * 100:+.1f} points, 95% CI "
             f"[{c.difference_ci.low * 100:+.1f}, {c.difference_ci.high * 100:+.1f}] "
