@@ -24,7 +24,7 @@ from dexter.evals.judge import SYSTEM_SHA256
 from dexter.evals.results import Cost, QuestionResult
 from dexter.evals.storage import EvalStore
 from dexter.models.scripted import Reply, ScriptedModel
-from dexter.models.types import ModelRequest, Usage, UserMessage
+from dexter.models.types import ModelRequest, ToolMessage, Usage, UserMessage
 from dexter.store import open_store
 from tests.support.eval_sources import SplitSource, serving_splits
 
@@ -52,6 +52,7 @@ class Models:
 
     unmet: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     seed_sensitive: bool = False
+    use_calculate: bool = False
     clients: dict[str, ScriptedModel] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -67,11 +68,13 @@ class Models:
     def calls(self, spec: str) -> int:
         return self.clients[spec].calls_made
 
-    @staticmethod
-    def agent_reply(request: ModelRequest) -> Reply:
+    def agent_reply(self, request: ModelRequest) -> Reply:
         if not request.tools:  # a fast phase (constraints): nothing to add
             return Reply(text="[]")
         question = next(m.content for m in request.messages if isinstance(m, UserMessage))
+        if self.use_calculate and not any(isinstance(m, ToolMessage) for m in request.messages):
+            args = {"operation": "margin", "part": 112010, "whole": 416161}
+            return Reply(tool_calls=[("calculate", args)])
         return Reply(
             text=f"Answer under seed {request.seed}: {question[:50]}",
             usage=Usage(input_tokens=1000, output_tokens=100),
@@ -434,3 +437,62 @@ def test_eval_tables_upgrade_from_schema_6(tmp_path: Path) -> None:
         second = QuestionResult("q1", 0, "Trends", "Q?", "A.", "scored", 1.0, epoch=2)
         store.save_result("old", second)
         assert store.finished_keys("old") == {("q1", 1), ("q1", 2)}
+
+
+def test_a_questions_transcript_shows_its_tool_calls_answer_and_judges(
+    models: Models, capsys: pytest.CaptureFixture[str]
+) -> None:
+    models.use_calculate = True
+    models.unmet[JUDGE] = {V2_Q1: {"c3"}}
+    code, out, _ = run([*V2, "--limit", "1", "--model", AGENT], capsys)
+    run_id = run_id_of(out)
+    code, page, _ = run(["eval", "show", run_id, "--question", "q1"], capsys)
+    assert code == 0
+    assert "**Tool calls (1).**" in page
+    call = re.search(
+        r"^1\. `calculate\(operation='margin', part=112010, whole=416161\)` → (.+)$",
+        page,
+        re.MULTILINE,
+    )
+    assert call is not None and "26.9" in call.group(1)  # what calculate returned: the margin
+    assert "Answer under seed 0: For NASDAQ:CRWD" in page
+    assert "| not met | openai:judge-model read c3 |" in page
+    (result,) = show_json(run_id, capsys)["results"]
+    assert result["transcript"][0]["tool"] == "calculate"
+    assert result["iterations"] == 2
+
+
+def test_transcripts_carry_the_verifiers_figures_when_the_answer_has_them() -> None:
+    from types import SimpleNamespace
+
+    from dexter.evals.report import question_markdown
+    from dexter.evals.runner import figures_of
+    from dexter.figures.types import Figure, Verification
+
+    figures = (
+        Figure("$391.0 billion", 391e9, "USD", "verified", source="get_financials: revenue"),
+        Figure("6.4%", 6.4, "%", "derived", formula="(416161 - 391035) / 391035"),
+        Figure("$9.9 billion", 9.9e9, "USD", "unsupported"),
+    )
+    done = SimpleNamespace(figures=figures, verification=Verification(figures, repaired=1))
+    found, counts = figures_of(done)  # type: ignore[arg-type]
+    assert [f["status"] for f in found] == ["verified", "derived", "unsupported"]
+    assert found[0]["source"] == "get_financials: revenue"
+    assert counts == {"checked": 3, "verified": 1, "derived": 1, "unsupported": 1, "repaired": 1}
+    # Only the verification (figures inside it), or a done event from before the verifier.
+    assert figures_of(SimpleNamespace(verification=Verification(figures)))[0] == found  # type: ignore[arg-type]
+    assert figures_of(SimpleNamespace(answer="x")) == ([], None)  # type: ignore[arg-type]
+    result = QuestionResult(
+        "q1",
+        0,
+        "Trends",
+        "Q?",
+        "",
+        "scored",
+        1.0,
+        "Revenue $391.0 billion.",
+        figures=found,
+        verification=counts,
+    )
+    page = "\n".join(question_markdown(result))
+    assert "**Figures.** 3 checked: 1 verified, 1 derived, 1 unsupported ($9.9 billion)" in page
