@@ -287,6 +287,9 @@ def test_rescore_with_another_judge_then_compare(
     assert data["run"]["judges"] == [JUDGE2]
     assert [r["answer_from"] for r in data["results"]] == [original, original]
     assert [r["score"] for r in data["results"]] == [pytest.approx(10 / 11), 1.0]
+    # Resuming a rescoring run grades on; it never runs the agent.
+    assert run(["eval", "finance-agent", "--resume", rescored], capsys)[0] == 0
+    assert models.calls(AGENT) == agent_calls
     before = show_json(original, capsys)["results"]
     assert [r["answer"] for r in data["results"]] == [r["answer"] for r in before]
     assert [r["score"] for r in before] == [1.0, 1.0]  # the original run is untouched

@@ -268,7 +268,28 @@ def run_agent(args: argparse.Namespace) -> int:
         dataset = _reopen_dataset(args.dataset, run, settings.home)
         by_id = {q.id: q for q in dataset.questions}
         questions = [by_id[i] for i in run.question_ids if i in by_id]
-        return _execute(runtime, store, [(run, _options_of(run, args))], questions, args)
+        options = _options_of(run, args)
+        source = run.options.get("rescored_from")
+        if source:
+            # A rescoring run goes on grading its source's answers; the agent never runs.
+            from dexter.evals.runner import rescore
+
+            answers = store.results(str(source))
+
+            async def regrade(live: Any) -> Any:
+                return await rescore(
+                    runtime,
+                    store,
+                    answers,
+                    str(source),
+                    run.id,
+                    questions,
+                    options,
+                    on_event=live.event,
+                )
+
+            return _execute(runtime, store, [(run, options)], questions, args, work=regrade)
+        return _execute(runtime, store, [(run, options)], questions, args)
     dataset = open_dataset(args.dataset, settings.home)
     judge_specs = _judge_specs(args, runtime, settings)
     models = list(dict.fromkeys(runtime.resolve(m).spec for m in (args.eval_models or [None])))
