@@ -240,7 +240,7 @@ def _options_of(run: Any, args: argparse.Namespace) -> Any:
         judges=run.judges,
         jury=o.get("jury", "majority"),
         concurrency=args.concurrency,
-        timeout_s=float(o.get("timeout_s") or args.timeout),
+        timeout_s=float(o.get("timeout_s") or getattr(args, "timeout", 900)),
         max_iterations=int(o.get("max_iterations") or 25),
         as_of=_stored_date(o.get("as_of")),
         epochs=int(o.get("epochs") or 1),
