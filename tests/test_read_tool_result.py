@@ -38,7 +38,7 @@ async def test_slices_reassemble_every_byte(tmp_path: Path) -> None:
     preview = cap_result(
         ToolMessage("call_0", "read_filings", full), store=store, tool_args={"ticker": "AAPL"}
     )
-    assert str(store.path("call_0")) in preview.content
+    assert 'call_id="call_0"' in preview.content and store.path("call_0").is_file()
     tool = ReadToolResult(run_dir=lambda: store.directory)
 
     pieces: list[str] = []
