@@ -90,10 +90,10 @@ async def test_failing_summaries_fall_back_to_truncation_and_keep_the_question(
     observed = Observed()
     scripted = ScriptedModel([ModelError(ErrorKind.SERVER, "down")] * 200, name="fast-broken")
     broken = with_retry(scripted, no_wait(RetryPolicy()))
-    agent = build_agent(tmp_path, observed, window=4_000, fast=broken)
+    agent = build_agent(tmp_path, observed, window=3_000, fast=broken)
     events = await run(agent)
     assert isinstance(events[-1], Done) and events[-1].status == "answered"
     actions = [e.action for e in events if isinstance(e, ContextEvent)]
     assert "compaction_failed" in actions and "truncation" in actions
-    assert max(observed.request_tokens) <= ContextBudget(4_000).hard_limit
+    assert max(observed.request_tokens) <= ContextBudget(3_000).hard_limit
     assert QUESTION in observed.text_of(observed.final_request)  # type: ignore[arg-type]

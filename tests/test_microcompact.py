@@ -54,7 +54,7 @@ def test_keeps_recent_and_marks_older_with_key_size_and_figures(tmp_path: Path) 
     first = tools[0].content
     # The key to read it back, the full size and the figure line; nothing else.
     assert first == (
-        f'{MARKER_PREFIX}: call_id="call_0", {len(originals["call_0"]):,} chars]\n'
+        f"{MARKER_PREFIX} call_0, {len(originals['call_0']):,} chars]\n"
         "AAPL FY2020 revenue $391,035M, net margin 24.0% [S1]"
     )
     assert str(tmp_path) not in first
@@ -114,7 +114,8 @@ def test_preview_becomes_marker_pointing_at_full_file(tmp_path: Path) -> None:
 def test_marker_detection() -> None:
     assert not is_marker("[Old tool result content cleared]")
     assert not is_marker("plain data")
-    assert is_marker(f'{MARKER_PREFIX}: call_id="c1", 1,234 chars]\nrevenue 1.2B')
+    assert is_marker(f"{MARKER_PREFIX} c1, 1,234 chars]\nrevenue 1.2B")
+    assert not is_marker(f"{MARKER_PREFIX} c1 with no size]")
 
 
 def test_markers_never_show_the_home_folder_and_keep_the_figures(
@@ -161,13 +162,13 @@ def test_figure_lines_are_figures_not_counters() -> None:
             "8\tFIGURE-7: revenue 1,007.25 USD bn [S7]",
         ]
     )
+    # Without read_file's line numbers, whitespace collapsed, each distinct line once.
     assert figure_lines(text) == [
-        "1 FIGURE-7: revenue 1,007.25 USD bn [S7]",
-        "3 | Revenue | 391,035 | 383,285 |",
-        "4 Gross margin was 46.2%",
-        "5 Revenue 1.2B",
-        '6 {"revenue": 391035000000}',
-        "8 FIGURE-7: revenue 1,007.25 USD bn [S7]",
+        "FIGURE-7: revenue 1,007.25 USD bn [S7]",
+        "| Revenue | 391,035 | 383,285 |",
+        "Gross margin was 46.2%",
+        "Revenue 1.2B",
+        '{"revenue": 391035000000}',
     ]
     many = "\n".join(f"segment {i} revenue {i},000.5" for i in range(100))
     kept = figure_lines(many)

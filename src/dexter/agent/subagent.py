@@ -160,10 +160,11 @@ class SubagentArgs(BaseModel):
 
 class SubagentTool(Tool[SubagentArgs]):
     name: ClassVar[str] = "spawn_subagent"
+    brief: ClassVar[str] = "hand a sub-task to a parallel sub-agent"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Delegate one focused research task to a sub-agent that works in parallel with its own "
-        "context and returns compact findings with source ids. Use it to split a big question "
+        "Delegate a focused research task to a sub-agent with its own context. It returns "
+        "compact findings with source ids. Use it to split a big question "
         "(several companies, several angles) into independent parts; call it several times in "
         "one turn to run them in parallel. Give it all the context it needs: it cannot see this "
         "conversation or ask questions. Not for small lookups you can do with one tool call."

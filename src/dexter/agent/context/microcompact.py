@@ -66,10 +66,10 @@ def figure_lines(text: str, *, budget: int = FIGURE_LINES_CHARS) -> list[str]:
     picked: list[str] = []
     used = 0
     for raw in text.splitlines():
-        line = " ".join(raw.split())
+        line = " ".join(_LINE_NUMBER.sub("", raw).split())
         if not line or (line.startswith("[") and line.endswith("]")):
             continue
-        if not _FIGURE.search(_LINE_NUMBER.sub("", raw)):
+        if not _FIGURE.search(line):
             continue
         if home is not None:
             line = home.sub("~", line)
@@ -85,7 +85,7 @@ def figure_lines(text: str, *, budget: int = FIGURE_LINES_CHARS) -> list[str]:
 
 
 def _marker(key: str, chars: int, figures: list[str]) -> str:
-    head = f'{MARKER_PREFIX}: call_id="{key}", {chars:,} chars]'
+    head = f"{MARKER_PREFIX} {key}, {chars:,} chars]"
     return "\n".join([head, *figures])
 
 

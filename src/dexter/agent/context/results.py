@@ -46,8 +46,8 @@ MARKER_PREFIX = "[Cleared"
 # file: the key is all `read_tool_result` needs, and a path would show the model (and whoever
 # reads its transcript) the user's home folder.
 _REFERENCE = re.compile(
-    r'^\[(?:Large tool result saved|Cleared): call_id="(?P<key>[A-Za-z0-9_-]+)",'
-    r" (?P<chars>[\d,]+) char"
+    r'^\[(?:Large tool result saved: call_id="(?P<key>[A-Za-z0-9_-]+)",'
+    r" (?P<chars>[\d,]+) characters|Cleared (?P<cleared>[A-Za-z0-9_-]+), (?P<size>[\d,]+) chars\])"
 )
 
 
@@ -64,7 +64,8 @@ def stored_reference(content: str) -> StoredReference | None:
     match = _REFERENCE.match(content)
     if match is None:
         return None
-    return StoredReference(match["key"], int(match["chars"].replace(",", "")))
+    key, chars = match["key"] or match["cleared"], match["chars"] or match["size"]
+    return StoredReference(key, int(chars.replace(",", "")))
 
 
 def is_preview(content: str) -> bool:
