@@ -182,7 +182,9 @@ def test_every_request_of_a_default_ask_stays_small(home: Path) -> None:
         for s in specs
     )
     runtime.close_local()
-    assert len(prompt) + schemas <= 10_500, (len(prompt), schemas)
+    # About 9,400 now; past ~10,000 the long session of bench/long_session.py sends more than
+    # 20% of what an unmanaged context would (each 1,000 characters here cost ~0.14 points).
+    assert len(prompt) + schemas <= 10_000, (len(prompt), schemas)
     # Everything bound is still reachable: offered, or named in the prompt for `load_tools`.
     for name in agent.tools.names():
         assert name in {s.name for s in specs} or f"- `{name}`:" in prompt, name
