@@ -43,6 +43,7 @@ from dexter.agent.prompts import format_date
 from dexter.principal import ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.citations import SourceEntry
+from dexter.tools.load_tools import LoadTools
 from dexter.tools.registry import ToolRegistry
 
 _log = logging.getLogger(__name__)
@@ -200,7 +201,8 @@ class SubagentTool(Tool[SubagentArgs]):
             raise ToolFailure(
                 f"could not start the sub-agent ({type(exc).__name__}: {exc})"
             ) from exc
-        allowed = [tool for tool in agent.tools if _allowed(tool)]
+        # A sub-agent is offered every tool it may use; the parent's loader is the parent's.
+        allowed = [t for t in agent.tools if _allowed(t) and not isinstance(t, LoadTools)]
         tools = [tool for tool in allowed if not wanted or tool.name in wanted]
         if wanted and not tools:
             names = ", ".join(t.name for t in allowed) or "none"
