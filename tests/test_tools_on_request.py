@@ -80,6 +80,7 @@ async def test_a_tool_on_request_is_found_loaded_and_used_and_only_in_that_run(
     def next_answer(request: ModelRequest) -> Reply:
         result = request.messages[-1]
         assert isinstance(result, ToolMessage) and CHECK in result.content
+        assert "heartbeat" in offered(request)  # called, so offered from then on
         return Reply(text="ok")
 
     model = ScriptedModel([first, second, third, next_run, next_answer])

@@ -383,6 +383,8 @@ class _Run:
                 yield Thinking(message.content.strip(), self.iteration)
             self.messages.append(message)
             self.context.record_calls(message)
+            # A tool on request called by name without loading it is offered from now on.
+            self.agent.tools.load(self.scratchpad.run_id, (c.name for c in message.tool_calls))
 
             result: ExecutionResult | None = None
             async for outcome in self.executor.execute(message.tool_calls):

@@ -106,8 +106,9 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
 
 
 def _normalise(call_id: str) -> str:
-    # Models sometimes pass the file name or the full path from the notice instead of the id.
-    raw = call_id.strip().strip("\"'")
+    # Models copy the key with the punctuation around it in a notice ("call_7," from
+    # "[Cleared call_7, 1,204 chars]"), or pass a stored file's name instead of the id.
+    raw = call_id.strip().strip("\"'`,;:[]")
     if raw.endswith(".txt"):
         raw = Path(raw).stem
     return safe_key(raw)
