@@ -5,7 +5,8 @@ unmanaged context and against the original Dexter's clearing rule.
 30,000-character filings with `read_file`, four a round for ten rounds, then answers; each filing
 leads with one figure line. See tests/support/research_run.py for the session and the rules.
 
-Measured per request with Dexter's token estimate (characters / 3.5, tool schemas included):
+Measured per request with Dexter's token estimate (characters / 3.5 plus per-message overheads,
+tool schemas included; the raw JSON bodies' bytes are printed too for the whole-process run):
 - unmanaged: the same requests with every result left in full;
 - original's rule: before each model call, clear all but the newest 4 results once more than 8
   are live (33-character placeholder), applied to those same requests;
@@ -63,6 +64,12 @@ def report(window: int, ours: Figures, wire: Figures | None) -> None:
             _row(
                 "Dexter (whole process)", wire.sent, window, wire.figures_kept, sum(wire.unmanaged)
             )
+        )
+        sent, unmanaged_bytes = sum(wire.wire_bytes), sum(wire.wire_unmanaged_bytes)
+        print(
+            f"  raw request bodies (JSON framing and escapes included): {sent:,} bytes, "
+            f"{100 * sent / unmanaged_bytes:.1f}% of the same bodies unmanaged; largest "
+            f"{max(wire.wire_bytes):,} bytes"
         )
         total_gap = abs(ours.total_pct - wire.total_pct)
         peak_gap = abs(ours.peak_pct - wire.peak_pct)

@@ -244,6 +244,9 @@ class Figures:
     tool_chars: int = 0
     tools_offered: int = 0
     system_chars: int = 0
+    # Whole process only: the request bodies' bytes, and what they would be unmanaged.
+    wire_bytes: list[int] = field(default_factory=list)
+    wire_unmanaged_bytes: list[int] = field(default_factory=list)
 
     @property
     def total_pct(self) -> float:
@@ -429,10 +432,32 @@ def run_whole_process(window: int) -> Figures:
             )
             if done.returncode != 0 or ANSWER not in done.stdout:
                 raise RuntimeError(f"dexter ask failed ({done.returncode}): {done.stderr[-2000:]}")
-            requests = [_parsed(r) for r in server.requests]
+            recorded = list(server.requests)
         finally:
             server.stop()
-        return measure(requests, window)
+        figures = measure([_parsed(r) for r in recorded], window)
+        figures.wire_bytes, figures.wire_unmanaged_bytes = _body_sizes(recorded)
+        return figures
+
+
+def _body_sizes(recorded: Sequence[Recorded]) -> tuple[list[int], list[int]]:
+    """Bytes of each main-loop request body, and of the same body with every result in full."""
+    full: dict[str, str] = {}
+    sent: list[int] = []
+    unmanaged: list[int] = []
+    for request in recorded:
+        body = request.json()
+        if not body.get("tools"):
+            continue
+        grown = 0
+        for message in body["messages"]:
+            if message.get("role") == "tool":
+                content = message.get("content") or ""
+                whole = full.setdefault(message["tool_call_id"], content)
+                grown += len(json.dumps(whole)) - len(json.dumps(content))
+        sent.append(len(request.body))
+        unmanaged.append(len(request.body) + grown)
+    return sent, unmanaged
 
 
 def _parsed(recorded: Recorded) -> ModelRequest:
