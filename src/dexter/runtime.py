@@ -142,6 +142,26 @@ CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 MEMORY_WRITE_TOOLS = frozenset({"memory_update"})
+# Bound where the channel allows them, but offered to the model only once it loads them
+# (`load_tools`), as are MCP servers' tools: a schema costs its characters on every request, and
+# a research question rarely needs a screen of every filer, a shell, a browser or a schedule.
+# The data, search, fetch, arithmetic, recall and file-reading tools most questions need are
+# always offered.
+ON_REQUEST = frozenset(
+    {
+        "stock_screener",
+        "write_file",
+        "edit_file",
+        "bash",
+        "browser",
+        "memory_get",
+        "memory_update",
+        "cron",
+        "heartbeat",
+        "spawn_subagent",
+        "ask_user_question",
+    }
+)
 
 
 def channel_named(name: str) -> Channel:
@@ -811,6 +831,7 @@ class Runtime:
         """
         from dexter.tools.default import default_registry
         from dexter.tools.fs import EditFileTool, ReadFileTool, WriteFileTool
+        from dexter.tools.registry import ToolRegistry
         from dexter.tools.shell import BashTool
         from dexter.tools.web import web_tools
 
@@ -877,7 +898,14 @@ class Runtime:
         from dexter.agent.subagent import SubagentTool
 
         registry.register(SubagentTool(self._subagent_factory(spec, registry, session)))
-        return _filtered(_for_principal(registry, principal, local), spec)
+        bound = _filtered(_for_principal(registry, principal, local), spec)
+        if spec.tools is not None:
+            return bound  # tools named one by one are all offered
+        # Everything else is offered on request: the model loads it when a question needs it.
+        lazy = set(ON_REQUEST) | {tool.name for tool in self.mcp_tools()}
+        if memory is not None and not memory.files.list():
+            lazy.add("memory_search")  # nothing remembered yet, so nothing to recall
+        return ToolRegistry(bound, on_request=lazy)
 
     def _subagent_factory(
         self, spec: AgentSpec, parent: ToolRegistry, session: Callable[[], Session] | None

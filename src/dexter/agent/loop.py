@@ -51,6 +51,7 @@ from dexter.models.types import (
     SystemMessage,
     TextChunk,
     ToolCall,
+    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -207,6 +208,7 @@ class Agent:
         home = self.config.home
         return build_system_prompt(
             list(self.tools),
+            on_request=self.tools.on_request,
             channel=self.config.profile,
             today=self.config.today,
             soul=load_soul(home),
@@ -284,7 +286,6 @@ class _Run:
             UserMessage(query),
         ]
         self.query_index = len(self.messages) - 1
-        self.specs = agent.tools.specs()
         self.sources = SourceLedger()
         self.seen_call_ids: set[str] = set()
         read_only = {tool.name for tool in agent.tools if tool.concurrency_safe}
@@ -311,6 +312,11 @@ class _Run:
             untrusted_seen=self.config.untrusted_context,
             principal=self.config.principal,
         )
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        # Asked before each call: tools held on request join once the run loads them.
+        return self.agent.tools.offered_specs(self.scratchpad.run_id)
 
     async def events(self) -> AsyncIterator[Event]:
         yield RunStarted(
@@ -377,6 +383,8 @@ class _Run:
                 yield Thinking(message.content.strip(), self.iteration)
             self.messages.append(message)
             self.context.record_calls(message)
+            # A tool on request called by name without loading it is offered from now on.
+            self.agent.tools.load(self.scratchpad.run_id, (c.name for c in message.tool_calls))
 
             result: ExecutionResult | None = None
             async for outcome in self.executor.execute(message.tool_calls):
@@ -400,10 +408,11 @@ class _Run:
     async def _call_model(self, final_round: bool) -> AsyncIterator[Event | ModelResponse]:
         recoveries = 0
         while True:
+            specs = self.specs
             request = ModelRequest(
                 messages=_strip_old_reasoning(self.messages),
-                tools=self.specs,
-                tool_choice="none" if final_round and self.specs else "auto",
+                tools=specs,
+                tool_choice="none" if final_round and specs else "auto",
             )
             try:
                 async for chunk in self.agent.model.stream(request):

@@ -34,9 +34,9 @@ ModelFactory = Callable[[], Model]
 
 
 class RoutedArgs(BaseModel):
+    # "The whole request at once" is said by each tool's description and the system prompt.
     query: str = Field(
-        description="The whole request in plain words: every company, metric and period at once "
-        "(e.g. 'Apple and NVIDIA revenue and gross margin, last 4 fiscal years')."
+        description="e.g. 'Apple and NVIDIA revenue and gross margin, last 4 fiscal years'"
     )
 
 
@@ -196,8 +196,7 @@ class GetFinancials(RoutedTool):
     name: ClassVar[str] = "get_financials"
     description: ClassVar[str] = (
         "Company fundamentals from filings: income statements, balance sheets, cash flows, "
-        "ratios, segments and raw XBRL facts, for one or several companies and periods. Pass the "
-        "whole request at once; results carry source ids like [S1] to cite."
+        "ratios, segments and raw XBRL facts, for one or several companies and periods."
     )
     guidance: ClassVar[str] = (
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
@@ -211,7 +210,7 @@ class GetMarketData(RoutedTool):
     name: ClassVar[str] = "get_market_data"
     description: ClassVar[str] = (
         "Market and ownership data: prices and quotes, company news, insider transactions "
-        "(Forms 4 and 5) and institutional holdings (13F). Pass the whole request at once."
+        "(Forms 4 and 5) and institutional holdings (13F)."
     )
     guidance: ClassVar[str] = (
         "Choose: current quote -> price_snapshot; history -> stock_prices with start_date and "
@@ -242,6 +241,7 @@ class ReadFilings(RoutedTool):
 
 class StockScreener(RoutedTool):
     name: ClassVar[str] = "stock_screener"
+    brief: ClassVar[str] = "rank every SEC filer by one reported value"
     description: ClassVar[str] = (
         "Screen companies on reported values, e.g. 'companies with revenue above $50B in "
         "2024': ranks every SEC filer by one XBRL concept for a period."
