@@ -33,9 +33,10 @@ lease-inclusive part with a lease-exclusive one. So debt is read as a whole, by 
   convertible notes 586 M), so both count.
 * **Total debt**: a reported total of all borrowings (`DebtLongtermAndShorttermCombinedAmount`,
   IFRS `Borrowings`) when tagged; else current + non-current (either alone when the other is not
-  tagged); else `DebtInstrumentCarryingAmount`,
-  the notes' total, which some filers use for principal (Apple, Tesla) and so ranks last. Notes
-  totals are alternatives to the lines, never added to them.
+  tagged), except that a filing tagging no non-current line but a notes total
+  (`DebtInstrumentCarryingAmount`) at least its current debt has that total; else the notes
+  total alone. Some filers tag principal as that total (Apple, Tesla), so it ranks last, and it
+  is an alternative to the lines, never added to them (nor is a lease liability added to it).
 * **IFRS**: current `CurrentBorrowingsAndCurrentPortionOfNoncurrentBorrowings`; non-current
   `NoncurrentPortionOfNoncurrentBorrowings`, else `LongtermBorrowings` (which includes its current
   portion) less `CurrentPortionOfLongtermBorrowings`; total `Borrowings`, else the parts, else
@@ -128,6 +129,9 @@ class Amount:
             return self.added[0]
         text = " + ".join(self.added) + "".join(f" − {c}" for c in self.subtracted)
         return f"computed: {text}"
+
+
+_ZERO = Amount(0, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +228,10 @@ def _total(facts: _Facts, current: Amount | None, non_current: Amount | None) ->
     reported = facts.get(IFRS_TOTAL) or facts.get(COMBINED_TOTAL)
     if reported is not None:
         return reported
+    notes = facts.get(NOTES_TOTAL)
+    if non_current is None and notes is not None and notes.value >= (current or _ZERO).value:
+        # Only a current line and the notes' total: the total holds the current part.
+        return notes
     if current is not None or non_current is not None:
         return _sum([a for a in (current, non_current) if a is not None])
-    # LongTermDebt always yields a non-current figure above, so only notes totals remain.
-    return facts.get(IFRS_LONGTERM) or facts.get(NOTES_TOTAL)
+    return facts.get(IFRS_LONGTERM) or notes

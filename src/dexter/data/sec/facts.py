@@ -61,8 +61,9 @@ from dexter.data.sec.share_basis import (
     DECLARED_RATIO_CONCEPT,
     PER_SHARE_CONCEPTS,
     SHARE_COUNT_CONCEPTS,
+    Declared,
+    Figure,
     Observation,
-    Period,
     Split,
 )
 from dexter.data.sec.share_basis import detect as detect_basis_changes
@@ -642,7 +643,7 @@ class FactsIndex:
 
         def groups(
             concepts: Sequence[str], per_share: bool
-        ) -> Iterator[tuple[Period, list[Observation]]]:
+        ) -> Iterator[tuple[Figure, list[Observation]]]:
             for concept in concepts:
                 units = self._raw[concept]["units"] if concept in self._raw else {}
                 for unit in units:
@@ -659,11 +660,11 @@ class FactsIndex:
                             and type(accn := raw.get("accn")) is str
                         ]
                         if len(observed) > 1:
-                            yield key, observed
+                            yield (concept, *key), observed
 
         declared = self.raw_series(DECLARED_RATIO_CONCEPT, "pure")
         ratios = [
-            Observation(p.value, p.filed, p.accn)
+            Declared(p.value, p.end, p.filed)
             for p in (declared.all_points() if declared else ())
             if p.value > 0 and p.form in PERIODIC_FORMS
         ]
@@ -845,11 +846,14 @@ class FactsIndex:
         return self._debt_memo[end]
 
     def _compute_debt(self, end: str) -> dict[str, _Value]:
+        notes = self._debt_facts(end, debt.NOTES_CONCEPTS)
         chosen = self._debt_filing(end, self._debt_facts(end, debt.LINE_CONCEPTS))
         if chosen is None:  # no debt line tagged for the date: a notes total, if any
-            chosen = self._debt_filing(end, self._debt_facts(end, debt.NOTES_CONCEPTS))
+            chosen = self._debt_filing(end, notes)
         if chosen is None:
             return {}
+        accn = next(iter(chosen.values())).accn
+        chosen = {**notes.get(accn, {}), **chosen}  # the same filing's notes total, if any
         leases: dict[str, _Point] = {}
         if any(c in debt.LEASE_INCLUSIVE for c in chosen):
             # A lease amount for a date is the same in any filing; the latest periodic one.

@@ -14,7 +14,9 @@ it happened, and we read both from the data itself:
 * **A change, not a restatement.** A ratio within 3% of 1 is no change. Ratios beyond 100 (or
   below 1/100) are a filer's scale error (thousands tagged as units), not a split. When a pair of
   filings repeats some share facts unchanged and others changed, the majority decides: a split
-  moves every share figure, a restatement (diluted shares under a new accounting rule) only some.
+  moves every share figure, a restatement (diluted shares under a new accounting rule) only some;
+  a filing pair needs more changed share counts than unchanged ones to count (EPS moves with
+  any restated count, so it votes only for a filer that tags no counts).
 * **One change per run of agreeing evidence.** Pairs whose ratio intervals intersect and whose
   (earlier filed, later filed] windows overlap are one change; the windows narrow down when it
   happened: `last_before` is the latest filing still on the old basis, `first_after` the
@@ -24,8 +26,8 @@ it happened, and we read both from the data itself:
   their product) is not a third change.
 * **The ratio.** The simplest fraction p/q (q ≤ 4) inside the intersected interval, else the
   ratio the filer tagged if it fits, else the measured ratio, accepted only when it is tight
-  (within 1%) and seen for at least two periods: a recapitalisation or a bonus element need not
-  be a clean split.
+  (within 1%) and seen for at least two periods and two concepts: a recapitalisation or a bonus
+  element need not be a clean split.
 
 Applying it (see `factor`): a fact filed on or before a change's `last_before` is multiplied by
 the ratio (counts) or divided by it (per-share amounts), for every later change; a fact filed
@@ -69,7 +71,8 @@ MAX_DENOMINATOR = 4  # 3-for-2, 5-for-4, 4-for-3 are splits; 47-for-8 is a measu
 TIGHT = 0.01  # a ratio that is not a simple fraction must be measured this precisely
 
 
-Period = tuple[str | None, str]  # (start, end); start is None for an instant
+# Which figure a group of repeats is: (concept, period start or None for an instant, end).
+Figure = tuple[str, str | None, str]
 
 
 class Observation(NamedTuple):
@@ -78,6 +81,14 @@ class Observation(NamedTuple):
     value: float
     filed: str
     accn: str
+
+
+class Declared(NamedTuple):
+    """A split ratio the filer tagged, the date its fact is about, and when it was filed."""
+
+    ratio: float
+    date: str  # the fact's period end: the split's date, or roughly (filers vary)
+    filed: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +101,16 @@ class Split:
     last_before: str  # the latest filing date still on the old basis
     first_after: str  # the earliest filing date seen on the new basis
     evidence: int  # how many pairs of repeated facts agree
+    effective: str | None = None  # the date the filer tagged with its ratio, when in the window
 
     @property
     def year(self) -> str:
-        return self.first_after[:4]
+        """When it happened, as closely as the data says: "2022", or "2023-2024" when the last
+        filing on the old basis and the first on the new straddle a year-end."""
+        if self.effective:
+            return self.effective[:4]
+        before, after = self.last_before[:4], self.first_after[:4]
+        return after if before == after else f"{before}-{after}"
 
     @property
     def name(self) -> str:
@@ -115,7 +132,8 @@ class _Evidence(NamedTuple):
     hi: float
     older: Observation
     newer: Observation
-    period: Period  # the period whose repeats it came from
+    figure: Figure  # the figure whose repeats it came from
+    per_share: bool
 
 
 class _Same(NamedTuple):
@@ -133,34 +151,36 @@ def factor(splits: Sequence[Split], filed: str) -> tuple[float, tuple[Split, ...
 
 
 def detect(
-    share_counts: Iterable[tuple[Period, Sequence[Observation]]],
-    per_share: Iterable[tuple[Period, Sequence[Observation]]],
-    declared: Iterable[Observation] = (),
+    share_counts: Iterable[tuple[Figure, Sequence[Observation]]],
+    per_share: Iterable[tuple[Figure, Sequence[Observation]]],
+    declared: Iterable[Declared] = (),
 ) -> list[Split]:
-    """Changes of share basis, oldest first. Each group is one period's repeats of one concept,
-    in any order; `declared` are the ratios the filer tagged, with the filings that tagged them."""
+    """Changes of share basis, oldest first. Each group is one figure's repeats (one concept,
+    one period), in any order; `declared` are the ratios the filer tagged."""
     evidence: list[_Evidence] = []
     unchanged: Counter[tuple[str, str]] = Counter()
     groups = [(*g, False) for g in share_counts] + [(*g, True) for g in per_share]
-    for period, group, is_per_share in groups:
-        for item in _pairs(group, is_per_share, period):
+    for figure, group, is_per_share in groups:
+        for item in _pairs(group, is_per_share, figure):
             if isinstance(item, _Same):
                 unchanged[item.older_accn, item.newer_accn] += 1
             else:
                 evidence.append(item)
-    moved = Counter((e.older.accn, e.newer.accn) for e in evidence)
-    # A filing pair that repeats more share figures unchanged than changed restated some of
-    # them; it did not change the basis of all.
+    # Share counts vote (EPS moves with any restated count): a filing pair that repeats as many
+    # counts unchanged as changed restated some of them (diluted shares under a new accounting
+    # rule), where a split changes them all. A filer with no counts lets its EPS speak.
+    moved = Counter((e.older.accn, e.newer.accn) for e in evidence if not e.per_share)
     evidence = [
         e
         for e in evidence
-        if moved[e.older.accn, e.newer.accn] >= unchanged[e.older.accn, e.newer.accn]
+        if moved[pair := (e.older.accn, e.newer.accn)] > unchanged[pair]
+        or moved[pair] == unchanged[pair] == 0
     ]
     return _accept(_cluster(evidence), list(declared))
 
 
 def _pairs(
-    group: Sequence[Observation], is_per_share: bool, period: Period
+    group: Sequence[Observation], is_per_share: bool, figure: Figure
 ) -> Iterable[_Evidence | _Same]:
     ordered = sorted(group, key=lambda o: (o.filed, o.accn))
     for older, newer in pairwise(ordered):
@@ -187,7 +207,7 @@ def _pairs(
         if lo <= 1 + NO_CHANGE and hi >= 1 / (1 + NO_CHANGE):
             yield _Same(older.accn, newer.accn)
         elif 1 / MAX_RATIO <= lo and hi <= MAX_RATIO:
-            yield _Evidence(lo, hi, older, newer, period)
+            yield _Evidence(lo, hi, older, newer, figure, is_per_share)
 
 
 def _half_unit(value: float, is_per_share: bool) -> float:
@@ -199,7 +219,8 @@ def _half_unit(value: float, is_per_share: bool) -> float:
         return 0.5 * 10.0**-decimals
     number = round(value)
     unit = 1
-    while number and number % (unit * 10) == 0 and unit < 10**9:
+    # No filer rounds share counts beyond millions; 25,000,000,000 is not ±500 million.
+    while number and number % (unit * 10) == 0 and unit < 10**6:
         unit *= 10
     return 0.5 * unit
 
@@ -229,7 +250,7 @@ def _cluster(evidence: Sequence[_Evidence]) -> list[_Run]:
     return runs
 
 
-def _accept(runs: Sequence[_Run], declared: Sequence[Observation]) -> list[Split]:
+def _accept(runs: Sequence[_Run], declared: Sequence[Declared]) -> list[Split]:
     accepted: list[Split] = []
     for run in sorted(runs, key=lambda r: -len(r.items)):
         ratio = _ratio(run, declared)
@@ -239,17 +260,30 @@ def _accept(runs: Sequence[_Run], declared: Sequence[Observation]) -> list[Split
             run.last_before < a.first_after and a.last_before < run.first_after for a in accepted
         ):
             continue  # overlaps a better-supported change: a compound of it, or noise
-        accepted.append(Split(ratio, run.last_before, run.first_after, len(run.items)))
+        dated = sorted(
+            d.date
+            for d in declared
+            if run.last_before < d.date <= run.first_after and _same_ratio(d.ratio, ratio)
+        )
+        split = Split(
+            ratio, run.last_before, run.first_after, len(run.items), dated[0] if dated else None
+        )
+        accepted.append(split)
     return sorted(accepted, key=lambda s: s.last_before)
 
 
-def _ratio(run: _Run, declared: Sequence[Observation]) -> float | None:
+def _same_ratio(tagged: float, ratio: float) -> bool:
+    """Filers tag a reverse split's ratio either way round (10 or 0.1 for 1-for-10)."""
+    return any(abs(r / ratio - 1) <= TIGHT for r in (tagged, 1 / tagged) if r > 0)
+
+
+def _ratio(run: _Run, declared: Sequence[Declared]) -> float | None:
     """The run's ratio, or None when the run is not evidence enough."""
     confirmed = [
         r
         for d in declared
         if run.last_before < d.filed
-        for r in (d.value, 1 / d.value if d.value else 0.0)
+        for r in (d.ratio, 1 / d.ratio if d.ratio else 0.0)
         if r and run.lo * (1 - TIGHT) <= r <= run.hi * (1 + TIGHT)
     ]
     if len(run.items) < 2 and not confirmed:
@@ -259,8 +293,11 @@ def _ratio(run: _Run, declared: Sequence[Observation]) -> float | None:
         return float(simple)
     if confirmed:
         return confirmed[0]
-    periods = {e.period for e in run.items}
-    if len(periods) < 2 or run.hi / run.lo - 1 > TIGHT:
+    # Not a split's ratio: it must be seen for two periods and two concepts (basic and diluted,
+    # counts and EPS), measured within 1%.
+    periods = {e.figure[1:] for e in run.items}
+    concepts = {e.figure[0] for e in run.items}
+    if len(periods) < 2 or len(concepts) < 2 or run.hi / run.lo - 1 > TIGHT:
         return None
     return float(f"{math.sqrt(run.lo * run.hi):.4g}")
 
@@ -286,6 +323,7 @@ __all__ = [
     "DECLARED_RATIO_CONCEPT",
     "PER_SHARE_CONCEPTS",
     "SHARE_COUNT_CONCEPTS",
+    "Declared",
     "Observation",
     "Split",
     "detect",
