@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dexter.cli.data_render import statements_table
+from dexter.data.metrics import compute_metrics
 from dexter.data.sec.facts import fact_series, index_facts, statements_from_facts
 from dexter.data.sec.share_basis import Split
 from dexter.tools.citations import SourceLedger
@@ -112,11 +113,36 @@ def test_apple_years_before_both_splits_are_on_todays_basis() -> None:
 
 
 def test_nvidia_dividends_per_share_follow_both_splits() -> None:
-    """NVIDIA paid 0.16 a quarter before its 2021 split, 0.04 after it, and 0.004 after 2024's."""
-    quarters = {q.fiscal_period: q for q in _income(NVIDIA, period="quarterly", limit=30)}
-    assert quarters["2021-Q3"].dividends_per_common_share == restated(0.16, 40)
-    assert quarters["2023-Q3"].dividends_per_common_share == restated(0.04, 10)
-    assert quarters["2026-Q1"].dividends_per_common_share == 0.01
+    """NVIDIA paid 0.16 a quarter before its 2021 split and 0.04 after it; after 2024's it
+    raised the dividend to 0.01."""
+
+    def quarter(end: str) -> Any:
+        (row,) = _income(NVIDIA, "quarterly", 1, report_period_gte=end, report_period_lte=end)
+        return row
+
+    assert quarter("2020-10-25").dividends_per_common_share == restated(0.16, 40)
+    assert quarter("2022-10-30").dividends_per_common_share == restated(0.04, 10)
+    assert quarter("2025-04-27").dividends_per_common_share == 0.01
+
+
+def test_metrics_across_a_split_use_one_share_basis() -> None:
+    """Tesla's 10-K for 2020 counted 960 M shares; its 3-for-1 split of 2022 makes that 2,880 M.
+    Book value per share and EPS growth (what `financial_metrics` computes from the statements)
+    must not mix the two bases."""
+
+    def statements(kind: Any) -> Any:
+        return statements_from_facts(
+            companyfacts(TESLA), ticker="TSLA", statement=kind, period="annual", limit=3
+        )
+
+    fy21, fy20, _ = compute_metrics(
+        statements("income"), statements("balance"), statements("cashflow")
+    )
+    assert (fy21.fiscal_period, fy20.fiscal_period) == ("2021-FY", "2020-FY")
+    assert fy20.book_value_per_share == pytest.approx(22_225_000_000 / 2_880_000_000, rel=1e-3)
+    assert fy21.book_value_per_share == pytest.approx(30_189_000_000 / 3_100_000_000, rel=1e-3)
+    assert fy21.earnings_per_share_growth == pytest.approx(5.60 / 0.74 - 1, abs=1e-4)
+    assert fy20.notes and "3-for-1 stock split of 2022" in fy20.notes[0]
 
 
 def test_the_model_and_the_user_are_told_which_periods_were_restated() -> None:
