@@ -2,7 +2,7 @@
 
 companyfacts holds every non-dimensional XBRL fact a company ever filed, grouped by taxonomy,
 concept and unit; each fact carries its period (`start`/`end`), value, and the filing it came from
-(`accn`, `form`, `filed`, `fy`, `fp`). Turning that into statements takes four decisions:
+(`accn`, `form`, `filed`, `fy`, `fp`). Turning that into statements takes these decisions:
 
 * **Which periods exist, and what the company calls them.** `fy`/`fp` describe the *filing*, not
   the fact (a 10-K's comparatives carry the later filing's `fy`), and companies get them wrong:
@@ -13,11 +13,20 @@ concept and unit; each fact carries its period (`start`/`end`), value, and the f
   period on that calendar by its dates.
 * **Which fact is the figure.** For one concept and one (start, end), the most recently filed
   value wins, so restatements replace originals; only periodic reports count (a proxy statement's
-  pay-versus-performance table repeats net income later and would otherwise win).
-* **Which concept fills a field.** Candidates in priority order, per period (see `concepts.py`).
+  pay-versus-performance table repeats net income later and would otherwise win). A year's flows
+  and a fiscal year-end's balances prefer annual reports (a later 10-Q's comparative fills only
+  what none tagged); a quarter-end's balances are the latest periodic report's. The rule depends
+  on the date, never on the record asking, so annual, quarterly and TTM records of one date agree.
+* **Which concept fills a field.** Candidates in priority order, per period (see `concepts.py`);
+  debt, whose concepts overlap, is read as a whole from one filing (see `debt.py`).
 * **Quarters nobody filed.** A fourth quarter exists only inside the 10-K, and many cash-flow
   statements are year-to-date only, so a quarter is `YTD − prior YTD` (or `YTD − earlier
-  quarters`) when no three-month fact exists; its source says "derived".
+  quarters`) when no three-month fact exists; its source says "derived". Each candidate concept
+  is tried as filed, then derived, before the next: the statement line derived from year-to-date
+  figures beats a narrower concept filed for three months (share-based compensation is the
+  cash-flow add-back, not the notes' expense). Per-share amounts are never subtracted.
+* **One share basis.** Share counts and per-share amounts filed before a stock split (or any
+  change of share basis) are restated to the latest basis, and say so (see `share_basis.py`).
 
 Everything here is a pure function of the parsed JSON. Indexing a 3.7 MB file takes a few tens of
 milliseconds, so `index_facts` memoises the index per facts object.
