@@ -745,8 +745,9 @@ class FactsIndex:
     def source(self, value: _Value) -> Source:
         point = value.point
         notes = [value.note] if value.note else []
-        # The cited filing shows the old basis; say why the figure differs from it.
-        notes += [f"restated for {s.describe()}" for s in _by_date(value.restated)]
+        if value.inputs_restated or point.restated:
+            # The cited filing shows the old basis; say why the figure differs from it.
+            notes += [f"restated for {s.describe()}" for s in _by_date(value.restated)]
         form = f"{point.form} ({'; '.join(notes)})" if notes else point.form
         return Source(
             provider=PROVIDER,
@@ -821,7 +822,12 @@ class FactsIndex:
         if not public:
             return None
         accn = self._record_accession(slot, period, public.values())
-        restated = {split for v in public.values() for split in v.restated}
+        restated = {
+            split
+            for v in public.values()
+            if v.inputs_restated or v.point.restated
+            for split in v.restated
+        }
         return _MODELS[statement](
             ticker=ticker,
             report_period=slot.end,
@@ -931,8 +937,11 @@ class FactsIndex:
         """A balance on one date, whichever record asks (annual, quarterly, TTM): at a fiscal
         year-end the latest annual report's figure, a 10-Q's comparative only where no annual
         report tagged the concept; at a quarter-end the latest periodic report's."""
-        tiers = _ANNUAL_TIERS if end in self._year_end_dates else _PERIODIC_TIERS
-        return self._direct(spec, lambda s: s.instant(end, tiers))
+        key = (spec, end)
+        if key not in self._memo:
+            tiers = _ANNUAL_TIERS if end in self._year_end_dates else _PERIODIC_TIERS
+            self._memo[key] = self._direct(spec, lambda s: s.instant(end, tiers))
+        return self._memo[key]
 
     def _direct(
         self, spec: FieldSpec, find: Finder, concepts: Sequence[str] | None = None
