@@ -86,6 +86,7 @@ RESTATABLE = (
     "net_cash_flow_from_operations",
     "net_cash_flow_from_investing",
     "net_cash_flow_from_financing",
+    "weighted_average_shares_diluted",
 )
 
 
@@ -438,7 +439,8 @@ def _split_quarters(filer: Filer) -> list[tuple[FiscalYear, int, str]]:
 
 def restatements(filer: Filer) -> list[Case]:
     """Periods filed with different values over time (restated, reclassified or re-rounded):
-    the latest filing wins. Fiscal years, and quarters filed as three-month figures."""
+    the latest filing wins. Fiscal years, and quarters filed as three-month figures; share counts
+    only where they differ on one share basis."""
     found: list[Case] = []
     for year in [y for y in filer.years if y.complete]:
         for name in RESTATABLE:
@@ -448,7 +450,7 @@ def restatements(filer: Filer) -> list[Case]:
             if figure is not None:
                 found += _restated(filer, field, "annual", start, year.year_end, 4, figure)
         for n in year.quarters() if len(year.quarter_ends) == 4 else []:
-            for name in QUARTERS:
+            for name in (*QUARTERS, "weighted_average_shares_diluted"):
                 field = FIELDS[name]
                 figure = quarter(filer, field, year, n)
                 if figure is not None and len(figure.facts) == 1:  # filed, not derived
@@ -471,10 +473,11 @@ def _restated(
     low, high = SPANS[quarters]
     history = [
         f
-        for f in filer.history(figure.fact.concept, start, end)
+        for f in filer.history(figure.fact.concept, start, end, field.unit)
         if f.days is None or low <= f.days <= high
     ]
-    if len({f.val for f in history}) < 2:
+    # A share count re-filed after a split is the same count on another basis, not a restatement.
+    if len({f.val * (filer.split_factor(f) if field.shares else 1) for f in history}) < 2:
         return []
     first = history[0]
     note = (
