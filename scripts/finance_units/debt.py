@@ -18,7 +18,9 @@ Rules:
   are not debt here, so a current finance-lease liability is never added to a notes-only total.
 * A date is left out when its tags contradict each other: when `LongTermDebt` stands for the
   long-term line but does not equal the combined long-term debt and capital leases less the
-  capital leases, to the million (Tesla's 2016 tags).
+  capital leases, to the million (Tesla's 2016 tags); and when a later filing shows the
+  borrowings only inside lines that include capital leases (Tesla's FY2015 10-K for 2014), where
+  a notes-only figure would be a difference of rounded amounts rather than a filed one.
 """
 
 from __future__ import annotations
@@ -96,12 +98,28 @@ def debt_at(filer: Filer, end: str) -> Debt | None:
         notes.append(f"non-current: {noncurrent_fact.cite()}")
     if current is None and noncurrent is None:
         return None
+    if _superseded_by_lease_lines(filer, facts, end):
+        return None
     leases = filer.instant("FinanceLeaseLiabilityCurrent", end)
     if leases is not None:
         notes.append(f"FinanceLeaseLiabilityCurrent {fmt(leases.val)} is a lease, not added")
     total = (current or 0) + (noncurrent or 0)
     notes.append(f"total {fmt(current or 0)} + {fmt(noncurrent or 0)} = {fmt(total)}")
     return Debt(current, noncurrent, tuple(facts), "; ".join(notes))
+
+
+def _superseded_by_lease_lines(filer: Filer, used: list[Fact], end: str) -> bool:
+    """A later filing shows the borrowings only inside lines with capital leases: the notes-only
+    amount would then be a difference of rounded figures, not a filed one."""
+    newest = max(f.filed for f in used)
+    combined = [
+        filer.instant(c, end)
+        for c in (
+            "LongTermDebtAndCapitalLeaseObligations",
+            "LongTermDebtAndCapitalLeaseObligationsCurrent",
+        )
+    ]
+    return any(f is not None and f.filed > newest for f in combined)
 
 
 def _consistent_long_term(filer: Filer, long_term: Fact, end: str) -> bool:

@@ -331,7 +331,7 @@ def trailing_twelve_months(filer: Filer) -> list[Case]:
 
 def total_debt(filer: Filer) -> list[Case]:
     found: list[Case] = []
-    year_ends = [y.year_end for y in filer.complete_years(3)]
+    year_ends = [y.year_end for y in filer.complete_years(10)]
     dates = [(end, "annual") for end in year_ends]
     dates += [(end, "quarterly") for _, _, end in _recent_quarters(filer, 9)]
     for end, period in dates:
@@ -352,11 +352,13 @@ def total_debt(filer: Filer) -> list[Case]:
             )
         )
         if period == "annual":
+            # The parts are checked where the filer reports an amount; a part tagged as zero, or
+            # not at all, is "no such debt" either way.
             for name, part in (
                 ("current_debt", debt.current),
                 ("non_current_debt", debt.noncurrent),
             ):
-                if part is not None:
+                if part:
                     found.append(
                         cases.statement(
                             _id(filer, name, end),
