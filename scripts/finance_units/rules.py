@@ -21,11 +21,11 @@ Each rule returns a `Figure`: the number, the facts it rests on and a note in wo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from finance_units.raw import SPANS, Fact, Filer, FiscalYear, fmt, latest
+from finance_units.raw import SPANS, Fact, Filer, FiscalYear, fmt
 
 Number = int | Fraction
 
@@ -61,8 +61,16 @@ class Field:
         return self.unit == "shares"
 
 
-def _field(name: str, statement: str, *concepts: str, **kw: object) -> Field:
-    return Field(name, statement, concepts, **kw)  # type: ignore[arg-type]
+def _field(
+    name: str,
+    statement: str,
+    *concepts: str,
+    kind: str = "flow",
+    unit: str = "USD",
+    sign: int = 1,
+    largest: bool = False,
+) -> Field:
+    return Field(name, statement, concepts, kind, unit, sign, largest)
 
 
 FIELDS = {
@@ -329,17 +337,3 @@ def ttm(filer: Filer, field: Field, year: FiscalYear, n: int) -> Figure | None:
     note = f"TTM = {' + '.join(reversed(labels))} = {fmt(total)}. {how}"
     facts = tuple(f for p in figures for f in p.facts)
     return Figure(total, facts, note)
-
-
-def distinct_values(facts: Sequence[Fact]) -> list[Fact]:
-    """The first filing of each distinct value, oldest first."""
-    seen: dict[int | float, Fact] = {}
-    for fact in facts:
-        seen.setdefault(fact.val, fact)
-    return list(seen.values())
-
-
-def latest_of(facts: Sequence[Fact]) -> Fact:
-    found = latest(facts)
-    assert found is not None
-    return found
