@@ -5,7 +5,10 @@ Rules (written here, not borrowed from Dexter):
 * Only periodic reports count: 10-K, 10-K/A, 10-Q, 10-Q/A. Proxy statements and registration
   statements repeat figures later and are not financial reports.
 * When one concept is filed more than once for the same period, the most recently filed value is
-  the figure (a restatement or a later comparative column replaces the original).
+  the figure (a restatement or a later comparative column replaces the original); except that a
+  balance at a fiscal year-end is the latest annual report's (audited; a later 10-Q's comparative
+  counts only where no annual report tagged it), the rule Dexter's README states, so a year-end
+  has one value whether the record asked for is annual or quarterly.
 * A fiscal year is what a 10-K reports as its own year: the latest twelve-month period (350-380
   days) among its facts that ended before it was filed. Its label is that 10-K's `fy`.
 * Quarters 1-3 of a fiscal year end where the 10-Qs' year-to-date periods from the fiscal year's
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 PERIODIC_FORMS = frozenset({"10-K", "10-K/A", "10-Q", "10-Q/A"})
+ANNUAL_FORMS = frozenset({"10-K", "10-K/A"})
 FACTS_DIR = "sec-mirror/data.sec.gov/api/xbrl/companyfacts"
 # Spans, in days, of a quarter and of year-to-date periods of one to four quarters.
 SPANS = {1: (80, 100), 2: (170, 195), 3: (260, 290), 4: (350, 380)}
@@ -164,7 +168,15 @@ class Filer:
         return self._facts.get((_qualified(concept), unit), [])
 
     def instant(self, concept: str, end: str, unit: str = "USD") -> Fact | None:
-        return latest(f for f in self.facts(concept, unit) if f.start is None and f.end == end)
+        at_end = [f for f in self.facts(concept, unit) if f.start is None and f.end == end]
+        if end in self.year_ends:
+            annual = [f for f in at_end if f.form in ANNUAL_FORMS]
+            return latest(annual or at_end)
+        return latest(at_end)
+
+    @cached_property
+    def year_ends(self) -> frozenset[str]:
+        return frozenset(y.end for y in self.years if y.end is not None)
 
     def duration(self, concept: str, start: str, end: str, unit: str = "USD") -> Fact | None:
         """The figure for the period from `start` to `end` (start within a few days: filers date

@@ -6,7 +6,8 @@ Each rule returns a `Figure`: the number, the facts it rests on and a note in wo
   is the figure. Revenue is the exception: the largest of the revenue concepts filed for the period
   (`Revenues` is the total where a filer also tags part of it as contract revenue).
 * Annual flows: the twelve-month fact for the fiscal year. Balance-sheet items: the fact at the
-  date, from any periodic report: one value per date whether the record is annual or quarterly.
+  date (see `raw.Filer.instant`: at a fiscal year-end the annual report's), one value per date
+  whether the record is annual or quarterly.
 * A quarter's flow: its own three-month fact when filed; otherwise this quarter's year-to-date
   less the previous quarter's year-to-date (both from the first day of the fiscal year), so the
   fourth quarter is the year less nine months. Cash-flow items use the cash-flow concept's own

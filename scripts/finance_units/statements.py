@@ -9,7 +9,7 @@ from typing import Any
 
 from finance_units import cases
 from finance_units.debt import debt_at
-from finance_units.raw import SPANS, Filer, FiscalYear, fmt
+from finance_units.raw import ANNUAL_FORMS, SPANS, Filer, FiscalYear, fmt
 from finance_units.rules import FIELDS, Field, Figure, annual, at_date, quarter, ttm
 
 Case = dict[str, Any]
@@ -41,6 +41,7 @@ BALANCE_QUARTERLY = (
     "cash_and_equivalents",
     "total_liabilities",
     "shareholders_equity",
+    "retained_earnings",
 )
 CASH_FLOW = (
     "net_cash_flow_from_operations",
@@ -478,6 +479,9 @@ def _restated(
         for f in filer.history(figure.fact.concept, start, end, field.unit)
         if f.days is None or low <= f.days <= high
     ]
+    if start is None and end in filer.year_ends:
+        # A year-end balance is the annual reports' (raw.Filer.instant): their history counts.
+        history = [f for f in history if f.form in ANNUAL_FORMS] or history
     # A share count re-filed after a split is the same count on another basis, not a restatement.
     if len({f.val * (filer.split_factor(f) if field.shares else 1) for f in history}) < 2:
         return []
@@ -485,7 +489,8 @@ def _restated(
     note = (
         f"{figure.fact.concept} for the period ending {end} first filed as {fmt(first.val)} "
         f"({first.form} {first.accn}, filed {first.filed}), later filed differently; the latest "
-        f"filing wins: {figure.note}"
+        f"{'annual report' if start is None and end in filer.year_ends else 'filing'} wins: "
+        f"{figure.note}"
     )
     suffix = "restated" if period == "annual" else "q-restated"
     return [
@@ -503,14 +508,13 @@ def _restated(
 def citations(filer: Filer) -> list[Case]:
     found: list[Case] = []
     for year in filer.complete_years(3):
-        for name in ("revenue", "net_income", "net_cash_flow_from_operations"):
+        for name in ("revenue", "net_income", "total_assets", "net_cash_flow_from_operations"):
             field = FIELDS[name]
             figure = annual(filer, field, year)
             if figure is None:
                 continue
             found.append(_citation(filer, field, "annual", year.year_end, figure, exact_form=True))
-    # A quarter-end balance sheet other than a year end is filed once, in its own 10-Q (a
-    # year-end one is repeated by later 10-Qs, any of which may be cited for the same value).
+    # A quarter-end balance sheet other than a year end is filed once, in its own 10-Q.
     for _, n, end in _recent_quarters(filer, 4):
         if n == 4:
             continue
