@@ -22,6 +22,7 @@ from dexter.data.models import (
     Source,
     StatementBase,
 )
+from dexter.data.notes import period_notes
 from dexter.data.sec.filing_docs import FilingDocuments
 from dexter.data.sec.fulltext import SearchPage
 from dexter.reports.model import fiscal_label
@@ -106,6 +107,9 @@ def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool
         if metrics
         else f"{currency} millions; per-share figures in {currency}; share counts in millions"
     )
+    notes = period_notes(rows, lambda row: fiscal_label(row.fiscal_period, row.period))
+    if notes:
+        caption = " ".join([caption.rstrip(".") + ".", *notes])
     columns = [Col("", key=True, style="bold", csv_header="line item")]
     # The same period labels as the charts and reports: FY2025, Q1 FY2026 (not 2025-FY).
     columns += [Col(fiscal_label(row.fiscal_period, row.period), figure=True) for row in rows]

@@ -62,6 +62,10 @@ class StatementBase(Record):
     filing_url: str | None = None
     # Per-field provenance: field name -> where that number came from.
     sources: dict[str, Source] = Field(default_factory=dict)
+    # What a reader must know to compare this period with others, e.g. "per-share values and
+    # share counts restated to the latest basis for the 3-for-1 stock split of 2022 (filed
+    # before it)". None when there is nothing to say; shown under tables (`data.notes`).
+    notes: list[str] | None = None
 
 
 class IncomeStatement(StatementBase):

@@ -36,6 +36,7 @@ from dexter.data.models import (
     Source,
     StatementBase,
 )
+from dexter.data.notes import period_notes
 from dexter.data.sec import urls as sec_urls
 from dexter.tools.citations import SourceLedger
 from dexter.tools.untrusted import wrap_untrusted
@@ -377,6 +378,9 @@ def format_statements(
             f"Units: {currency} millions, except per-share values ({currency}) and share counts "
             "(millions)."
         )
+    # Say when periods were put on one share basis, so no one compares them with the filing's
+    # own (pre-split) figures unawares.
+    lines += [f"Note: {note}" for note in period_notes(records, lambda r: r.fiscal_period)]
     lines += _legend(ledger, re.findall(r"S\d+", " ".join(sources)))
     return "\n".join(lines)
 
