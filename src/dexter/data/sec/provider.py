@@ -220,6 +220,8 @@ class SecEdgarProvider:
         """Ticker, CIK or name. Filers missing from today's ticker table (delisted, acquired,
         funds, private issuers) resolve by CIK from their submissions file, and by name through
         EDGAR's company lookup."""
+        from dexter.data.sec.tickers import cik_digits
+
         table = await self._tickers()
         try:
             return table.resolve(query)
@@ -227,11 +229,13 @@ class SecEdgarProvider:
             known = self._resolved.get(query.strip().upper())
             if known is not None:
                 return known
-            text = query.strip().upper().removeprefix("CIK").strip()
-            if text.isdigit() and len(text) <= 10:
-                found: Company | None = await self._company_by_cik(text, unknown)
+            digits = cik_digits(query)
+            if digits:
+                found: Company | None = await self._company_by_cik(digits, unknown)
             else:
                 found = await self._company_by_name(query)
+                if found is None:
+                    found = await self._company_by_former_name(query, table)
             if found is None:
                 raise
             # Calls made later with the ticker this returned must find the company again.
@@ -271,6 +275,23 @@ class SecEdgarProvider:
                 tickers = str(source.get("tickers") or "").replace(" ", "").split(",")
                 ticker = tickers[0] if tickers and tickers[0] else str(int(cik))
                 return Company(ticker=ticker.upper(), cik=urls.pad_cik(cik), name=entity)
+        return None
+
+    async def _company_by_former_name(self, name: str, table: TickerTable) -> Company | None:
+        """A name the company no longer uses ("Tesla Motors", "Apple Computer"): the few largest
+        filers whose name today starts with the same word, checked against the former names in
+        their submissions (a request each, made only when nothing else matched)."""
+        from dexter.data.sec.submissions import company_info
+        from dexter.data.sec.tickers import normalise_name
+
+        wanted = normalise_name(name)
+        for candidate in table.sharing_first_word(name):
+            try:
+                info = company_info(await self._submissions(candidate.cik))
+            except DataError:
+                continue  # no history to check; the ticker table's suggestions still stand
+            if any(normalise_name(former) == wanted for former in info.former_names):
+                return candidate
         return None
 
     async def _statements(
