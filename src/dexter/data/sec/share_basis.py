@@ -29,9 +29,13 @@ it happened, and we read both from the data itself:
   (within 1%) and seen for at least two periods and two concepts: a recapitalisation or a bonus
   element need not be a clean split.
 
-Applying it (see `factor`): a fact filed on or before a change's `last_before` is multiplied by
-the ratio (counts) or divided by it (per-share amounts), for every later change; a fact filed
-after it is already on the new basis and is left alone, so no period is restated twice.
+Applying it (see `factor`): a fact filed before a change's `first_after` is multiplied by the
+ratio (counts) or divided by it (per-share amounts), for every later change; a fact filed then or
+after is already on the new basis and is left alone, so no period is restated twice. The boundary
+is the first filing seen on the new basis, not the last one seen on the old: filings in between
+(a 10-K and a 10-Q filed after the last re-filed period but before the split, as in a view of the
+data as of a date soon after it) repeat nothing on the new basis and are still on the old one, as
+every periodic report is: a 10-Q after a split restates its comparatives, so it would be evidence.
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ class Declared(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """A change of share basis: facts filed on or before `last_before` count `ratio` times too
+    """A change of share basis: facts filed before `first_after` count `ratio` times too
     few shares (per-share amounts are `ratio` times too large) for the basis of later filings.
     `ratio` 3 is a 3-for-1 split, 0.1 a 1-for-10 reverse split."""
 
@@ -146,7 +150,7 @@ class _Same(NamedTuple):
 def factor(splits: Sequence[Split], filed: str) -> tuple[float, tuple[Split, ...]]:
     """How many of today's shares one share counted in a filing of this date is, and the
     changes that makes up (those the filing predates)."""
-    applied = tuple(s for s in splits if filed <= s.last_before)
+    applied = tuple(s for s in splits if filed < s.first_after)
     return math.prod(s.ratio for s in applied), applied
 
 
