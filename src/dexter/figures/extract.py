@@ -221,7 +221,7 @@ def _read(
     sentences: Sequence[_Span],
 ) -> Claim | None:
     column = None
-    header = label = caption = ""
+    header = label = caption = corner = ""
     if line is not None:
         column = next((i for i, (s, e) in enumerate(line.cells) if s <= token.start < e), None)
         if line.row == 0:
@@ -230,11 +230,11 @@ def _read(
             header = line.header[column] if column < len(line.header) else ""
             label = answer[line.cells[0][0] : line.cells[0][1]].strip()
             caption = line.caption
+            corner = line.header[0] if line.header else ""
     in_table = line is not None and column is not None and column > 0
     declared = None
     declared_percent = declared_multiple = False
     if in_table:
-        corner = line.header[0] if line.header else ""
         for text in (label, header, corner, caption):
             if declared is None:
                 declared = declared_scale(text)
