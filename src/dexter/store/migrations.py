@@ -245,6 +245,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the ledger's own estimate of output tokens, for calls a server reported no usage for",
         ("ALTER TABLE model_calls ADD COLUMN estimated_output_tokens INTEGER",),
     ),
+    Migration(
+        7,
+        "how each answer's figures were checked (null: not checked)",
+        ("ALTER TABLE turns ADD COLUMN verification_json TEXT",),
+    ),
 )
 
 
