@@ -31,6 +31,15 @@ class Report:
     missing: int  # questions of the run with no stored result yet
 
 
+def figures_line(counts: dict[str, int]) -> str:
+    """One question's figure check: "7 checked: 5 verified, 1 derived, 1 unsupported (1
+    repaired)"."""
+    parts = [f"{counts.get(k, 0)} {k}" for k in ("verified", "derived", "unsupported")]
+    line = f"{counts.get('checked', 0)} checked: " + ", ".join(parts)
+    repaired = counts.get("repaired", 0)
+    return line + (f" ({repaired} repaired)" if repaired else "")
+
+
 def build_report(run: RunInfo, results: Sequence[QuestionResult]) -> Report:
     ordered = sorted(results, key=lambda r: r.position)
     by_category: dict[str, list[QuestionResult]] = {}
@@ -124,6 +133,8 @@ def to_markdown(report: Report) -> str:
             f"**Answer.**\n\n{md_answer(r.answer.strip(), top=4) or '(no answer)'}",
             "",
         ]
+        if r.verification:
+            out += [f"**Figures.** {figures_line(r.verification)}", ""]
         if r.error:
             out += [f"**Error.** {_cell(r.error)}", ""]
         if r.verdicts:
@@ -237,6 +248,8 @@ def to_html(report: Report) -> str:
             + (answer_html(r.answer.strip(), top=4) if r.answer.strip() else "<p>(no answer)</p>")
             + "</div>",
         ]
+        if r.verification:
+            out.append(f"<p><b>Figures.</b> {e(figures_line(r.verification))}</p>")
         if r.error:
             out.append(f"<p class='bad'>{e(r.error)}</p>")
         if r.verdicts:

@@ -57,6 +57,9 @@ class QuestionResult:
     judge_cost: Cost = field(default_factory=Cost)
     duration_ms: float = 0.0
     error: str | None = None
+    # The answer's figure check: checked, verified, derived, unsupported, repaired (None: the
+    # check was off, or there was no answer).
+    verification: dict[str, int] | None = None
 
     @property
     def total_cost(self) -> Cost:

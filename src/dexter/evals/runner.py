@@ -143,6 +143,7 @@ async def run_question(
         if done
         else [],
         "iterations": done.iterations if done else 0,
+        "verification": done.verification.summary() if done and done.verification else None,
         "session_id": agent.session_id,
         "agent_cost": agent_cost,
     }
