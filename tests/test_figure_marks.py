@@ -61,7 +61,7 @@ def test_stale_offsets_still_find_the_figure_and_a_missing_one_stays_in_the_foot
 def test_the_status_line_counts_what_was_checked_and_corrected() -> None:
     assert summary_line(CHECKED) == "2 of 3 figures checked"
     repaired = Verification(CHECKED.figures[1:], repaired=1)
-    assert summary_line(repaired) == "2 figures checked, 1 corrected"
+    assert summary_line(repaired) == "2 figures checked"
     assert summary_line(Verification()) is None
 
 

@@ -143,7 +143,7 @@ def test_a_figure_the_model_will_not_fix_is_marked_in_the_terminal_json_and_repo
     out, err = capsys.readouterr()
     assert out.startswith("Apple's revenue in FY2024 was $391,305 million† [S1].\n\n")
     assert "† 1 figure could not be checked against the data: $391,305 million\n" in out
-    assert "checking figures: 1 figure not found in the data ($391,305 million)" in err
+    assert "↻ checking figures: $391,305 million not found in the data; revising" in err
     assert "0 of 1 figure checked" in err
     html = report.read_text()
     assert '$391,305 million</mark><sup class="unchecked"><a href="#fig-1">†</a></sup>' in html
@@ -221,6 +221,15 @@ def test_a_follow_up_is_checked_against_what_the_earlier_turn_fetched(home: Path
     assert done.verification is not None and done.verification.unsupported == ()
 
 
+def test_a_resumed_session_checks_against_what_its_earlier_turns_fetched(home: Path) -> None:
+    asyncio.run(ask(ScriptedModel([calls(FETCH), Reply(text=RIGHT)])))
+    # Another process, days later: `dexter ask --continue "And in billions?"`.
+    later = ScriptedModel([Reply(text="That is about $391.0 billion.")])
+    done = the_done(asyncio.run(ask(later, "And in billions?", resume="latest")))
+    assert later.calls_made == 1
+    assert done.verification is not None and done.verification.count("verified") == 1
+
+
 def test_sub_agents_do_not_check_their_own_answers(home: Path) -> None:
     async def prepared() -> tuple[str, str]:
         async with runtime_with(ScriptedModel([])) as rt:
@@ -261,3 +270,61 @@ async def test_a_chat_answer_shows_the_mark_and_names_the_figure(home: Path) -> 
     assert "was $391,305 million† [S1]" in sent
     assert sent.endswith("† 1 figure could not be checked against the data: $391,305 million")
     assert model.calls_made == 3
+
+
+async def test_the_interactive_session_shows_the_revision_and_switches_modes(
+    tmp_path: Path,
+) -> None:
+    from dexter.agent.loop import Agent, AgentConfig
+    from dexter.cli.interactive import DexterApp
+    from dexter.tools.finance.calculate import CalculateTool
+    from dexter.tools.registry import ToolRegistry
+    from tests.test_interactive_app import answers, ask, notes
+
+    growth = ("calculate", {"operation": "percent_change", "start": 391035, "end": 416161})
+    model = ScriptedModel(
+        [
+            calls(growth),
+            Reply(text="Revenue grew 6.3%."),
+            Reply(text="Revenue grew 6.4%."),
+            calls(growth),
+            Reply(text="So it grew 6.3%."),
+        ]
+    )
+    config = AgentConfig(home=tmp_path / ".dexter", verify="repair")
+    app = DexterApp(Agent(model, ToolRegistry([CalculateTool()]), config=config))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ask(pilot, app, "How much did revenue grow?")
+        # The first draft gives way to the note; the revision is the answer.
+        assert answers(app) == ["Revenue grew 6.4%."]
+        assert notes(app, "notice") == ["↻ checking figures: 6.3% not found in the data; revising"]
+        assert notes(app, "stats")[-1].endswith("1 figure checked")
+        await ask(pilot, app, "/verify flag")
+        assert notes(app, "info")[-1].startswith("Figure check: flag")
+        await ask(pilot, app, "Check again?")
+        assert model.calls_made == 5  # flag: no repair call for the second answer
+        assert answers(app)[-1] == (
+            "So it grew 6.3%†.\n\n† 1 figure could not be checked against the data: 6.3%"
+        )
+
+
+def test_a_scheduled_alert_goes_out_with_the_figure_marked(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from dexter.cron.agent_executor import AgentExecutor
+    from dexter.cron.model import Job
+    from dexter.cron.schedule import Every
+
+    settings_file(home, verify="flag")
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    job = Job("j1", "AAPL watch", Every(3600, now), QUESTION, now, now, model=MAIN)
+    model = ScriptedModel([calls(FETCH), Reply(text=WRONG)])
+
+    async def alert() -> str:
+        async with runtime_with(model) as rt:
+            return (await AgentExecutor(rt).execute(job, QUESTION)).answer
+
+    assert asyncio.run(alert()) == (
+        "Apple's revenue in FY2024 was $391,305 million† [S1].\n\n"
+        "† 1 figure could not be checked against the data: $391,305 million"
+    )

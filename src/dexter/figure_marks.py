@@ -93,7 +93,7 @@ def marked_answer(answer: str, verification: Verification | None) -> str:
 
 def summary_line(verification: Verification | None) -> str | None:
     """A short count for a status line: "7 figures checked" or "6 of 7 figures checked";
-    None when nothing was checked."""
+    None when nothing was checked. (A correction was announced when it was asked for.)"""
     if verification is None:
         return None
     total = len(verification.figures)
@@ -101,10 +101,7 @@ def summary_line(verification: Verification | None) -> str | None:
         return None
     good = total - len(verification.unsupported)
     noun = "figure" if total == 1 else "figures"
-    counted = f"{total} {noun} checked" if good == total else f"{good} of {total} {noun} checked"
-    if verification.repaired:
-        counted += f", {verification.repaired} corrected"
-    return counted
+    return f"{total} {noun} checked" if good == total else f"{good} of {total} {noun} checked"
 
 
 # --------------------------------------------------------------------------- stored form

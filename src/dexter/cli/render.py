@@ -54,11 +54,10 @@ def format_duration(ms: float) -> str:
 def revising_line(event: Revising) -> str:
     """What a person reads when the answer goes back for one correction."""
     count = len(event.unsupported)
-    noun = "figure" if count == 1 else "figures"
+    if count == 1:
+        return f"↻ checking figures: {event.unsupported[0]} not found in the data; revising"
     named = "; ".join(event.unsupported[:4]) + ("; …" if count > 4 else "")
-    return (
-        f"↻ checking figures: {count} {noun} not found in the data ({named}); revising the answer"
-    )
+    return f"↻ checking figures: {count} not found in the data ({named}); revising"
 
 
 def cited_sources(done: Done) -> list[SourceEntry]:

@@ -49,11 +49,12 @@ def to_xlsx(
         cells.text(summary, line, 1, value, text_wrap=True, valign="top")
         line += 1
     used: set[str] = {"Report", "Sources", "Figures"}
-    if report.verification is not None and report.verification.figures:
-        _figures_sheet(cells, book.add_worksheet("Figures"), report)
     for table in report.tables:
         sheet = book.add_worksheet(_sheet_name(f"{table.ticker} {table.kind}", used))
         _table_sheet(cells, sheet, table, unit_header)
+    # After the tables, so the sheets of a workbook without a check keep their places.
+    if report.verification is not None and report.verification.figures:
+        _figures_sheet(cells, book.add_worksheet("Figures"), report)
     sources = book.add_worksheet("Sources")
     cells.texts(sources, 0, 0, ["Id", "Source", "Link"], bold=True)
     sources.set_column(0, 0, 6)

@@ -71,8 +71,9 @@ class TurnView:
                 "notice",
             )
         elif isinstance(event, Revising):
-            # The answer just read stays, dim, above the note; the revision streams below it.
-            await self._close_segment(interim=True)
+            # The answer just streamed gives way to the note; the revision streams below it,
+            # as `ask` replaces its draft (two near-identical answers would read as one twice).
+            await self._drop_segment()
             await self._note(revising_line(event), "notice")
             self.set_phase("revising")
         elif isinstance(event, ContextEvent):
