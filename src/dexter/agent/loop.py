@@ -39,14 +39,7 @@ from dexter.agent.hooks import RunHooks
 from dexter.agent.prompts import build_system_prompt, load_rules, load_soul
 from dexter.agent.queue import MessageQueue
 from dexter.agent.scratchpad import Scratchpad
-from dexter.agent.verification import (
-    EarlierEvidence,
-    FigureCheck,
-    VerifyMode,
-    repair_request,
-    run_evidence,
-    tool_evidence,
-)
+from dexter.agent.verification import EarlierEvidence, FigureCheck, VerifyMode, tool_evidence
 from dexter.figure_marks import verification_to_dict
 from dexter.figures.types import Verification
 from dexter.models.base import Model
@@ -423,36 +416,37 @@ class _Run:
     async def _answer(self, message: AssistantMessage) -> AsyncIterator[Event]:
         """The final round answered: check its figures, ask once for a repair when the mode
         says so and some are unsupported, and end the run with the answer that stands."""
-        check = FigureCheck(self.config.verify)
         answer = message.content
-        if not check.enabled or not answer.strip():
+        check = FigureCheck.for_run(
+            self.config.verify, self.query, self.scratchpad.records, self.agent.earlier.items()
+        )
+        if check is None or not answer.strip():
             yield self._done(answer, "answered")
             return
-        evidence = run_evidence(self.query, self.scratchpad.records, self.agent.earlier.items())
-        verification = check.verify(answer, evidence)
+        verification = check.verify(answer)
         if check.wants_repair(verification):
             unsupported = [figure.text for figure in verification.unsupported]
             self.scratchpad.add_note("figures_unsupported", "; ".join(unsupported))
             yield Revising(round=self.iteration, unsupported=unsupported)
             revised: str | None = None
-            async for event in self._repair_round(message, verification):
+            request = check.repair_request(answer, verification)
+            async for event in self._repair_round(message, request):
                 if isinstance(event, str):
                     revised = event
                 else:
                     yield event
             if revised is not None:
-                verification = check.settle(verification, check.verify(revised, evidence))
-                answer = revised
+                verification, answer = check.recheck(verification, revised), revised
         yield self._done(answer, "answered", verification=verification)
 
     async def _repair_round(
-        self, message: AssistantMessage, verification: Verification
+        self, message: AssistantMessage, request: str
     ) -> AsyncIterator[Event | str]:
         """One more model call, without tools, asking for the unsupported figures to be fixed;
         yields its events, then the revised answer (nothing when the call failed or came back
         empty: the first answer then stands, marked)."""
         answered = AssistantMessage(content=message.content)  # its tool calls ran nowhere
-        self.messages += [answered, UserMessage(repair_request(message.content, verification))]
+        self.messages += [answered, UserMessage(request)]
         self.iteration += 1
         response: ModelResponse | None = None
         async for item in self._call_model(final_round=True):

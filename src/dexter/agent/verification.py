@@ -193,28 +193,46 @@ def count_repaired(first: Verification, second: Verification) -> int:
 
 
 class FigureCheck:
-    """The verdict on one answer and what follows from it, for one mode.
+    """The check of one run's answer, for one mode, against one body of evidence.
 
-    `verify` checks an answer against evidence; `wants_repair` says whether the model is asked
-    to fix it; `settle` is the verdict on the revised answer, counting what the repair fixed.
-    `verifier` is `dexter.figures.verify_answer` unless a caller brings its own."""
+    `verify` checks an answer; `wants_repair` says whether the model is asked to fix it and
+    `repair_request` is what it is asked; `recheck` is the verdict on the revised answer,
+    counting what the repair fixed. `verifier` is `dexter.figures.verify_answer` unless a
+    caller brings its own."""
 
-    def __init__(self, mode: VerifyMode, verifier: Verifier | None = None) -> None:
+    def __init__(
+        self, mode: VerifyMode, evidence: Sequence[Evidence], verifier: Verifier | None = None
+    ) -> None:
         self.mode = mode
+        self.evidence = list(evidence)
         self._verifier = verifier or _verify_answer
 
-    @property
-    def enabled(self) -> bool:
-        return self.mode != "off"
+    @classmethod
+    def for_run(
+        cls,
+        mode: VerifyMode,
+        question: str,
+        records: Iterable[ToolRecord],
+        earlier: Sequence[Evidence] = (),
+    ) -> FigureCheck | None:
+        """The check of a run's answer (None when the mode is off): its evidence is every tool
+        result the run saw, the question and what earlier runs of the conversation saw."""
+        if mode == "off":
+            return None
+        return cls(mode, run_evidence(question, records, earlier))
 
-    def verify(self, answer: str, evidence: Sequence[Evidence]) -> Verification:
-        return self._verifier(answer, evidence)
+    def verify(self, answer: str) -> Verification:
+        return self._verifier(answer, self.evidence)
 
     def wants_repair(self, verification: Verification) -> bool:
         return self.mode == "repair" and bool(verification.unsupported)
 
-    def settle(self, first: Verification, revised: Verification) -> Verification:
-        return replace(revised, repaired=count_repaired(first, revised))
+    def repair_request(self, answer: str, verification: Verification) -> str:
+        return repair_request(answer, verification)
+
+    def recheck(self, first: Verification, revised: str) -> Verification:
+        second = self.verify(revised)
+        return replace(second, repaired=count_repaired(first, second))
 
 
 def parse_verify_mode(raw: str, where: str) -> VerifyMode:
