@@ -15,7 +15,7 @@ import bisect
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dexter.figures.numbers import SCALES, Token, scan
@@ -72,9 +72,10 @@ class _Families:
 # Units a table or a label declares
 
 _DECLARED_SCALE = re.compile(
-    r"(?:\bin|\bUSD|US\$|\$|\bdollars(?:[ \u00a0]in)?|\bamounts[ \u00a0]in|[A-Z]{3})[ \u00a0]*"
-    r"(?P<w>thousands|millions|billions)\b"
-    r"|\((?P<w2>thousands|millions|billions)\)"
+    r"(?:(?i:\bin|\bUSD|US\$|\$|\bdollars(?:[ \u00a0]in)?|\bamounts[ \u00a0]in)|\b[A-Z]{3})"
+    r"[ \u00a0]*"
+    r"(?P<w>(?i:thousands|millions|billions))\b"
+    r"|\((?P<w2>(?i:thousands|millions|billions))\)"
     r"|(?:\$|USD[ \u00a0]?)(?P<w3>000s|000's|'000|M|MM|mm|K|B|bn|mn)(?![A-Za-z])"
     r"|\bunit:[ \u00a0]*(?P<plain>[A-Z]{3})\b",
 )
@@ -108,11 +109,12 @@ _PERCENT_LABEL = re.compile(r"\(%\)|\bin %|percent", re.IGNORECASE)
 
 def read_evidence(index: int, evidence: Evidence, families: _Families) -> Iterator[Found]:
     text = evidence.text
+    context = _context(index, evidence)
     parsed = _json_body(text)
     if parsed is not None:
-        yield from _walk_json(index, parsed, families, None)
+        yield from _walk_json(context, parsed, families, None)
         return
-    yield from _read_text(index, text, families)
+    yield from _read_text(context, text, families)
 
 
 def _json_body(text: str) -> Any:
@@ -164,29 +166,34 @@ def _json_kind(key: str, value: float) -> list[tuple[float, str, bool]]:
 
 
 def _walk_json(
-    index: int, node: Any, families: _Families, period: EvidencePeriod | None
+    context: _Context, node: Any, families: _Families, period: EvidencePeriod | None
 ) -> Iterator[Found]:
     if isinstance(node, list):
         for item in node:
-            yield from _walk_json(index, item, families, period)
+            yield from _walk_json(context, item, families, period)
         return
     if not isinstance(node, dict):
         return
     row_period = _row_period(node) or period
-    row_family = families.new() if row_period is not None else 0
+    ticker = node.get("ticker") if isinstance(node.get("ticker"), str) else context.company
+    row_family = (
+        families.key("period", str(ticker).upper(), _period_key(row_period))
+        if row_period is not None
+        else 0
+    )
     for key, value in node.items():
         if isinstance(value, (dict, list)):
-            yield from _walk_json(index, value, families, row_period)
+            yield from _walk_json(context, value, families, row_period)
         elif isinstance(value, bool) or key in _SKIP_KEYS:
             continue
         elif isinstance(value, (int, float)):
-            # JSON rows of one list share field names: a key is a field family per evidence.
-            field_family = families.key("json", index, key)
+            span = row_period.span if row_period else None
+            field_family = families.key("field", str(ticker).upper(), key.lower(), span)
             for normalised, kind, from_ratio in _json_kind(key, float(value)):
                 yield Found(
                     normalised,
                     kind,
-                    index,
+                    context.index,
                     key,
                     row_period,
                     str(value),
@@ -195,7 +202,7 @@ def _walk_json(
                     from_ratio,
                 )
         elif isinstance(value, str) and len(value) > 40:
-            yield from _read_text(index, value, families)
+            yield from _read_text(context, value, families)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,11 +211,15 @@ def _walk_json(
 
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"“])|\n")
+# A line inside a filing's table that only names the rows below it ("CURRENT ASSETS:").
+_SECTION_LINE = re.compile(r"^[^0-9|]{1,80}$")
+_COMPANY = re.compile(r"\bcompany=([A-Za-z0-9.\-]+)")
+_CONCEPT = re.compile(r"\bconcept=(?:[a-z\-]+:)?([A-Za-z]+)")
 
 
 def _is_table_line(line: str) -> bool:
     stripped = line.strip()
-    return stripped.startswith("|") or stripped.count(" | ") >= 1
+    return stripped.startswith("|") or " | " in stripped
 
 
 def _cells(line: str) -> list[str]:
@@ -220,77 +231,100 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in stripped.split("|")]
 
 
-def _read_text(index: int, text: str, families: _Families) -> Iterator[Found]:
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every number of one piece of evidence shares: its index, company and concept."""
+
+    index: int
+    company: str
+    concept: str
+
+
+def _context(index: int, evidence: Evidence) -> _Context:
+    company = _COMPANY.search(evidence.label)
+    concept = _CONCEPT.search(evidence.label)
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
+    return _Context(index, company.group(1).upper() if company else f"#{index}", words)
+
+
+def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Found]:
     lines = text.split("\n")
     offsets: list[int] = []
     at = 0
     for line in lines:
         offsets.append(at)
         at += len(line) + 1
+    blocks: list[tuple[str, int, int]] = []  # ("prose" | "table", first line, end line)
     i = 0
     prose_start: int | None = None
-    blocks: list[tuple[str, int, int]] = []  # ("prose"|"table", first line, end line)
     while i < len(lines):
-        if (
-            _is_table_line(lines[i])
-            and (_TABLE_SEPARATOR.match(lines[i + 1]) if i + 1 < len(lines) else False)
-        ) or (
+        starts_table = (
             _is_table_line(lines[i])
             and i + 1 < len(lines)
-            and _is_table_line(lines[i + 1])
-            and not _TABLE_SEPARATOR.match(lines[i])
-        ):
-            if prose_start is not None:
-                blocks.append(("prose", prose_start, i))
-                prose_start = None
-            j = i + 1
-            while j < len(lines) and _is_table_line(lines[j]):
-                j += 1
-            blocks.append(("table", i, j))
-            i = j
+            and (_is_table_line(lines[i + 1]) or bool(_TABLE_SEPARATOR.match(lines[i + 1])))
+        )
+        if not starts_table:
+            if prose_start is None:
+                prose_start = i
+            i += 1
             continue
-        if prose_start is None:
-            prose_start = i
-        i += 1
+        if prose_start is not None:
+            blocks.append(("prose", prose_start, i))
+            prose_start = None
+        j = i + 1
+        while j < len(lines):
+            if _is_table_line(lines[j]):
+                j += 1
+            elif (
+                _SECTION_LINE.match(lines[j].strip() or "0")
+                and j + 1 < len(lines)
+                and _is_table_line(lines[j + 1])
+            ):
+                j += 1  # a row group's title inside the table
+            else:
+                break
+        blocks.append(("table", i, j))
+        i = j
     if prose_start is not None:
         blocks.append(("prose", prose_start, len(lines)))
     for n, (kind, first, end) in enumerate(blocks):
         if kind == "prose":
             start_char = offsets[first]
             end_char = offsets[end - 1] + len(lines[end - 1]) if end > first else start_char
-            yield from _read_prose(index, text, start_char, end_char, families)
+            yield from _read_prose(context, text, start_char, end_char, families)
         else:
-            scale = _table_scale(lines, blocks, n)
-            yield from _read_table(index, lines[first:end], scale, families)
+            scale, except_per_share = _table_scale(lines, blocks, n)
+            yield from _read_table(context, lines[first:end], scale, except_per_share, families)
 
 
 def _table_scale(
     lines: Sequence[str], blocks: Sequence[tuple[str, int, int]], n: int
-) -> float | None:
-    """The scale the table's caption or its "Units:" line declares."""
+) -> tuple[float | None, bool]:
+    """The scale the table's caption or its "Units:" line declares, and whether it excepts
+    per-share amounts ("Amounts in Thousands Except Per Share Amounts")."""
     _, first, end = blocks[n]
     # Dexter puts "Units: USD millions, ..." right under its tables.
     for line in lines[end : end + 3]:
         if line.lower().startswith(("units:", "values are", "(unit")):
             found = declared_scale(line)
             if found is not None:
-                return found
+                return found, True
     # A filing's "(dollars in millions)" or a title's "(unit: USD)" comes before.
     back = first - 1
     looked = 0
     while back >= 0 and looked < 6:
         line = lines[back]
-        if back < first - 1 and any(b[0] == "table" and b[2] == back + 1 for b in blocks):
+        if n > 0 and blocks[n - 1][0] == "table" and back < blocks[n - 1][2]:
             break
         found = declared_scale(line)
         if found is not None:
-            return found
+            return found, bool(re.search(r"per[ -]share", line, re.IGNORECASE))
         if line.startswith("## "):
             break
         if line.strip():
             looked += 1
         back -= 1
-    return None
+    return None, False
 
 
 _PERIOD_HEADERS = re.compile(
@@ -298,28 +332,60 @@ _PERIOD_HEADERS = re.compile(
     r"year|quarter|transaction date|trade date|end date)$",
     re.IGNORECASE,
 )
+_GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
+
+
+def _is_header_row(cells: Sequence[str]) -> bool:
+    """A row of column titles: nothing in it is a figure (years and dates are not)."""
+    for cell in cells[1:]:
+        for token in scan(cell):
+            if token.skip is None or token.skip == "small count":
+                return False
+    return any(cells)
 
 
 def _read_table(
-    index: int, rows: Sequence[str], scale: float | None, families: _Families
+    context: _Context,
+    rows: Sequence[str],
+    scale: float | None,
+    except_per_share: bool,
+    families: _Families,
 ) -> Iterator[Found]:
-    header = _cells(rows[0])
-    body = [_cells(r) for r in rows[1:] if not _TABLE_SEPARATOR.match(r)]
-    width = max([len(header), *(len(r) for r in body)])
-    if len(header) < width:
-        header = [""] * (width - len(header)) + header
+    parsed = [_cells(r) for r in rows if not _TABLE_SEPARATOR.match(r) and _is_table_line(r)]
+    if not parsed:
+        return
+    width = max(len(r) for r in parsed)
+    # Header rows: the first row, and the rows after it that hold no figures ("November 2,
+    # 2024 | February 3, 2024"). Shorter rows align right: their empty first cell is dropped.
+    head = 1
+    while head < len(parsed) and head < 3 and _is_header_row(parsed[head]):
+        head += 1
+    headers = [[""] * (width - len(r)) + r for r in parsed[:head]]
+    header = [" ".join(h[col] for h in headers if h[col]).strip() for col in range(width)]
     header_scale = [declared_scale(h) for h in header]
-    column_periods = [header_period(h) if i else None for i, h in enumerate(header)]
+    column_periods: list[EvidencePeriod | None] = [None]
+    for col in range(1, width):
+        found = None
+        for h in reversed(headers):
+            found = header_period(h[col])
+            if found is not None:
+                break
+        column_periods.append(found)
     periods_across = any(p is not None for p in column_periods)
+    ends = [p.end for p in column_periods if p is not None and p.end is not None]
+    if ends:
+        latest_end = max(ends)
+        column_periods = [
+            replace(p, latest=True) if p is not None and p.end == latest_end else p
+            for p in column_periods
+        ]
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None
     )
-    column_families = [families.new() for _ in header]
-    for row in body:
+    for row in parsed[head:]:
         if len(row) < width:
-            row = row + [""] * (width - len(row))
+            row = [""] * (width - len(row)) + row if not row[0] else row + [""] * (width - len(row))
         label = row[0]
-        row_family = families.new()
         row_period: EvidencePeriod | None = None
         if not periods_across:
             if period_column is not None:
@@ -333,23 +399,31 @@ def _read_table(
                 continue
             if periods_across:
                 period = column_periods[col]
-                field, field_family, period_family = label, row_family, column_families[col]
+                field = label
             else:
                 period = row_period
                 field = header[col] or label
-                field_family, period_family = column_families[col], row_family
+                if _GENERIC_COLUMNS.match(field) and context.concept:
+                    field = context.concept
+            span = period.span if period else None
+            field_family = families.key("field", context.company, field.lower(), span)
+            period_family = (
+                families.key("period", context.company, _period_key(period))
+                if period is not None
+                else families.new()
+            )
             unit_text = f"{label} {header[col]}"
             cell_scale = label_scale or header_scale[col]
             for token in scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
                 for value, kind, from_ratio in _cell_kinds(
-                    token, cell, unit_text, cell_scale, scale
+                    token, cell, unit_text, cell_scale, scale, except_per_share
                 ):
                     yield Found(
                         value,
                         kind,
-                        index,
+                        context.index,
                         field,
                         period,
                         token.text,
@@ -360,29 +434,53 @@ def _read_table(
                     )
 
 
+def _period_key(period: EvidencePeriod) -> tuple[object, ...]:
+    return (period.fiscal_years, period.quarter, period.end, period.span)
+
+
+_NOT_SHARE_COUNTS = re.compile(
+    r"issu|purchas|repurchas|proceeds|payment|paid|value|cost|compensation|price|per share|"
+    r"dividend|premium|capital|par\b",
+    re.IGNORECASE,
+)
+
+
+def _share_count_label(unit_text: str) -> bool:
+    return bool(_SHARES_LABEL.search(unit_text)) and not _NOT_SHARE_COUNTS.search(unit_text)
+
+
 def _cell_kinds(
-    token: Token, cell: str, unit_text: str, cell_scale: float | None, table_scale: float | None
+    token: Token,
+    cell: str,
+    unit_text: str,
+    cell_scale: float | None,
+    table_scale: float | None,
+    except_per_share: bool,
 ) -> list[tuple[float, str, bool]]:
     if token.percent or token.bps or (_PERCENT_LABEL.search(unit_text) and not token.multiple):
         return [(token.value, PERCENT, False)]
     if token.multiple:
         return [(token.value, MULTIPLE, False), (token.value * 100, PERCENT, True)]
     if token.scale_word:
-        kind = SHARES if token.shares or _SHARES_LABEL.search(unit_text) else MONEY
+        kind = SHARES if token.shares or _share_count_label(unit_text) else MONEY
         return [(token.value, kind, False)]
     if token.per_share:
         return [(token.value, PER_SHARE, False)]
     if cell_scale is not None and cell_scale != 1.0:
-        kind = SHARES if _SHARES_LABEL.search(unit_text) else MONEY
+        kind = SHARES if _share_count_label(unit_text) else MONEY
         return [(token.mantissa * cell_scale, kind, False)]
     if _PER_SHARE_LABEL.search(unit_text) or (cell_scale == 1.0 and token.currency):
         return [(token.mantissa, PER_SHARE, False)]
-    if _SHARES_LABEL.search(unit_text):
+    if _share_count_label(unit_text):
         return [(token.mantissa * (table_scale or 1.0), SHARES, False)]
     if "days" in cell.lower():
         return [(token.mantissa, NUMBER, False)]
     if table_scale is not None:
-        return [(token.mantissa * table_scale, MONEY, False)]
+        out = [(token.mantissa * table_scale, MONEY, False)]
+        # Per-share amounts in a table of thousands are written with cents.
+        if except_per_share and token.decimals == 2 and abs(token.mantissa) < 10_000:
+            out.append((token.mantissa, PER_SHARE, False))
+        return out
     kind = MONEY if token.currency else NUMBER
     out = [(token.mantissa, kind, False)]
     if not token.currency and token.decimals >= 2 and abs(token.mantissa) < 10:
@@ -391,7 +489,7 @@ def _cell_kinds(
 
 
 def _read_prose(
-    index: int, text: str, start: int, end: int, families: _Families
+    context: _Context, text: str, start: int, end: int, families: _Families
 ) -> Iterator[Found]:
     sentence_starts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
     bounds = list(zip(sentence_starts, [*sentence_starts[1:], end], strict=True))
@@ -412,7 +510,7 @@ def _read_prose(
                 yield Found(
                     value,
                     kind,
-                    index,
+                    context.index,
                     "",
                     period,
                     token.text,
