@@ -15,7 +15,8 @@ import bisect
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from dexter.figures.numbers import SCALES, Token, scan
@@ -372,13 +373,6 @@ def _read_table(
                 break
         column_periods.append(found)
     periods_across = any(p is not None for p in column_periods)
-    ends = [p.end for p in column_periods if p is not None and p.end is not None]
-    if ends:
-        latest_end = max(ends)
-        column_periods = [
-            replace(p, latest=True) if p is not None and p.end == latest_end else p
-            for p in column_periods
-        ]
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None
     )
@@ -563,6 +557,16 @@ class EvidenceIndex:
         found.sort(key=lambda f: abs(f.value))
         self.found: tuple[Found, ...] = tuple(found)
         self._keys = [abs(f.value) for f in found]
+        # The most recent period end each company's evidence reaches ("TTM" means up to it).
+        self._companies = [_context(i, e).company for i, e in enumerate(self.evidence)]
+        self.latest: dict[str, date] = {}
+        for f in found:
+            if f.period is not None and f.period.end is not None:
+                if f.period.span in ("ttm", "annual", "quarter"):
+                    company = self._companies[f.evidence]
+                    known = self.latest.get(company)
+                    if known is None or f.period.end > known:
+                        self.latest[company] = f.period.end
         self.by_field_family: dict[int, list[Found]] = {}
         self.by_period_family: dict[int, list[Found]] = {}
         for f in found:
@@ -577,3 +581,6 @@ class EvidenceIndex:
 
     def label(self, found: Found) -> str:
         return self.evidence[found.evidence].label
+
+    def latest_end(self, found: Found) -> date | None:
+        return self.latest.get(self._companies[found.evidence])

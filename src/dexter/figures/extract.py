@@ -48,7 +48,7 @@ _ATTACHED_AFTER = re.compile(
     r"^[ \u00a0]*,?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
     r"(?:(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)[ \u00a0]+"
     r"(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
-    r"[ \u00a0]+)*)?$",
+    r"[ \u00a0]+)*)?\(?$",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z][a-z&]+")
@@ -358,14 +358,44 @@ def _with_periods(
     figure_spans = [(c.start, c.end) for c in claims]
     periods = [m for m in periods if not any(s <= m.start < e for s, e in figure_spans)]
     paragraphs = _paragraph_starts(answer)
+    # A period written right after a figure ("$416.2 billion in FY2025", "$1.19 (FY2024)")
+    # is that figure's: it does not also open the sentence for the figures around it.
+    owned = {
+        id(m)
+        for claim in claims
+        if not claim.in_table
+        and (m := _attached_after(answer, claim, claims, periods, sentences)) is not None
+    }
+    asides = _asides(answer, claims, periods, sentences)
     out: list[Claim] = []
     for claim in claims:
-        period, strength = _stated_period(answer, claim, claims, periods, sentences, tables)
+        period, strength = _stated_period(
+            answer, claim, claims, periods, sentences, tables, owned, asides
+        )
         if period is None and not claim.in_table and not _compared(answer, claim):
-            period = _inherited(answer, claim, periods, paragraphs)
+            period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
             strength = 1 if period is not None else 0
         out.append(replace(claim, period=period, period_strength=strength))
     return out
+
+
+def _attached_after(
+    answer: str,
+    claim: Claim,
+    claims: Sequence[Claim],
+    periods: Sequence[Mention],
+    sentences: Sequence[_Span],
+) -> Mention | None:
+    sentence = sentences[claim.sentence]
+    first = next((m for m in periods if claim.end <= m.start < sentence.end), None)
+    if first is None:
+        return None
+    if any(c is not claim and claim.end <= c.start < first.start for c in claims):
+        return None
+    # "FY2026's $215.9 billion": a possessive period belongs to the figure after it.
+    if answer.startswith(("'s", "’s"), first.end):
+        return None
+    return first if _ATTACHED_AFTER.match(answer[claim.end : first.start]) else None
 
 
 def _paragraph_starts(text: str) -> list[int]:
@@ -377,25 +407,66 @@ def _compared(answer: str, claim: Claim) -> bool:
     return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]))
 
 
+_TOPIC_SHIFT = re.compile(
+    r"[ \t*_-]*(?:separately|in addition|additionally|meanwhile|elsewhere|also|besides|"
+    r"on another note|unrelated)\b",
+    re.IGNORECASE,
+)
+
+
 def _inherited(
-    answer: str, claim: Claim, periods: Sequence[Mention], paragraphs: Sequence[int]
+    answer: str,
+    claim: Claim,
+    periods: Sequence[Mention],
+    paragraphs: Sequence[int],
+    sentences: Sequence[_Span],
+    asides: set[int],
 ) -> StatedPeriod | None:
-    """The period a paragraph, or the lead-in of a list, opens with."""
+    """The one period a paragraph, or the lead-in of a list, is about, if it names only one
+    (leaving out asides: periods in parentheses and the periods of comparisons)."""
+    sentence = sentences[claim.sentence]
+    if _TOPIC_SHIFT.match(answer, sentence.start):
+        return None
     start = max(p for p in paragraphs if p <= claim.start)
-    opening = next((m for m in periods if start <= m.start < claim.start), None)
-    if opening is not None:
-        return opening.period
-    line_start = _line_start(answer, claim.start)
-    if _LIST_ITEM.match(answer[line_start : line_start + 8]) and start > 0:
+    named = [m for m in periods if start <= m.start < sentence.start and id(m) not in asides]
+    if not named:
+        line_start = _line_start(answer, claim.start)
+        if not (_LIST_ITEM.match(answer[line_start : line_start + 8]) and start > 0):
+            return None
         # A list set off by a blank line from the line that introduces it.
         lead_end = start - 1
         while lead_end > 0 and answer[lead_end - 1] in "\n \t":
             lead_end -= 1
-        lead = answer[_line_start(answer, lead_end) : lead_end]
-        if lead.rstrip().endswith(":"):
-            found = mentions(lead)
-            return found[0].period if found else None
-    return None
+        lead_start = _line_start(answer, lead_end)
+        if not answer[lead_start:lead_end].rstrip().endswith(":"):
+            return None
+        named = [m for m in periods if lead_start <= m.start < lead_end and id(m) not in asides]
+    distinct = {m.period.key for m in named}
+    return named[0].period if len(distinct) == 1 else None
+
+
+def _asides(
+    answer: str,
+    claims: Sequence[Claim],
+    periods: Sequence[Mention],
+    sentences: Sequence[_Span],
+) -> set[int]:
+    """Mentions that do not set a paragraph's period: in parentheses, after "vs" or "from",
+    or attached to a figure that is itself a comparison."""
+    out: set[int] = set()
+    for m in periods:
+        line_start = _line_start(answer, m.start)
+        before = answer[line_start : m.start]
+        if before.count("(") > before.count(")"):
+            out.add(id(m))
+        elif _COMPARED_BEFORE.search(answer[max(line_start, m.start - 30) : m.start]):
+            out.add(id(m))
+    for claim in claims:
+        if not claim.in_table and _compared(answer, claim):
+            attached = _attached_after(answer, claim, claims, periods, sentences)
+            if attached is not None:
+                out.add(id(attached))
+    return out
 
 
 def _first(found: list[Mention]) -> StatedPeriod | None:
@@ -409,6 +480,8 @@ def _stated_period(
     periods: Sequence[Mention],
     sentences: Sequence[_Span],
     tables: dict[int, _TableLine],
+    owned: set[int],
+    asides: set[int],
 ) -> tuple[StatedPeriod | None, int]:
     if claim.in_table:
         line = tables.get(_line_start(answer, claim.start))
@@ -442,19 +515,25 @@ def _stated_period(
     def broken(a: int, b: int) -> bool:
         return _CLAUSE_BREAK.search(answer, a, b) is not None
 
-    after = [m for m in in_sentence if m.start >= claim.end]
-    before = [m for m in in_sentence if m.end <= claim.start]
-    if after:
-        first = after[0]
-        between = answer[claim.end : first.start]
-        if _ATTACHED_AFTER.match(between) and not figure_between(claim.end, first.start):
-            return first.period, 3
+    attached = _attached_after(answer, claim, claims, periods, sentences)
+    if attached is not None:
+        return attached.period, 3
+    after = [m for m in in_sentence if m.start >= claim.end and id(m) not in owned | asides]
+    before = [m for m in in_sentence if m.end <= claim.start and id(m) not in owned]
     if before:
         last = before[-1]
         if not figure_between(last.end, claim.start) and not broken(last.end, claim.start):
             return last.period, 2
+    # "it rose 125.9% in FY2024 (to $130.5 billion)": a parenthesis right after a period
+    # elaborates on that period.
+    prior = [m for m in in_sentence if m.end <= claim.start]
+    if prior and re.fullmatch(
+        r"[ \u00a0]*\((?:[a-z]+[ \u00a0]+){0,3}", answer[prior[-1].end : claim.start]
+    ):
+        return prior[-1].period, 2
     if _compared(answer, claim):
         return None, 0
+    before = [m for m in before if id(m) not in asides]
     if before:
         opening = before[0]
         if not broken(opening.end, claim.start):

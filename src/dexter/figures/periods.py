@@ -55,8 +55,6 @@ class EvidencePeriod:
     end: date | None = None
     # "annual", "quarter", "ytd", "ttm" or "instant" (one date: a balance, a price), if known.
     span: str | None = None
-    # The most recent period of its table (what "TTM" without a date means).
-    latest: bool = False
 
     @property
     def known(self) -> bool:
@@ -92,12 +90,23 @@ class StatedPeriod:
     day: int | None = None
     # A range of years ("FY2021-FY2025"): any year from `first_year` to `year`.
     first_year: int | None = None
-    # "TTM", "trailing twelve months": the latest trailing period.
+    # "TTM", "trailing twelve months": the latest trailing period (or the one to `end`).
     ttm: bool = False
+    # A range of dates ("between August 31, 2020 and November 6, 2020"): from `start` to `end`.
+    start: date | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
-        return (self.year, self.quarter, self.end, self.month, self.day, self.first_year, self.ttm)
+        return (
+            self.year,
+            self.quarter,
+            self.end,
+            self.month,
+            self.day,
+            self.first_year,
+            self.ttm,
+            self.start,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,13 +116,24 @@ class Mention:
     period: StatedPeriod
 
 
-def compatible(stated: StatedPeriod, found: EvidencePeriod) -> bool:
-    """Whether the evidence's period can be the one the answer states (unknown: yes)."""
+def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None = None) -> bool:
+    """Whether the evidence's period can be the one the answer states (unknown: yes).
+
+    `latest` is the most recent period end the company's evidence reaches: "TTM" without a
+    date means the twelve months to it."""
     if not found.known:
         return True
-    if stated.ttm and found.span == "ttm" and stated.end is None:
-        return found.latest
+    if stated.ttm and stated.end is None and stated.year is None:
+        if found.span in ("ttm", "annual") and latest is not None and found.end is not None:
+            return found.end == latest
+        return found.span != "quarter"
     end = found.end
+    if stated.start is not None and stated.end is not None and end is not None:
+        return (
+            stated.start - timedelta(days=_PERIOD_END_SLACK)
+            <= end
+            <= stated.end + timedelta(days=_PERIOD_END_SLACK)
+        )
     if stated.end is not None and end is not None:
         # An instant (a price's day, a balance at a date) is that day; a period end may move
         # by a few days between a company's label and its calendar.
@@ -280,10 +300,13 @@ _SINGLE = rf"""
     |(?P<my>\b(?P<mym>{MONTHS})\.?{_SP}+(?P<myy>{_Y4})\b)
     |(?P<md>\b(?P<mdm>{MONTHS})\.?{_SP}+(?P<mdd>[0-3]?[0-9])\b(?!,?{_SP}*[0-9]))
     |(?P<mq>\b(?P<mqm>{MONTHS})(?:-ending|-end)?{_SP}+quarter\b)
+    |(?P<mo>(?<=in{_SP}|at{_SP}|by{_SP}|of{_SP})(?P<mom>{MONTHS})\b)
     |(?P<qo2>\b(?P<qoo>first|second|third|fourth){_SP}(?:fiscal{_SP})?quarter\b)
     |(?P<qq>\bQ(?P<qqn>[1-4])\b)
     |(?P<ttm>\b(?:TTM|LTM|trailing{_SP}twelve{_SP}months|trailing{_SP}12{_SP}months|
-        last{_SP}twelve{_SP}months)\b)
+        last{_SP}twelve{_SP}months)\b
+        (?:{_SP}(?:to|through|ended|ending|until){_SP}(?:(?P<tm>{MONTHS})\.?{_SP}+(?P<td>[0-3]?[0-9]),?
+        {_SP}+(?P<ty>{_Y4})|(?P<tiso>{_Y4}-[01][0-9]-[0-3][0-9])))?)
     |(?P<yr>(?<![0-9A-Za-z$.,])(?P<yy>{_Y4})
         (?![0-9%]|,[0-9]|\.[0-9]|{_SP}?(?:billion|million|thousand)))
     """
@@ -323,6 +346,11 @@ def mentions(text: str) -> list[Mention]:
     """Every period the text names, in order: quarters, fiscal years, dates, plain years."""
     found: list[Mention] = []
     for m in _MENTION.finditer(text):
+        if found and _joins_range(text, found[-1], m):
+            merged = _date_range(found[-1], m, text)
+            if merged is not None:
+                found[-1] = merged
+                continue
         if _NOT_A_PERIOD.search(text[max(0, m.start() - 24) : m.start()]):
             continue
         period = _period(m, text, found)
@@ -386,12 +414,26 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
         return StatedPeriod(None, False, text=whole, month=_month(m.group("mdm")), day=day_number)
     if m.group("mq"):
         return StatedPeriod(None, False, text=whole, month=_month(m.group("mqm")))
+    if m.group("mo"):
+        if not m.group("mom")[0].isupper():
+            return None
+        return StatedPeriod(None, False, text=whole, month=_month(m.group("mom")))
     if m.group("qo2"):
         return StatedPeriod(None, False, _ORDINAL_QUARTERS[m.group("qoo").lower()], text=whole)
     if m.group("qq"):
         return StatedPeriod(None, False, int(m.group("qqn")), text=whole)
     if m.group("ttm"):
-        return StatedPeriod(None, False, text=whole, ttm=True)
+        to: date | None = None
+        try:
+            if m.group("ty"):
+                to = date(int(m.group("ty")), _month(m.group("tm")), int(m.group("td")))
+            elif m.group("tiso"):
+                to = date.fromisoformat(m.group("tiso"))
+        except (ValueError, KeyError):
+            to = None
+        if to is None:
+            return StatedPeriod(None, False, text=whole, ttm=True)
+        return StatedPeriod(to.year, False, None, to, whole, to.month, to.day, ttm=True)
     if m.group("yr"):
         # "fiscal 2024 and 2023": the second year is fiscal too.
         fiscal = bool(_FISCAL_BEFORE.search(text[max(0, m.start() - 20) : m.start()]))
@@ -402,6 +444,40 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
             )
         return StatedPeriod(int(m.group("yy")), fiscal, text=whole)
     return None
+
+
+_BETWEEN = re.compile(r"\b(?:between|from)[ \u00a0]+$", re.IGNORECASE)
+_AND = re.compile(
+    r"^[ \u00a0]*(?:\([^()]*\)[ \u00a0]*)?,?[ \u00a0]*(?:and|to|through|until)[ \u00a0]+$", re.I
+)
+
+
+def _joins_range(text: str, first: Mention, m: re.Match[str]) -> bool:
+    """ "between August 31, 2020 (...) and November 6, 2020": two dates that make one span."""
+    if first.period.end is None or first.period.start is not None:
+        return False
+    if not _BETWEEN.search(text[max(0, first.start - 10) : first.start]):
+        return False
+    return bool(_AND.match(text[first.end : m.start()]))
+
+
+def _date_range(first: Mention, m: re.Match[str], text: str) -> Mention | None:
+    second = _period(m, text, [])
+    if second is None or second.end is None or first.period.end is None:
+        return None
+    if second.end <= first.period.end:
+        return None
+    whole = text[first.start : m.end()]
+    period = StatedPeriod(
+        second.end.year,
+        False,
+        None,
+        second.end,
+        whole,
+        first_year=first.period.end.year if first.period.end.year != second.end.year else None,
+        start=first.period.end,
+    )
+    return Mention(first.start, m.end(), period)
 
 
 def with_year(period: StatedPeriod, year: int) -> StatedPeriod:
@@ -422,4 +498,5 @@ def with_year(period: StatedPeriod, year: int) -> StatedPeriod:
         period.day,
         period.first_year,
         period.ttm,
+        period.start,
     )
