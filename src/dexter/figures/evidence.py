@@ -95,6 +95,39 @@ def declared_scale(text: str) -> float | None:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class TableScale:
+    """What a table's caption says its numbers are in: money, share counts, and whether
+    per-share amounts are excepted ("in millions, except number of shares, which are
+    reflected in thousands, and per-share amounts")."""
+
+    money: float | None = None
+    shares: float | None = None
+    except_per_share: bool = False
+    # Declared earlier in the document, not for this table: amounts may also be as written.
+    inherited: bool = False
+
+
+def declared_scales(text: str) -> TableScale | None:
+    money: float | None = None
+    shares: float | None = None
+    for m in _DECLARED_SCALE.finditer(text):
+        if m.group("plain"):
+            money = 1.0 if money is None else money
+            continue
+        word = (m.group("w") or m.group("w2") or m.group("w3") or "").lower()
+        value = _SCALE_OF_DECL.get(word) or SCALES.get(word.rstrip("s")) or SCALES.get(word)
+        exception = text.lower().rfind("except", 0, m.start())
+        if exception >= 0 and "share" in text[exception : m.start()].lower():
+            shares = value
+        elif money is None:
+            money = value
+    if money is None and shares is None:
+        return None
+    per_share = bool(re.search(r"per[ -]share", text, re.IGNORECASE))
+    return TableScale(money, shares if shares is not None else money, per_share)
+
+
 _PER_SHARE_LABEL = re.compile(
     r"per[ \u00a0_](?:common[ \u00a0_]|diluted[ \u00a0_]|basic[ \u00a0_])?share|\bEPS\b|"
     r"\((?:USD|\$|EUR|GBP)\)|\bprice\b|\bclose\b|\bopen\b|\bhigh\b|\blow\b|dividends? per",
@@ -213,7 +246,7 @@ def _walk_json(
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"“])|\n")
 # A line inside a filing's table that only names the rows below it ("CURRENT ASSETS:").
-_SECTION_LINE = re.compile(r"^[^0-9|]{1,80}$")
+_SECTION_LINE = re.compile(r"^(?:[^0-9|]{1,80}|[^|]{1,80}:)$")
 _COMPANY = re.compile(r"\bcompany=([A-Za-z0-9.\-]+)")
 _CONCEPT = re.compile(r"\bconcept=(?:[a-z\-]+:)?([A-Za-z]+)")
 
@@ -256,15 +289,20 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         offsets.append(at)
         at += len(line) + 1
     blocks: list[tuple[str, int, int]] = []  # ("prose" | "table", first line, end line)
+
+    def next_row(j: int) -> int | None:
+        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to."""
+        for k in range(j, min(j + 4, len(lines))):
+            if _is_table_line(lines[k]) or _TABLE_SEPARATOR.match(lines[k]):
+                return k
+            if not _SECTION_LINE.match(lines[k].strip() or "0"):
+                return None
+        return None
+
     i = 0
     prose_start: int | None = None
     while i < len(lines):
-        starts_table = (
-            _is_table_line(lines[i])
-            and i + 1 < len(lines)
-            and (_is_table_line(lines[i + 1]) or bool(_TABLE_SEPARATOR.match(lines[i + 1])))
-        )
-        if not starts_table:
+        if not (_is_table_line(lines[i]) and next_row(i + 1) is not None):
             if prose_start is None:
                 prose_start = i
             i += 1
@@ -273,17 +311,8 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
             blocks.append(("prose", prose_start, i))
             prose_start = None
         j = i + 1
-        while j < len(lines):
-            if _is_table_line(lines[j]):
-                j += 1
-            elif (
-                _SECTION_LINE.match(lines[j].strip() or "0")
-                and j + 1 < len(lines)
-                and _is_table_line(lines[j + 1])
-            ):
-                j += 1  # a row group's title inside the table
-            else:
-                break
+        while (k := next_row(j)) is not None:
+            j = k + 1
         blocks.append(("table", i, j))
         i = j
     if prose_start is not None:
@@ -294,22 +323,22 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
             end_char = offsets[end - 1] + len(lines[end - 1]) if end > first else start_char
             yield from _read_prose(context, text, start_char, end_char, families)
         else:
-            scale, except_per_share = _table_scale(lines, blocks, n)
-            yield from _read_table(context, lines[first:end], scale, except_per_share, families)
+            scale = _table_scale(lines, blocks, n)
+            yield from _read_table(context, lines[first:end], scale, families)
 
 
 def _table_scale(
     lines: Sequence[str], blocks: Sequence[tuple[str, int, int]], n: int
-) -> tuple[float | None, bool]:
-    """The scale the table's caption or its "Units:" line declares, and whether it excepts
-    per-share amounts ("Amounts in Thousands Except Per Share Amounts")."""
+) -> TableScale | None:
+    """The scale the table's caption or its "Units:" line declares; else the last one the
+    document declared before it (a filing section's tables share "dollars in millions")."""
     _, first, end = blocks[n]
     # Dexter puts "Units: USD millions, ..." right under its tables.
     for line in lines[end : end + 3]:
         if line.lower().startswith(("units:", "values are", "(unit")):
-            found = declared_scale(line)
+            found = declared_scales(line)
             if found is not None:
-                return found, True
+                return TableScale(found.money, found.shares, True)
     # A filing's "(dollars in millions)" or a title's "(unit: USD)" comes before.
     back = first - 1
     looked = 0
@@ -317,15 +346,22 @@ def _table_scale(
         line = lines[back]
         if n > 0 and blocks[n - 1][0] == "table" and back < blocks[n - 1][2]:
             break
-        found = declared_scale(line)
+        found = declared_scales(line)
         if found is not None:
-            return found, bool(re.search(r"per[ -]share", line, re.IGNORECASE))
+            return found
         if line.startswith("## "):
-            break
+            return None
         if line.strip():
             looked += 1
         back -= 1
-    return None, False
+    for line in reversed(lines[:back]):
+        if line.startswith("## "):
+            return None
+        found = declared_scales(line)
+        if found is not None and found.money not in (None, 1.0):
+            # Not declared for this table: its amounts may be in the document's scale or not.
+            return TableScale(found.money, found.shares, found.except_per_share, inherited=True)
+    return None
 
 
 _PERIOD_HEADERS = re.compile(
@@ -348,14 +384,20 @@ def _is_header_row(cells: Sequence[str]) -> bool:
 def _read_table(
     context: _Context,
     rows: Sequence[str],
-    scale: float | None,
-    except_per_share: bool,
+    scale: TableScale | None,
     families: _Families,
 ) -> Iterator[Found]:
-    parsed = [_cells(r) for r in rows if not _TABLE_SEPARATOR.match(r) and _is_table_line(r)]
-    if not parsed:
+    kept = [r for r in rows if not _TABLE_SEPARATOR.match(r) and _is_table_line(r)]
+    if not kept:
         return
+    parsed = [_cells(r) for r in kept]
     width = max(len(r) for r in parsed)
+    # In a table whose rows do not start with a bar, a row that does has no label.
+    bare = sum(1 for r in kept if not r.lstrip().startswith("|")) > len(kept) // 2
+    parsed = [
+        ["", *cells] if bare and r.lstrip().startswith("|") and len(cells) < width else cells
+        for r, cells in zip(kept, parsed, strict=True)
+    ]
     # Header rows: the first row, and the rows after it that hold no figures ("November 2,
     # 2024 | February 3, 2024"). Shorter rows align right: their empty first cell is dropped.
     head = 1
@@ -378,7 +420,7 @@ def _read_table(
     )
     for row in parsed[head:]:
         if len(row) < width:
-            row = [""] * (width - len(row)) + row if not row[0] else row + [""] * (width - len(row))
+            row = row + [""] * (width - len(row))
         label = row[0]
         row_period: EvidencePeriod | None = None
         if not periods_across:
@@ -406,13 +448,13 @@ def _read_table(
                 if period is not None
                 else families.new()
             )
-            unit_text = f"{label} {header[col]}"
+            unit_text = f"{label} {header[col]}" if periods_across else f"{field} {label}"
             cell_scale = label_scale or header_scale[col]
             for token in scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
                 for value, kind, from_ratio in _cell_kinds(
-                    token, cell, unit_text, cell_scale, scale, except_per_share
+                    token, cell, unit_text, cell_scale, scale
                 ):
                     yield Found(
                         value,
@@ -437,9 +479,18 @@ _NOT_SHARE_COUNTS = re.compile(
     r"dividend|premium|capital|par\b",
     re.IGNORECASE,
 )
+_SHARE_COUNTS = re.compile(
+    r"number of shares|shares (?:purchased|outstanding|repurchased|issued)|share count|"
+    r"weighted[- ]average shares|shares \((?:millions|thousands)\)|\bshares \(net\)|^shares$",
+    re.IGNORECASE,
+)
+# Per-share amounts are small; a "(USD)" column of large numbers holds amounts.
+_PER_SHARE_LIMIT = 10_000
 
 
 def _share_count_label(unit_text: str) -> bool:
+    if _SHARE_COUNTS.search(unit_text.strip()):
+        return True
     return bool(_SHARES_LABEL.search(unit_text)) and not _NOT_SHARE_COUNTS.search(unit_text)
 
 
@@ -448,9 +499,9 @@ def _cell_kinds(
     cell: str,
     unit_text: str,
     cell_scale: float | None,
-    table_scale: float | None,
-    except_per_share: bool,
+    scale: TableScale | None,
 ) -> list[tuple[float, str, bool]]:
+    money_scale = scale.money if scale is not None else None
     if token.percent or token.bps or (_PERCENT_LABEL.search(unit_text) and not token.multiple):
         return [(token.value, PERCENT, False)]
     if token.multiple:
@@ -463,19 +514,34 @@ def _cell_kinds(
     if cell_scale is not None and cell_scale != 1.0:
         kind = SHARES if _share_count_label(unit_text) else MONEY
         return [(token.mantissa * cell_scale, kind, False)]
-    if _PER_SHARE_LABEL.search(unit_text) or (cell_scale == 1.0 and token.currency):
-        return [(token.mantissa, PER_SHARE, False)]
+    small = abs(token.mantissa) < _PER_SHARE_LIMIT
+    if (_PER_SHARE_LABEL.search(unit_text) or (cell_scale == 1.0 and token.currency)) and small:
+        out = [(token.mantissa, PER_SHARE, False)]
+        if token.currency and money_scale not in (None, 1.0):
+            # A cell that slipped into a per-share column (rows with fewer cells than the
+            # header) may be an amount in the table's scale.
+            out.append((token.mantissa * (money_scale or 1.0), MONEY, False))
+        return out
     if _share_count_label(unit_text):
-        return [(token.mantissa * (table_scale or 1.0), SHARES, False)]
+        shares_scale = scale.shares if scale is not None and scale.shares else 1.0
+        return [(token.mantissa * shares_scale, SHARES, False)]
     if "days" in cell.lower():
         return [(token.mantissa, NUMBER, False)]
-    if table_scale is not None:
-        out = [(token.mantissa * table_scale, MONEY, False)]
+    if money_scale is not None:
+        out = [(token.mantissa * money_scale, MONEY, False)]
+        if scale is not None and scale.inherited:
+            out.append((token.mantissa, MONEY if token.currency or not small else NUMBER, False))
         # Per-share amounts in a table of thousands are written with cents.
-        if except_per_share and token.decimals == 2 and abs(token.mantissa) < 10_000:
+        if (
+            scale is not None
+            and scale.except_per_share
+            and token.decimals == 2
+            and small
+            and money_scale != 1.0
+        ):
             out.append((token.mantissa, PER_SHARE, False))
         return out
-    kind = MONEY if token.currency else NUMBER
+    kind = MONEY if token.currency or not small else NUMBER
     out = [(token.mantissa, kind, False)]
     if not token.currency and token.decimals >= 2 and abs(token.mantissa) < 10:
         out.append((token.mantissa * 100, PERCENT, True))
