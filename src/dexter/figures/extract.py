@@ -357,7 +357,7 @@ def _with_periods(
 ) -> list[Claim]:
     figure_spans = [(c.start, c.end) for c in claims]
     periods = [m for m in periods if not any(s <= m.start < e for s, e in figure_spans)]
-    paragraphs = _paragraph_starts(answer)
+    paragraphs = paragraph_starts(answer)
     # A period written right after a figure ("$416.2 billion in FY2025", "$1.19 (FY2024)")
     # is that figure's: it does not also open the sentence for the figures around it.
     owned = {
@@ -398,7 +398,7 @@ def _attached_after(
     return first if _ATTACHED_AFTER.match(answer[claim.end : first.start]) else None
 
 
-def _paragraph_starts(text: str) -> list[int]:
+def paragraph_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer(r"\n[ \t]*\n", text)]
 
 
