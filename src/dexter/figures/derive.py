@@ -102,6 +102,23 @@ _GENERIC = frozenset(
         "after",
     }
 )
+# Ratios analysts name by what they divide.
+_PHRASES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), words)
+    for pattern, words in (
+        (r"\bcurrent ratio", ("current", "assets", "liabilities")),
+        (r"\bquick ratio", ("current", "assets", "liabilities", "inventory")),
+        (r"\bdebt[- ]to[- ]equity", ("debt", "equity", "shareholders")),
+        (r"\bdebt[- ]to[- ]assets", ("debt", "assets")),
+        (r"\bnet (?:debt|cash)", ("debt", "cash", "equivalents")),
+        (r"\btax rate", ("tax", "pre")),
+        (r"\binterest coverage", ("operating", "income", "interest", "ebit")),
+        (r"\bpayout", ("dividends", "net", "income")),
+        (r"\bfree cash flow", ("operating", "capital", "expenditure", "free")),
+        (r"\bconversion", ("free", "cash", "flow", "net", "income")),
+        (r"\bbook value", ("shareholders", "equity")),
+    )
+)
 _YEARS_SAID = re.compile(
     r"\b(?P<n>[2-9]|1[0-9]|two|three|four|five|six|seven|eight|nine|ten)[- ](?:year|yr)s?\b"
     r"|\bover (?:the (?:past|last|same) )?(?P<m>[2-9]|1[0-9]|two|three|four|five|six|seven|"
@@ -219,19 +236,29 @@ class Deriver:
             known = self._named_cache[key] = _named(field, words)
         return known
 
+    def _words(self, target: Claim) -> frozenset[str]:
+        extra = [
+            w for pattern, words in _PHRASES if pattern.search(target.sentence_text) for w in words
+        ]
+        return _expanded(target.words) | frozenset(extra)
+
     def derive(self, target: Claim) -> Derived | None:
         for found in self._search(target):
             return found
         return None
 
     def _search(self, target: Claim) -> Iterator[Derived]:
-        words = _expanded(target.words)
-        near = [op for claim, op in self.stated if self._near(claim, target)]
+        words = self._words(target)
+        near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
+        near = [op for _, op in near_claims]
         index = self.index
-        # 1. Figures the answer states near it, and runs of them just before it.
+        # 1. Figures the answer states near it, and runs of them just before it. Two figures
+        # of one sentence may be compared whatever they measure ("a high of $137.98 and a low
+        # of $103.10, a 25.3% drop").
         yield from self._runs(target, near)
-        for a, b in permutations(near, 2):
-            yield from _pair(target, a, b, same_field=a.field_family == b.field_family)
+        for (ca, a), (cb, b) in permutations(near_claims, 2):
+            together = ca.sentence == cb.sentence == target.sentence
+            yield from _pair(target, a, b, same_field=a.field_family == b.field_family or together)
         # 2. A stated figure with its own row (other periods) or column (other fields).
         for op in near:
             for found in index.by_field_family.get(op.field_family, ()):
@@ -248,12 +275,17 @@ class Deriver:
                     continue
                 yield from _pair(target, op, other, same_field=False)
                 yield from _pair(target, other, op, same_field=False)
-        # 3. Rows the sentence names: across periods, and runs of consecutive periods.
-        named = [
-            members
+        # 3. Rows the sentence names: across periods, and runs of consecutive periods (also
+        # of the rows the figures near it came from: "that is $119.1 billion over four
+        # quarters").
+        named_families = [
+            family
             for family, members in index.by_field_family.items()
             if members and members[0].field and self._family_named(family, members[0].field, words)
         ]
+        named = [index.by_field_family[family] for family in named_families]
+        for family in {op.field_family for op in near} - set(named_families):
+            yield from self._row_sums(target, index.by_field_family.get(family, []))
         for members in named:
             ops = [self.evidence_operand(f) for f in members]
             for a, b in permutations(ops, 2):

@@ -221,8 +221,7 @@ def _walk_json(
         elif isinstance(value, bool) or key in _SKIP_KEYS:
             continue
         elif isinstance(value, (int, float)):
-            span = row_period.span if row_period else None
-            field_family = families.key("field", str(ticker).upper(), key.lower(), span)
+            field_family = families.key("field", str(ticker).upper(), key.lower())
             for normalised, kind, from_ratio in _json_kind(key, float(value)):
                 yield Found(
                     normalised,
@@ -441,8 +440,7 @@ def _read_table(
                 field = header[col] or label
                 if _GENERIC_COLUMNS.match(field) and context.concept:
                     field = context.concept
-            span = period.span if period else None
-            field_family = families.key("field", context.company, field.lower(), span)
+            field_family = families.key("field", context.company, field.lower())
             period_family = (
                 families.key("period", context.company, _period_key(period))
                 if period is not None
