@@ -535,8 +535,11 @@ def _stated_period(
         return None, 0
     before = [m for m in before if id(m) not in asides]
     if before:
+        # The sentence's first period governs it, across "..., and ..." too when it opens
+        # the sentence and no other period is named before the figure.
         opening = before[0]
-        if not broken(opening.end, claim.start):
+        leads = opening.start - sentence.start <= 12 and len(before) == 1
+        if leads or not broken(opening.end, claim.start):
             return opening.period, 1
     if after and not broken(claim.end, after[0].start):
         return after[0].period, 1

@@ -80,33 +80,34 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 
-# What may follow the number and changes its meaning, tried in this order at its end.
+# What may follow the number and changes its meaning, tried in this order at its end. A
+# single line break is a space (Markdown prose wraps).
 _PERCENT = re.compile(
-    r"[ \u00a0]?(?:%|percent(?:age[ \u00a0]points?)?\b|per[ \u00a0]cent\b|pct\b|"
-    r"percentage[ \u00a0]points?\b|ppts?\b|pp\b)",
+    r"[ \u00a0\n]?(?:%|percent(?:age[ \u00a0\n]points?)?\b|per[ \u00a0\n]cent\b|pct\b|"
+    r"percentage[ \u00a0\n]points?\b|ppts?\b|pp\b)",
     re.IGNORECASE,
 )
-_BPS = re.compile(r"[ \u00a0]?(?:bps|bp|basis[ \u00a0]points?)\b", re.IGNORECASE)
+_BPS = re.compile(r"[ \u00a0\n]?(?:bps|bp|basis[ \u00a0\n]points?)\b", re.IGNORECASE)
 _SCALE_WORD = re.compile(
-    r"[ \u00a0]?(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|trn|bil|mil)"
+    r"[ \u00a0\n]?(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|trn|bil|mil)"
     r"(?![A-Za-z])",
     re.IGNORECASE,
 )
 # Single letters only when glued to the number ("391.0B", "$5M", "12k"), never "5 m".
 _SCALE_LETTER = re.compile(r"(?P<w>MM|mm|[kKmMbBT])(?![A-Za-z0-9])")
-_MULTIPLE = re.compile(r"(?:[ \u00a0]?[x×](?![A-Za-z0-9])|[ \u00a0]times\b)")
+_MULTIPLE = re.compile(r"(?:[ \u00a0\n]?[x×](?![A-Za-z0-9])|[ \u00a0\n]times\b)")
 _CURRENCY_AFTER = re.compile(
-    r"[ \u00a0](?P<c>USD|EUR|GBP|JPY|CNY|RMB|CHF|INR|CAD|AUD|HKD|dollars?|euros?)\b",
+    r"[ \u00a0\n](?P<c>USD|EUR|GBP|JPY|CNY|RMB|CHF|INR|CAD|AUD|HKD|dollars?|euros?)\b",
     re.IGNORECASE,
 )
 _PER_SHARE = re.compile(
-    r"[ \u00a0](?:per|a|each)[ \u00a0]"
-    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0]\w)[ \u00a0])*(?:share|ADS|ADR)\b",
+    r"[ \u00a0\n](?:per|a|each)[ \u00a0\n]"
+    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0\n]\w)[ \u00a0\n])*(?:share|ADS|ADR)\b",
     re.IGNORECASE,
 )
 _SHARES = re.compile(
-    r"[ \u00a0](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of)[ \u00a0])*"
-    r"shares\b",
+    r"[ \u00a0\n](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of)"
+    r"[ \u00a0\n])*shares\b",
     re.IGNORECASE,
 )
 
