@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from dexter.figures.numbers import SCALES, Token, scan
+from dexter.figures.numbers import SCALES, Token, scan, simple_cell
 from dexter.figures.periods import EvidencePeriod, header_period, years_in
 from dexter.figures.types import Evidence
 
@@ -243,7 +243,7 @@ def _walk_json(
 
 
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"“])|\n")
+_SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z(\"“])|\n")
 # A line inside a filing's table that only names the rows below it ("CURRENT ASSETS:").
 _SECTION_LINE = re.compile(r"^(?:[^0-9|]{1,80}|[^|]{1,80}:)$")
 _COMPANY = re.compile(r"\bcompany=([A-Za-z0-9.\-]+)")
@@ -448,7 +448,8 @@ def _read_table(
             )
             unit_text = f"{label} {header[col]}" if periods_across else f"{field} {label}"
             cell_scale = label_scale or header_scale[col]
-            for token in scan(cell):
+            simple = simple_cell(cell)
+            for token in (simple,) if simple is not None else scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
                 for value, kind, from_ratio in _cell_kinds(

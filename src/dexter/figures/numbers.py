@@ -222,10 +222,54 @@ class Token:
         return self.decimals == 0
 
 
+# A table cell that is one plain number: "416,161", "-12,715", "(4)%", "$1.02", "46.9%", "1.16x".
+_SIMPLE_CELL = re.compile(
+    r"(?P<open>\()?(?P<sign>[-−])?(?P<cur>\$)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|"
+    r"[0-9]+(?:\.[0-9]+)?)(?P<close>\))?(?P<suffix>%|x)?"
+)
+
+
+def simple_cell(cell: str) -> Token | None:
+    """The one number a table cell holds, read without the full scanner; None when the cell
+    is anything else (then `scan` reads it)."""
+    m = _SIMPLE_CELL.fullmatch(cell)
+    if m is None or (m.group("open") is None) != (m.group("close") is None):
+        return None
+    num = m.group("num")
+    if "," not in num and "." not in num and len(num) == 4 and num[:2] in ("19", "20"):
+        return None  # a year: let the scanner decide
+    mantissa, decimals = _num_value(num)
+    negative = bool(m.group("sign") or m.group("open"))
+    suffix = m.group("suffix")
+    return Token(
+        start=0,
+        end=len(cell),
+        text=cell,
+        mantissa=-mantissa if negative else mantissa,
+        decimals=decimals,
+        grouped="," in num,
+        negative=negative,
+        currency="USD" if m.group("cur") else None,
+        scale=1.0,
+        scale_word=None,
+        percent=suffix == "%",
+        bps=False,
+        multiple=suffix == "x",
+        per_share=False,
+        shares=False,
+        skip=None,
+    )
+
+
 def _num_value(digits: str) -> tuple[float, int]:
     plain = digits.replace(",", "")
     decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
     return float(plain), decimals
+
+
+_DIGIT = re.compile(r"[0-9]")
+# The longest lead a number may have: "(-US$ " before its first digit.
+_LEAD = 8
 
 
 def scan(text: str, *, start: int = 0, end: int | None = None) -> Iterator[Token]:
@@ -233,7 +277,13 @@ def scan(text: str, *, start: int = 0, end: int | None = None) -> Iterator[Token
     stop = len(text) if end is None else end
     pos = start
     while pos < stop:
-        match = _NUMBER.search(text, pos, stop)
+        # Find the next digit with a cheap search, then read the number from a few characters
+        # before it (its sign, parenthesis or currency): the full pattern tried at every
+        # position of a long filing would cost far more.
+        digit = _DIGIT.search(text, pos, stop)
+        if digit is None:
+            return
+        match = _NUMBER.search(text, max(pos, digit.start() - _LEAD), stop)
         if match is None:
             return
         token = _token(text, match, stop)
