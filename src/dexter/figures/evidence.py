@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, NamedTuple
 
 from dexter.figures.numbers import SCALES, Token, scan, simple_cell
 from dexter.figures.periods import EvidencePeriod, header_period, years_in
@@ -34,8 +34,9 @@ NUMBER = "number"
 _NOT_NUMBERS = frozenset({"year", "date", "date or identifier", "identifier", "citation"})
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
+    """One number of the evidence (a tuple: thousands are made for each answer)."""
+
     value: float
     kind: str
     evidence: int
@@ -83,8 +84,15 @@ _DECLARED_SCALE = re.compile(
 _SCALE_OF_DECL = {"000s": 1e3, "000's": 1e3, "'000": 1e3}
 
 
+_SCALE_HINT = re.compile(
+    r"(?i:thousand|million|billion|unit:)|000|[$A-Z][ \u00a0]?(?:M|MM|mm|K|B|bn|mn)\b"
+)
+
+
 def declared_scale(text: str) -> float | None:
     """The scale a caption, header or label declares ("USD millions", "(in thousands)", "$M")."""
+    if _SCALE_HINT.search(text) is None:
+        return None
     found: float | None = None
     for m in _DECLARED_SCALE.finditer(text):
         if m.group("plain"):
@@ -109,6 +117,8 @@ class TableScale:
 
 
 def declared_scales(text: str) -> TableScale | None:
+    if _SCALE_HINT.search(text) is None:
+        return None
     money: float | None = None
     shares: float | None = None
     for m in _DECLARED_SCALE.finditer(text):
@@ -141,9 +151,11 @@ _PERCENT_LABEL = re.compile(r"\(%\)|\bin %|percent", re.IGNORECASE)
 # Reading one piece of evidence
 
 
-def read_evidence(index: int, evidence: Evidence, families: _Families) -> Iterator[Found]:
+def read_evidence(
+    index: int, evidence: Evidence, families: _Families, sieve: Sieve | None = None
+) -> Iterator[Found]:
     text = evidence.text
-    context = _context(index, evidence)
+    context = _context(index, evidence, sieve)
     parsed = _json_body(text)
     if parsed is not None:
         yield from _walk_json(context, parsed, families, None)
@@ -264,6 +276,46 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in stripped.split("|")]
 
 
+# How a magnitude may be written in evidence: as is, in thousands ... trillions, as a percent
+# of a ratio or a ratio of a percent (basis points too).
+_WRITTEN_AS = (1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e2, 1e-2)
+_DIGIT_RUN = re.compile(r"[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
+class Sieve:
+    """The numbers worth reading in evidence prose: those that could be one of the answer's
+    figures, at any scale. Prose numbers only ever match figures directly (derivations pair
+    the rows and columns of tables), so a long filing's other sentences can be passed over."""
+
+    def __init__(self, windows: Iterable[tuple[float, float]]) -> None:
+        ranges: list[tuple[float, float]] = []
+        for low, high in windows:
+            for factor in _WRITTEN_AS:
+                a, b = low * factor, high * factor
+                # The evidence rounds too: half a unit, or a percent of a coarse number.
+                pad = max(0.5, b * 0.01)
+                ranges.append((a - pad, b + pad))
+        ranges.sort()
+        merged: list[tuple[float, float]] = []
+        for a, b in ranges:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self._lows = [a for a, _ in merged]
+        self._highs = [b for _, b in merged]
+
+    def wants(self, magnitude: float) -> bool:
+        at = bisect.bisect_right(self._lows, magnitude) - 1
+        return at >= 0 and magnitude <= self._highs[at]
+
+    def wants_any(self, text: str, start: int, end: int) -> bool:
+        for m in _DIGIT_RUN.finditer(text, start, end):
+            if self.wants(float(m.group().replace(",", "") or 0)):
+                return True
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Context:
     """What every number of one piece of evidence shares: its index, company and concept."""
@@ -271,13 +323,14 @@ class _Context:
     index: int
     company: str
     concept: str
+    sieve: Sieve | None = None
 
 
-def _context(index: int, evidence: Evidence) -> _Context:
+def _context(index: int, evidence: Evidence, sieve: Sieve | None = None) -> _Context:
     company = _COMPANY.search(evidence.label)
     concept = _CONCEPT.search(evidence.label)
     words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
-    return _Context(index, company.group(1).upper() if company else f"#{index}", words)
+    return _Context(index, company.group(1).upper() if company else f"#{index}", words, sieve)
 
 
 def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Found]:
@@ -368,6 +421,27 @@ _PERIOD_HEADERS = re.compile(
     r"year|quarter|transaction date|trade date|end date)$",
     re.IGNORECASE,
 )
+# Columns of record tables that name, date or cite a row rather than measure it.
+_NOT_FIGURE_COLUMNS = frozenset(
+    {
+        "form",
+        "filed",
+        "frame",
+        "source",
+        "sources",
+        "filing's fiscal period",
+        "accession",
+        "accession number",
+        "filing date",
+        "ticker",
+        "cik",
+        "role",
+        "insider",
+        "type",
+        "security",
+        "filer",
+    }
+)
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
 
 
@@ -417,44 +491,65 @@ def _read_table(
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None
     )
+    header_flags = [_unit_flags(h) for h in header]
+    column_fields: list[int] = []
+    column_period_families: list[int] = []
+    for col in range(width):
+        period = column_periods[col]
+        column_period_families.append(
+            families.key("period", context.company, _period_key(period))
+            if period is not None
+            else families.new()
+        )
+        field = header[col]
+        if _GENERIC_COLUMNS.match(field) and context.concept:
+            field = context.concept
+        column_fields.append(families.key("field", context.company, field.lower()))
     for row in parsed[head:]:
         if len(row) < width:
             row = row + [""] * (width - len(row))
         label = row[0]
+        if label == "Sources":
+            continue  # Dexter's row of citation ids
         row_period: EvidencePeriod | None = None
+        row_period_family = 0
         if not periods_across:
             if period_column is not None:
                 row_period = header_period(row[period_column])
             if row_period is None:
                 row_period = header_period(label)
+            row_period_family = (
+                families.key("period", context.company, _period_key(row_period))
+                if row_period is not None
+                else families.new()
+            )
+        row_field = families.key("field", context.company, label.lower())
+        label_flags = _unit_flags(label)
         label_scale = declared_scale(label)
         for col in range(1, width) if periods_across else range(width):
             cell = row[col]
-            if not cell or col == period_column:
+            if not cell or col == period_column or _DIGIT_IN.search(cell) is None:
+                continue
+            if not periods_across and header[col].lower() in _NOT_FIGURE_COLUMNS:
                 continue
             if periods_across:
                 period = column_periods[col]
                 field = label
+                field_family, period_family = row_field, column_period_families[col]
+                flags = label_flags | header_flags[col]
             else:
                 period = row_period
                 field = header[col] or label
                 if _GENERIC_COLUMNS.match(field) and context.concept:
                     field = context.concept
-            field_family = families.key("field", context.company, field.lower())
-            period_family = (
-                families.key("period", context.company, _period_key(period))
-                if period is not None
-                else families.new()
-            )
-            unit_text = f"{label} {header[col]}" if periods_across else f"{field} {label}"
+                field_family, period_family = column_fields[col], row_period_family
+                flags = header_flags[col] | label_flags | _unit_flags(field)
             cell_scale = label_scale or header_scale[col]
             simple = simple_cell(cell)
             for token in (simple,) if simple is not None else scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
-                for value, kind, from_ratio in _cell_kinds(
-                    token, cell, unit_text, cell_scale, scale
-                ):
+                for value, kind, from_ratio in _cell_kinds(token, cell, flags, cell_scale, scale):
                     yield Found(
                         value,
                         kind,
@@ -467,6 +562,48 @@ def _read_table(
                         from_ratio,
                         _half(token, value),
                     )
+
+
+_DIGIT_IN = re.compile(r"[0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class _UnitFlags:
+    """What a row label or column header says about its cells' unit."""
+
+    percent: bool = False
+    per_share: bool = False
+    share_counts: bool = False
+    shares_word: bool = False
+    not_shares: bool = False
+
+    def __or__(self, other: _UnitFlags) -> _UnitFlags:
+        return _UnitFlags(
+            self.percent or other.percent,
+            self.per_share or other.per_share,
+            self.share_counts or other.share_counts,
+            self.shares_word or other.shares_word,
+            self.not_shares or other.not_shares,
+        )
+
+    @property
+    def share_count(self) -> bool:
+        return self.share_counts or (self.shares_word and not self.not_shares)
+
+
+_NO_FLAGS = _UnitFlags()
+
+
+def _unit_flags(text: str) -> _UnitFlags:
+    if not text:
+        return _NO_FLAGS
+    return _UnitFlags(
+        bool(_PERCENT_LABEL.search(text)),
+        bool(_PER_SHARE_LABEL.search(text)),
+        bool(_SHARE_COUNTS.search(text.strip())),
+        bool(_SHARES_LABEL.search(text)),
+        bool(_NOT_SHARE_COUNTS.search(text)),
+    )
 
 
 def _period_key(period: EvidencePeriod) -> tuple[object, ...]:
@@ -487,41 +624,35 @@ _SHARE_COUNTS = re.compile(
 _PER_SHARE_LIMIT = 10_000
 
 
-def _share_count_label(unit_text: str) -> bool:
-    if _SHARE_COUNTS.search(unit_text.strip()):
-        return True
-    return bool(_SHARES_LABEL.search(unit_text)) and not _NOT_SHARE_COUNTS.search(unit_text)
-
-
 def _cell_kinds(
     token: Token,
     cell: str,
-    unit_text: str,
+    flags: _UnitFlags,
     cell_scale: float | None,
     scale: TableScale | None,
 ) -> list[tuple[float, str, bool]]:
     money_scale = scale.money if scale is not None else None
-    if token.percent or token.bps or (_PERCENT_LABEL.search(unit_text) and not token.multiple):
+    if token.percent or token.bps or (flags.percent and not token.multiple):
         return [(token.value, PERCENT, False)]
     if token.multiple:
         return [(token.value, MULTIPLE, False), (token.value * 100, PERCENT, True)]
     if token.scale_word:
-        kind = SHARES if token.shares or _share_count_label(unit_text) else MONEY
+        kind = SHARES if token.shares or flags.share_count else MONEY
         return [(token.value, kind, False)]
     if token.per_share:
         return [(token.value, PER_SHARE, False)]
     if cell_scale is not None and cell_scale != 1.0:
-        kind = SHARES if _share_count_label(unit_text) else MONEY
+        kind = SHARES if flags.share_count else MONEY
         return [(token.mantissa * cell_scale, kind, False)]
     small = abs(token.mantissa) < _PER_SHARE_LIMIT
-    if (_PER_SHARE_LABEL.search(unit_text) or (cell_scale == 1.0 and token.currency)) and small:
+    if (flags.per_share or (cell_scale == 1.0 and token.currency)) and small:
         out = [(token.mantissa, PER_SHARE, False)]
         if token.currency and money_scale not in (None, 1.0):
             # A cell that slipped into a per-share column (rows with fewer cells than the
             # header) may be an amount in the table's scale.
             out.append((token.mantissa * (money_scale or 1.0), MONEY, False))
         return out
-    if _share_count_label(unit_text):
+    if flags.share_count:
         shares_scale = scale.shares if scale is not None and scale.shares else 1.0
         return [(token.mantissa * shares_scale, SHARES, False)]
     if "days" in cell.lower():
@@ -550,8 +681,18 @@ def _cell_kinds(
 def _read_prose(
     context: _Context, text: str, start: int, end: int, families: _Families
 ) -> Iterator[Found]:
-    sentence_starts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
-    bounds = list(zip(sentence_starts, [*sentence_starts[1:], end], strict=True))
+    sieve = context.sieve
+    if sieve is None:
+        starts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
+        bounds = list(zip(starts, [*starts[1:], end], strict=True))
+    else:
+        # Only the sentences holding a number the answer could be quoting.
+        bounds = []
+        for m in _DIGIT_RUN.finditer(text, start, end):
+            if bounds and m.start() < bounds[-1][1]:
+                continue
+            if sieve.wants(float(m.group().replace(",", "") or 0)):
+                bounds.append(_sentence_around(text, m.start(), start, end))
     for s_start, s_end in bounds:
         if s_end <= s_start:
             continue
@@ -578,6 +719,25 @@ def _read_prose(
                     from_ratio,
                     _half(token, value),
                 )
+
+
+_SENTENCE_BREAKS = (". ", "; ", "? ", "! ", ".\n", "\n")
+
+
+def _sentence_around(text: str, pos: int, start: int, end: int) -> tuple[int, int]:
+    """The sentence around a position, by its punctuation (near enough for the years it
+    names)."""
+    left = start
+    for mark in _SENTENCE_BREAKS:
+        found = text.rfind(mark, start, pos)
+        if found >= 0:
+            left = max(left, found + len(mark))
+    right = end
+    for mark in _SENTENCE_BREAKS:
+        found = text.find(mark, pos, end)
+        if found >= 0:
+            right = min(right, found + 1)
+    return left, right
 
 
 def _half(token: Token, value: float) -> float:
@@ -615,10 +775,12 @@ def _prose_kinds(token: Token) -> list[tuple[float, str, bool]]:
 class EvidenceIndex:
     """All numbers of a run's evidence, sorted by magnitude for window queries."""
 
-    def __init__(self, evidence: Sequence[Evidence]) -> None:
+    def __init__(self, evidence: Sequence[Evidence], sieve: Sieve | None = None) -> None:
         self.evidence = tuple(evidence)
         families = _Families()
-        found = [f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families)]
+        found = [
+            f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families, sieve)
+        ]
         found.sort(key=lambda f: abs(f.value))
         self.found: tuple[Found, ...] = tuple(found)
         self._keys = [abs(f.value) for f in found]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SCALES: dict[str, float] = {
     "thousand": 1e3,
@@ -188,8 +188,9 @@ _WORD_BEFORE = re.compile(r"([A-Za-z&][A-Za-z&.]*)[ \u00a0]+$")
 _LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?$")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One written number (a tuple: a filing holds thousands)."""
+
     start: int
     end: int
     text: str

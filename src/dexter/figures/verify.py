@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dexter.figures.derive import Derived, Deriver, Operand
-from dexter.figures.evidence import NUMBER, PERCENT, EvidenceIndex
+from dexter.figures.evidence import NUMBER, PERCENT, EvidenceIndex, Sieve
 from dexter.figures.extract import Claim, extract, paragraph_starts
 from dexter.figures.match import (
     DirectResult,
@@ -18,6 +18,7 @@ from dexter.figures.match import (
     describe,
     describe_other_period,
     match_direct,
+    window,
 )
 from dexter.figures.types import Evidence, Figure, FigureStatus, Verification
 
@@ -27,7 +28,8 @@ def verify_answer(answer: str, evidence: Sequence[Evidence]) -> Verification:
     claims = extract(answer)
     if not claims:
         return Verification(())
-    index = EvidenceIndex(evidence)
+    sieve = Sieve(window(claim, scale) for claim in claims for scale in claim.scales)
+    index = EvidenceIndex(evidence, sieve)
     direct = [match_direct(claim, index) for claim in claims]
     deriver = Deriver(index, paragraph_starts(answer))
     for claim, result in zip(claims, direct, strict=True):
