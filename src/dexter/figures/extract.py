@@ -1,0 +1,456 @@
+"""The figures an answer states: each with its value, unit, display rounding and stated period.
+
+Prose and Markdown tables are read alike: a table cell takes its unit and scale from its column
+header, row label or caption ("USD millions", "($B)", "(%)") and its period from the column or
+row it stands in; a prose figure takes its period from the sentence (the year or quarter attached
+to it, else the one that opens the sentence). Years, dates, item and form numbers, citation
+markers, list numbering, ordinals, identifiers and small counts in prose are not figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dexter.figures.evidence import (
+    MONEY,
+    MULTIPLE,
+    NUMBER,
+    PER_SHARE,
+    PERCENT,
+    SHARES,
+    declared_scale,
+)
+from dexter.figures.numbers import Token, scan
+from dexter.figures.periods import Mention, StatedPeriod, mentions
+
+ANY_SCALE = (1.0, 1e3, 1e6, 1e9)
+
+_HEDGE = re.compile(
+    r"(?:about|approximately|approx\.?|roughly|around|nearly|almost|close to|some|over|"
+    r"more than|less than|under|above|below|just over|just under|~|≈|circa|c\.)[ \u00a0]*$",
+    re.IGNORECASE,
+)
+_PER_SHARE_CONTEXT = re.compile(
+    r"\b(?:EPS|earnings per share|per[- ]share|dividends?|book value|share price|stock price|"
+    r"price target|target price|closed at|clos(?:e|ing) price|trad(?:ed|ing|es) at|price of|"
+    r"priced at|per ADS|52-week|high of|low of|FCF per share)\b[^.;\n$€£]*$",
+    re.IGNORECASE,
+)
+_SHARES_CONTEXT = re.compile(
+    r"\b(?:shares outstanding|share count|outstanding shares|shares|diluted shares|"
+    r"weighted[- ]average shares|buyback of|repurchased)\b[^.;\n$€£]*$",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[ \u00a0]+(?=[A-Z(\"“*])|\n")
+_ATTACHED_AFTER = re.compile(
+    r"^[ \u00a0]*,?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
+    r"(?:(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)[ \u00a0]+"
+    r"(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
+    r"[ \u00a0]+)*)?$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z][a-z&]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One figure as the answer states it, before it is checked."""
+
+    text: str
+    start: int
+    end: int
+    # Normalised as written: amounts in whole units, percents in percent.
+    value: float
+    unit: str
+    kind: str
+    # Evidence kinds it may be found as.
+    kinds: frozenset[str]
+    # The number before scale, its decimals, and the scales it may stand for (one unless the
+    # answer does not say, as in a bare table cell).
+    mantissa: float
+    decimals: int
+    scales: tuple[float, ...]
+    # Half-width of the display rounding at scale 1 (times the scale for amounts).
+    half_unit: float
+    period: StatedPeriod | None
+    # 3: attached or a table header; 2: just before it; 1: elsewhere in its sentence.
+    period_strength: int
+    sentence: int
+    words: frozenset[str]
+    in_table: bool = False
+    row: tuple[int, int] | None = None
+    column: tuple[int, int] | None = None
+    sentence_text: str = field(default="", compare=False)
+
+    def tolerance(self, scale: float) -> float:
+        return self.half_unit * (1.0 if self.kind == PERCENT else scale)
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class _TableCell:
+    table: int
+    row: int
+    column: int
+    header: str
+    label: str
+    caption: str
+
+
+def extract(answer: str) -> list[Claim]:
+    """Every figure in the answer, in order."""
+    table_cells = _table_cells(answer)
+    periods = mentions(answer)
+    sentences = _sentences(answer)
+    tokens = [t for t in scan(answer)]
+    claims: list[Claim] = []
+    figure_spans = []
+    for token in tokens:
+        cell = table_cells.get(_line_start(answer, token.start))
+        claim_parts = _read(answer, token, cell, table_cells, sentences)
+        if claim_parts is None:
+            continue
+        figure_spans.append(token)
+        claims.append(claim_parts)
+    return _with_periods(answer, claims, periods, sentences, table_cells)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences and tables of the answer
+
+
+def _sentences(text: str) -> list[_Span]:
+    starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
+    ends = [*starts[1:], len(text)]
+    return [_Span(s, e) for s, e in zip(starts, ends, strict=True)]
+
+
+def _sentence_of(sentences: Sequence[_Span], pos: int) -> int:
+    lo, hi = 0, len(sentences) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sentences[mid].start <= pos:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+@dataclass(slots=True)
+class _TableLine:
+    table: int
+    row: int
+    header: list[str]
+    caption: str
+    cells: list[tuple[int, int]]  # (start, end) of each cell in the answer
+
+
+def _table_cells(text: str) -> dict[int, _TableLine]:
+    """Lines of Markdown tables by their start offset, with header and caption."""
+    out: dict[int, _TableLine] = {}
+    lines = text.split("\n")
+    offsets = []
+    at = 0
+    for line in lines:
+        offsets.append(at)
+        at += len(line) + 1
+    i = 0
+    table = 0
+    while i < len(lines):
+        if (
+            lines[i].lstrip().startswith("|")
+            and i + 1 < len(lines)
+            and _SEPARATOR.match(lines[i + 1])
+        ):
+            header = _split_cells(lines[i], offsets[i])
+            header_text = [text[s:e].strip() for s, e in header]
+            caption_lines = [ln for ln in lines[max(0, i - 3) : i] if ln.strip()]
+            caption = caption_lines[-1] if caption_lines else ""
+            table += 1
+            out[offsets[i]] = _TableLine(table, 0, header_text, caption, header)
+            j = i + 2
+            row = 1
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                out[offsets[j]] = _TableLine(
+                    table, row, header_text, caption, _split_cells(lines[j], offsets[j])
+                )
+                row += 1
+                j += 1
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def _split_cells(line: str, offset: int) -> list[tuple[int, int]]:
+    bars = [i for i, ch in enumerate(line) if ch == "|"]
+    if not bars:
+        return [(offset, offset + len(line))]
+    cells = []
+    edges = bars if line.lstrip().startswith("|") else [-1, *bars]
+    for a, b in zip(edges, [*edges[1:], len(line)], strict=True):
+        if b == len(line) and not line[a + 1 :].strip():
+            break
+        cells.append((offset + a + 1, offset + b))
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# One token to one claim
+
+
+def _read(
+    answer: str,
+    token: Token,
+    line: _TableLine | None,
+    tables: dict[int, _TableLine],
+    sentences: Sequence[_Span],
+) -> Claim | None:
+    column = None
+    header = label = caption = corner = ""
+    if line is not None:
+        column = next((i for i, (s, e) in enumerate(line.cells) if s <= token.start < e), None)
+        if line.row == 0:
+            return None  # a header names periods and units, it states no figure
+        if column is not None:
+            header = line.header[column] if column < len(line.header) else ""
+            label = answer[line.cells[0][0] : line.cells[0][1]].strip()
+            caption = line.caption
+            corner = line.header[0] if line.header else ""
+    in_table = line is not None and column is not None and column > 0
+    declared = None
+    declared_percent = declared_multiple = False
+    if in_table:
+        for text in (label, header, corner, caption):
+            if declared is None:
+                declared = declared_scale(text)
+        unit_text = f"{label} {header}"
+        declared_percent = bool(re.search(r"\(%\)|%|\bmargin\b|\bgrowth\b", unit_text, re.I))
+        declared_multiple = bool(re.search(r"\(x\)", unit_text, re.I))
+    skip = token.skip
+    if in_table and skip in ("small count",) and (declared or declared_percent):
+        skip = None
+    if in_table and line is not None and column == 0:
+        return None
+    if skip is not None:
+        return None
+    s_index = _sentence_of(sentences, token.start)
+    sentence = sentences[s_index]
+    before = answer[max(sentence.start, token.start - 80) : token.start]
+    words = frozenset(
+        _WORD.findall(answer[sentence.start : sentence.end].lower())
+        + (_WORD.findall(f"{label} {header}".lower()) if in_table else [])
+    )
+    mantissa = token.mantissa
+    decimals = token.decimals
+    half = 0.5 * 10.0 ** (-decimals)
+    hedged = bool(_HEDGE.search(before))
+    if hedged and decimals == 0:
+        digits = str(int(abs(mantissa)))
+        zeros = len(digits) - len(digits.rstrip("0"))
+        half = 0.5 * 10.0**zeros
+    kind: str
+    kinds: frozenset[str]
+    scales: tuple[float, ...] = (token.scale,)
+    unit = token.currency or ""
+    if token.percent or token.bps:
+        kind, kinds, unit = PERCENT, frozenset({PERCENT}), "%"
+        if token.bps:
+            mantissa, half = mantissa / 100, half / 100
+    elif token.multiple:
+        kind, kinds, unit = MULTIPLE, frozenset({MULTIPLE, NUMBER}), "x"
+    elif token.per_share or (
+        token.currency
+        and not token.scale_word
+        and _PER_SHARE_CONTEXT.search(before)
+        and declared in (None, 1.0)
+    ):
+        kind, kinds = PER_SHARE, frozenset({PER_SHARE, NUMBER, MONEY})
+        unit = f"{token.currency or 'USD'}/share"
+    elif token.shares or (
+        token.scale_word and not token.currency and _SHARES_CONTEXT.search(before)
+    ):
+        kind, kinds, unit = SHARES, frozenset({SHARES, NUMBER}), "shares"
+    elif token.scale_word:
+        kind = MONEY
+        kinds = frozenset({MONEY, NUMBER}) if token.currency else frozenset({MONEY, SHARES, NUMBER})
+    elif token.currency:
+        kind = MONEY
+        if declared is not None:
+            scales = (declared,)
+            kinds = frozenset({MONEY, NUMBER})
+        else:
+            kinds = frozenset({MONEY, PER_SHARE, NUMBER})
+    elif in_table and declared_percent:
+        kind, kinds, unit = PERCENT, frozenset({PERCENT}), "%"
+    elif in_table and declared_multiple:
+        kind, kinds, unit = MULTIPLE, frozenset({MULTIPLE, NUMBER}), "x"
+    elif declared is not None:
+        kind = MONEY
+        kinds = frozenset({MONEY, SHARES, NUMBER, PER_SHARE})
+        scales = (declared,)
+    else:
+        kind = NUMBER
+        kinds = frozenset({MONEY, SHARES, NUMBER, PER_SHARE, MULTIPLE, PERCENT})
+        scales = ANY_SCALE if decimals == 0 or in_table else (1.0,)
+    value = mantissa if kind == PERCENT else mantissa * scales[0]
+    row_key = (line.table, line.row) if in_table and line is not None else None
+    col_key = (line.table, column) if in_table and line is not None and column else None
+    return Claim(
+        text=token.text,
+        start=token.start,
+        end=token.end,
+        value=value,
+        unit=unit,
+        kind=kind,
+        kinds=kinds,
+        mantissa=mantissa,
+        decimals=decimals,
+        scales=scales,
+        half_unit=half,
+        period=None,
+        period_strength=0,
+        sentence=s_index,
+        words=words,
+        in_table=in_table,
+        row=row_key,
+        column=col_key,
+        sentence_text=answer[sentence.start : sentence.end],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Stated periods
+
+
+def _with_periods(
+    answer: str,
+    claims: list[Claim],
+    periods: Sequence[Mention],
+    sentences: Sequence[_Span],
+    tables: dict[int, _TableLine],
+) -> list[Claim]:
+    figure_spans = [(c.start, c.end) for c in claims]
+    periods = [m for m in periods if not any(s <= m.start < e for s, e in figure_spans)]
+    by_sentence: dict[int, list[Mention]] = {}
+    for m in periods:
+        by_sentence.setdefault(_sentence_of(sentences, m.start), []).append(m)
+    claims_by_sentence: dict[int, list[Claim]] = {}
+    for c in claims:
+        claims_by_sentence.setdefault(c.sentence, []).append(c)
+    out: list[Claim] = []
+    for claim in claims:
+        period, strength = _stated_period(
+            answer, claim, by_sentence, claims_by_sentence, sentences, tables
+        )
+        out.append(_replace_period(claim, period, strength))
+    return out
+
+
+def _replace_period(claim: Claim, period: StatedPeriod | None, strength: int) -> Claim:
+    return Claim(
+        claim.text,
+        claim.start,
+        claim.end,
+        claim.value,
+        claim.unit,
+        claim.kind,
+        claim.kinds,
+        claim.mantissa,
+        claim.decimals,
+        claim.scales,
+        claim.half_unit,
+        period,
+        strength if period is not None else 0,
+        claim.sentence,
+        claim.words,
+        claim.in_table,
+        claim.row,
+        claim.column,
+        claim.sentence_text,
+    )
+
+
+def _single(found: list[Mention]) -> StatedPeriod | None:
+    distinct = {(m.period.year, m.period.quarter, m.period.end) for m in found}
+    return found[0].period if len(distinct) == 1 else None
+
+
+def _stated_period(
+    answer: str,
+    claim: Claim,
+    by_sentence: dict[int, list[Mention]],
+    claims_by_sentence: dict[int, list[Claim]],
+    sentences: Sequence[_Span],
+    tables: dict[int, _TableLine],
+) -> tuple[StatedPeriod | None, int]:
+    if claim.in_table:
+        line = tables.get(_line_start(answer, claim.start))
+        if line is not None and claim.column is not None:
+            column = claim.column[1]
+            header = line.header[column] if column < len(line.header) else ""
+            found = _single(mentions(header))
+            if found is not None:
+                return found, 3
+            label = answer[line.cells[0][0] : line.cells[0][1]]
+            found = _single(mentions(label))
+            if found is not None:
+                return found, 3
+            found = _single(mentions(line.caption))
+            return (found, 1) if found is not None else (None, 0)
+    in_sentence = by_sentence.get(claim.sentence, [])
+    others = [c for c in claims_by_sentence.get(claim.sentence, []) if c is not claim]
+    sentence = sentences[claim.sentence]
+    text = answer[sentence.start : sentence.end]
+    if in_sentence:
+        # "... were $416.2 billion and $391.0 billion for FY2025 and FY2024, respectively."
+        if "respectively" in text.lower():
+            figures = sorted([claim, *others], key=lambda c: c.start)
+            same = [c for c in figures if c.kind == claim.kind]
+            if len(same) == len(in_sentence):
+                return in_sentence[same.index(claim)].period, 3
+        after = [m for m in in_sentence if m.start >= claim.end]
+        before = [m for m in in_sentence if m.end <= claim.start]
+        if after:
+            first = after[0]
+            between = answer[claim.end : first.start]
+            if _ATTACHED_AFTER.match(between) and not any(
+                claim.end <= o.start < first.start for o in others
+            ):
+                return first.period, 3
+        if before:
+            last = before[-1]
+            if not any(last.end <= o.start < claim.start for o in others):
+                return last.period, 2
+            opening = before[0]
+            if opening.start - sentence.start <= 40:
+                return opening.period, 1
+        if not before and after:
+            return after[0].period, 1
+        return None, 0
+    # A list item takes the period of the line that introduces the list.
+    line_start = _line_start(answer, claim.start)
+    if re.match(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]", answer[line_start : line_start + 8]):
+        back = line_start - 1
+        while back > 0:
+            prev_start = _line_start(answer, back)
+            prev = answer[prev_start:back]
+            if prev.strip() and not re.match(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]", prev):
+                found = _single(mentions(prev))
+                return (found, 1) if found is not None else (None, 0)
+            back = prev_start - 1
+    return None, 0
