@@ -290,6 +290,7 @@ class EvidenceMaker:
     async def _insider_trades(self, args: Mapping[str, Any]) -> str:
         """The recorded ownership documents, parsed and ordered as the SEC provider does, then
         formatted by the insider_trades tool's formatter."""
+        from dexter.data.models import InsiderTrades
         from dexter.data.sec.ownership import parse_ownership_document
         from dexter.tools.citations import SourceLedger
         from dexter.tools.finance.format import format_insider_trades
@@ -300,17 +301,27 @@ class EvidenceMaker:
             parsed = parse_ownership_document(path.read_bytes(), url=path.as_uri())
             trades += parsed.trades
         trades.sort(key=lambda t: (t.transaction_date or "", t.filing_date or ""), reverse=True)
-        trades = trades[: int(args.get("limit", 30))]
+        limit = int(args.get("limit", 30))
         company = await self.router.company(str(args["company"]))
-        return format_insider_trades(trades, ledger=SourceLedger(), company=company)
+        return format_insider_trades(
+            InsiderTrades(trades[:limit]), ledger=SourceLedger(), company=company
+        )
 
     def _holdings(self, args: Mapping[str, Any]) -> str:
+        """The recorded 13F table as the SEC provider returns a filer's report (largest value
+        first, with the whole report's count and value), formatted as the tool formats it."""
+        from dexter.data.models import Holdings
         from dexter.tools.citations import SourceLedger
         from dexter.tools.finance.format import format_holdings
         from tests.support.fixtures import example_13f_holdings
 
-        rows = sorted(example_13f_holdings(), key=lambda h: -(h.value_usd or 0))
-        return format_holdings(rows[: int(args.get("limit", 25))], ledger=SourceLedger())
+        rows = example_13f_holdings()
+        rows.sort(key=lambda h: h.value_usd or 0, reverse=True)
+        limit = None if args.get("all") else int(args.get("limit", 25))
+        shown = rows if limit is None else rows[:limit]
+        total = sum(h.value_usd or 0 for h in rows)
+        report = Holdings(shown, total_count=len(rows), total_value_usd=total)
+        return format_holdings(report, ledger=SourceLedger(), max_rows=max(len(report), 1))
 
     async def _prices(self, args: Mapping[str, Any]) -> str:
         from dexter.tools.citations import SourceLedger
