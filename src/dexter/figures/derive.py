@@ -37,7 +37,7 @@ from dexter.figures.evidence import (
 )
 from dexter.figures.extract import Claim
 from dexter.figures.match import field_words, window
-from dexter.figures.periods import EvidencePeriod, compatible
+from dexter.figures.periods import EvidencePeriod, compatible, mentions
 
 _EPSILON = 1e-9
 # What a sentence's words imply about the fields it draws on.
@@ -206,6 +206,7 @@ class Deriver:
         self.stated: list[tuple[Claim, Operand]] = []
         self._operands: dict[int, Operand] = {}
         self._named_cache: dict[tuple[int, frozenset[str]], bool] = {}
+        self._ends: dict[int, list[tuple[str, date]]] = {}
 
     def add(self, claim: Claim, operand: Operand) -> None:
         self.stated.append((claim, operand))
@@ -249,21 +250,28 @@ class Deriver:
 
     def _search(self, target: Claim) -> Iterator[Derived]:
         words = self._words(target)
+        named_years = _years_named(target.sentence_text)
         near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
         near = [op for _, op in near_claims]
         index = self.index
-        # 1. Figures the answer states near it, and runs of them just before it. Two figures
-        # of one sentence may be compared whatever they measure ("a high of $137.98 and a low
-        # of $103.10, a 25.3% drop").
+        # 1. Figures the answer states near it, and runs of them just before it. Figures of
+        # one row compare across periods; any two may be compared when one of them stands in
+        # the derived figure's own sentence ("a high of $137.98 and a low of $103.10, a 25.3%
+        # drop"; "the December quarter's $143.8 billion was 32.0% above that average").
         yield from self._runs(target, near)
         for (ca, a), (cb, b) in permutations(near_claims, 2):
-            together = ca.sentence == cb.sentence == target.sentence
-            yield from _pair(target, a, b, same_field=a.field_family == b.field_family or together)
-        # 2. A stated figure with its own row (other periods) or column (other fields).
+            beside = target.sentence in (ca.sentence, cb.sentence)
+            if a.field_family != b.field_family and not beside:
+                continue
+            yield from _pair(target, a, b, same_field=True, stated=True)
+        # 2. A stated figure with its own row (the periods analysts compare it with) or column
+        # (other fields the sentence names).
         for op in near:
             for found in index.by_field_family.get(op.field_family, ()):
                 other = self.evidence_operand(found)
                 if other.period_family == op.period_family or other.exact == op.exact:
+                    continue
+                if not self._compared_periods(op, other, named_years):
                     continue
                 yield from _pair(target, op, other, same_field=True)
                 yield from _pair(target, other, op, same_field=True)
@@ -275,23 +283,26 @@ class Deriver:
                     continue
                 yield from _pair(target, op, other, same_field=False)
                 yield from _pair(target, other, op, same_field=False)
-        # 3. Rows the sentence names: across periods, and runs of consecutive periods (also
-        # of the rows the figures near it came from: "that is $119.1 billion over four
-        # quarters").
+        # 3. Rows the sentence names: across the periods analysts compare, and totals of
+        # consecutive periods when the sentence speaks of a total (also of the rows the
+        # figures near it came from: "that is $119.1 billion over four quarters").
         named_families = [
             family
             for family, members in index.by_field_family.items()
             if members and members[0].field and self._family_named(family, members[0].field, words)
         ]
         named = [index.by_field_family[family] for family in named_families]
-        for family in {op.field_family for op in near} - set(named_families):
-            yield from self._row_sums(target, index.by_field_family.get(family, []))
+        totals = bool(_TOTAL.search(target.sentence_text))
+        if totals:
+            for family in {op.field_family for op in near} - set(named_families):
+                yield from self._row_sums(target, index.by_field_family.get(family, []))
         for members in named:
             ops = [self.evidence_operand(f) for f in members]
             for a, b in permutations(ops, 2):
-                if a.period_family != b.period_family:
+                if a.period_family != b.period_family and self._compared_periods(a, b, named_years):
                     yield from _pair(target, a, b, same_field=True)
-            yield from self._row_sums(target, members)
+            if totals:
+                yield from self._row_sums(target, members)
         # 4. Columns: one period across the fields the sentence names.
         by_period: dict[int, list[Operand]] = {}
         for members in named:
@@ -301,6 +312,42 @@ class Deriver:
             for a, b in permutations(ops, 2):
                 if a.field_family != b.field_family:
                     yield from _pair(target, a, b, same_field=False)
+
+    def _compared_periods(self, a: Operand, b: Operand, named_years: frozenset[int]) -> bool:
+        """Periods analysts compare: a year apart (year over year), next to each other
+        (sequential), or both named by the sentence ("from FY2021 to FY2025")."""
+        pa, pb = a.period, b.period
+        if pa is None or pb is None or pa.end is None or pb.end is None:
+            return True
+        ya, yb = _year(pa), _year(pb)
+        if ya is not None and yb is not None and {ya, yb} <= named_years:
+            return True
+        if pa.span != pb.span:
+            return False
+        days = abs((pa.end - pb.end).days)
+        if 345 <= days <= 385:
+            return True
+        return self._adjacent(a, b)
+
+    def _adjacent(self, a: Operand, b: Operand) -> bool:
+        ends = self._ends.get(a.field_family)
+        if ends is None:
+            ends = sorted(
+                {
+                    (f.period.span or "", f.period.end)
+                    for f in self.index.by_field_family.get(a.field_family, ())
+                    if f.period is not None and f.period.end is not None
+                }
+            )
+            self._ends[a.field_family] = ends
+        if a.period is None or b.period is None or a.period.end is None or b.period.end is None:
+            return False
+        try:
+            i = ends.index((a.period.span or "", a.period.end))
+            j = ends.index((b.period.span or "", b.period.end))
+        except ValueError:
+            return False
+        return abs(i - j) == 1
 
     def _runs(self, target: Claim, near: Sequence[Operand]) -> Iterator[Derived]:
         """A total of the figures listed just before it, of its own kind."""
@@ -335,6 +382,26 @@ class Deriver:
                     yield from _total(target, ops[start : start + size])
 
 
+# Words that say a figure is a total of several periods or parts.
+_TOTAL = re.compile(
+    r"\b(?:total(?:l?ed|l?ing|s)?|combined|together|cumulative(?:ly)?|in all|sum|altogether|"
+    r"over (?:the )?(?:last |past |same )?(?:[0-9]+|two|three|four|five|six|seven|eight|nine|"
+    r"ten|several) (?:fiscal )?(?:years|quarters|months)|trailing|TTM|LTM|year[- ]to[- ]date|"
+    r"YTD|first half|first[- ]nine[- ]months|nine months|six months|(?:three|four) quarters)\b",
+    re.IGNORECASE,
+)
+
+
+def _years_named(sentence: str) -> frozenset[int]:
+    years: set[int] = set()
+    for m in mentions(sentence):
+        if m.period.year is None:
+            continue
+        first = m.period.first_year or m.period.year
+        years.update(range(first, m.period.year + 1))
+    return frozenset(years)
+
+
 def _total(target: Claim, run: Sequence[Operand], *, average: bool = False) -> Iterator[Derived]:
     if target.kind == PERCENT or any(op.kind == PERCENT for op in run):
         return
@@ -349,7 +416,11 @@ def _total(target: Claim, run: Sequence[Operand], *, average: bool = False) -> I
         yield Derived(f"({names}) / {len(run)} (average)", exact / len(run), None, 0, 0)
 
 
-def _pair(target: Claim, a: Operand, b: Operand, *, same_field: bool) -> Iterator[Derived]:
+def _pair(
+    target: Claim, a: Operand, b: Operand, *, same_field: bool, stated: bool = False
+) -> Iterator[Derived]:
+    """What the target may be of a and b. `same_field`: a and b measure one thing (a row
+    across periods), or are stated side by side; `stated`: both are the answer's figures."""
     kind = target.kind
     same_period = a.period_family == b.period_family or (
         a.period is not None
@@ -359,7 +430,7 @@ def _pair(target: Claim, a: Operand, b: Operand, *, same_field: bool) -> Iterato
     )
     across = same_field and not same_period
     period = _later(a.period, b.period) if across else a.period or b.period
-    if target.period is not None and target.period_strength >= 2 and period is not None:
+    if target.period is not None and target.period_strength >= 1 and period is not None:
         if not compatible(target.period, period):
             return
     family = a.period_family if same_period else 0
@@ -405,7 +476,7 @@ def _pair(target: Claim, a: Operand, b: Operand, *, same_field: bool) -> Iterato
     # Amounts, per-share values, share counts, bare numbers.
     if PERCENT in (a.kind, b.kind):
         return
-    if kind in (PER_SHARE, NUMBER) and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
+    if PER_SHARE in target.kinds and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
         if same_period or (a.from_answer and b.from_answer):
             value = _fits(target, lambda x, y: x / y, a, b)
             if value is not None:

@@ -135,6 +135,8 @@ def declared_scales(text: str) -> TableScale | None:
     if money is None and shares is None:
         return None
     per_share = bool(re.search(r"per[ -]share", text, re.IGNORECASE))
+    if shares is None and re.search(r"\bshares? (?:in|as) (?:shares|units)\b", text, re.I):
+        shares = 1.0  # "Units: shares in shares; values in USD millions"
     return TableScale(money, shares if shares is not None else money, per_share)
 
 
@@ -440,6 +442,13 @@ _NOT_FIGURE_COLUMNS = frozenset(
         "type",
         "security",
         "filer",
+        "#",
+        "no.",
+        "rank",
+        "cusip",
+        "class",
+        "issuer",
+        "put/call",
     }
 )
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)

@@ -199,6 +199,29 @@ def _split_cells(line: str, offset: int) -> list[tuple[int, int]]:
 # One token to one claim
 
 
+_PROSE_SCALE = re.compile(
+    r"\((?:in[ \u00a0])?(?:USD|US\$|\$|EUR|dollars)?[ \u00a0]?(?:thousands|millions|billions|"
+    r"M|MM|K|B|bn|mn)\)|\bin[ \u00a0](?:USD[ \u00a0])?(?:thousands|millions|billions)\b",
+    re.IGNORECASE,
+)
+
+
+def _clause(text: str, start: int, end: int, pos: int) -> tuple[int, int]:
+    left, right = start, end
+    for m in _CLAUSE_BREAK.finditer(text, start, end):
+        if m.end() <= pos:
+            left = m.end()
+        elif m.start() >= pos:
+            right = m.start()
+            break
+    return left, right
+
+
+def _prose_scale(sentence: str) -> float | None:
+    m = _PROSE_SCALE.search(sentence)
+    return declared_scale(m.group(0).replace("(", "(in ")) if m else None
+
+
 def _read(
     answer: str,
     token: Token,
@@ -231,19 +254,27 @@ def _read(
             declared = None
         declared_percent = bool(re.search(r"\(%\)|%|\bmargin\b|\bgrowth\b", unit_text, re.I))
         declared_multiple = bool(re.search(r"\(x\)", unit_text, re.I))
+    s_index = _sentence_of(sentences, token.start)
+    if not in_table and not (token.currency or token.scale_word or token.percent or token.bps):
+        # "Quarterly revenue (USD millions): Q2 868.8, Q3 942.1": a sentence may declare the
+        # scale of the bare numbers in it.
+        sentence_span = sentences[s_index]
+        declared = _prose_scale(answer[sentence_span.start : sentence_span.end])
     skip = token.skip
-    if in_table and skip in ("small count",) and (declared or declared_percent):
+    if skip in ("small count",) and (declared or declared_percent):
         skip = None
     if in_table and line is not None and column == 0:
         return None
     if skip is not None:
         return None
-    s_index = _sentence_of(sentences, token.start)
     sentence = sentences[s_index]
     before = answer[max(sentence.start, token.start - 80) : token.start]
+    # The words of the figure's own clause name what it measures ("..., and Q1 product
+    # revenue grew 26%" does not draw on the EPS of the clause before).
+    clause_start, clause_end = _clause(answer, sentence.start, sentence.end, token.start)
     words = frozenset(
-        _WORD.findall(answer[sentence.start : sentence.end].lower())
-        + (_WORD.findall(f"{label} {header}".lower()) if in_table else [])
+        _WORD.findall(answer[clause_start:clause_end].lower())
+        + (_WORD.findall(f"{label} {header} {caption}".lower()) if in_table else [])
     )
     mantissa = token.mantissa
     decimals = token.decimals

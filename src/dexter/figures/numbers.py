@@ -102,13 +102,13 @@ _CURRENCY_AFTER = re.compile(
 )
 _PER_SHARE = re.compile(
     r"[ \u00a0\n](?:per|a|each)[ \u00a0\n]"
-    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0\n]\w)[ \u00a0\n])*(?:share|ADS|ADR)\b",
-    re.IGNORECASE,
+    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0]\w|[A-Z][A-Za-z.&-]*)[ \u00a0\n])*"
+    r"(?:share|ADS|ADR)\b",
 )
+# "15.1 billion shares", "58,228 Apple shares", "91,978 common shares outstanding".
 _SHARES = re.compile(
-    r"[ \u00a0\n](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of)"
-    r"[ \u00a0\n])*shares\b",
-    re.IGNORECASE,
+    r"[ \u00a0\n](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of|"
+    r"[A-Z][A-Za-z.&-]*)[ \u00a0\n]){0,3}(?:shares|Shares)\b",
 )
 
 # Words after which a number names something rather than measuring it.
