@@ -626,7 +626,8 @@ _NOT_SHARE_COUNTS = re.compile(
 )
 _SHARE_COUNTS = re.compile(
     r"number of shares|shares (?:purchased|outstanding|repurchased|issued)|share count|"
-    r"weighted[- ]average shares|shares \((?:millions|thousands)\)|\bshares \(net\)|^shares$",
+    r"weighted[- ]average shares|shares \((?:millions|thousands)\)|\bshares \(net\)|^shares$|"
+    r"^volume$|^owned after$|shares owned",
     re.IGNORECASE,
 )
 # Per-share amounts are small; a "(USD)" column of large numbers holds amounts.
@@ -680,7 +681,7 @@ def _cell_kinds(
         ):
             out.append((token.mantissa, PER_SHARE, False))
         return out
-    kind = MONEY if token.currency or not small else NUMBER
+    kind = MONEY if token.currency else NUMBER
     out = [(token.mantissa, kind, False)]
     if not token.currency and token.decimals >= 2 and abs(token.mantissa) < 10:
         out.append((token.mantissa * 100, PERCENT, True))

@@ -45,12 +45,15 @@ _SHARES_CONTEXT = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \u00a0]+(?=[A-Z(\"“*])|\n")
 _ATTACHED_AFTER = re.compile(
-    r"^[ \u00a0]*,?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
-    r"(?:(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)[ \u00a0]+"
-    r"(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
+    r"^[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
+    r"(?:,?[ \u00a0]*(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)"
+    r"[ \u00a0]+(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
     r"[ \u00a0]+)*)?\(?$",
     re.IGNORECASE,
 )
+# A period followed by its figure labels that figure: "(2020: $2.79 billion)", "Q3 942.1",
+# "FY2026's $215.9 billion".
+_LABELS_NEXT = re.compile(r"^(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
 _WORD = re.compile(r"[a-z][a-z&]+")
 
 
@@ -363,10 +366,22 @@ _CLAUSE_BREAK = re.compile(
     r"[ \u00a0]—[ \u00a0]|\.[ \u00a0]",
     re.IGNORECASE,
 )
-# A figure introduced as the thing compared against: "up 6.4% from $391.0 billion".
+# A figure introduced as the thing compared against: "up 6.4% from $391.0 billion", "below
+# a year earlier ($152.3 million)".
 _COMPARED_BEFORE = re.compile(
-    r"(?:\bfrom|\bvs\.?|\bversus|\bcompared[ \u00a0](?:with|to)|\bagainst|\bthan|\(vs\.?)"
-    r"[ \u00a0]+(?:(?:the|a|an|its|their|last|prior|previous|year-earlier|year-ago)[ \u00a0]+)*$",
+    r"(?:(?:\bfrom|\bvs\.?|\bversus|\bcompared[ \u00a0](?:with|to)|\bagainst|\bthan|\(vs\.?)"
+    r"[ \u00a0]+(?:(?:the|a|an|its|their|last|prior|previous|year-earlier|year-ago)[ \u00a0]+)*"
+    r"|(?:a[ \u00a0]year[ \u00a0](?:earlier|ago|before)|(?:the[ \u00a0])?prior[- ]year|"
+    r"year[- ]ago|last[ \u00a0]year|(?:the[ \u00a0])?previous[ \u00a0]year)"
+    r"[ \u00a0]*[(:,]?[ \u00a0]*)$",
+    re.IGNORECASE,
+)
+# A clause about the year before the one the paragraph is about: "A year earlier it paid
+# $3.1 billion". Its figures are for the paragraph's period less a year.
+_YEAR_EARLIER = re.compile(
+    r"\b(?:a[ \u00a0]year[ \u00a0](?:earlier|ago|before)|in[ \u00a0]the[ \u00a0]"
+    r"(?:prior|previous|year-ago)[ \u00a0](?:year|quarter|period)|the[ \u00a0]year[ \u00a0]before|"
+    r"last[ \u00a0]year)\b",
     re.IGNORECASE,
 )
 _COMPARED_AFTER = re.compile(
@@ -376,6 +391,7 @@ _COMPARED_AFTER = re.compile(
     r"two[ \u00a0]years[ \u00a0]ago|a[ \u00a0]quarter[ \u00a0]earlier)",
     re.IGNORECASE,
 )
+_EVENT_DATE = re.compile(r"\bon[ \u00a0]+$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]")
 
 
@@ -403,9 +419,15 @@ def _with_periods(
         period, strength = _stated_period(
             answer, claim, claims, periods, sentences, tables, owned, asides
         )
-        if period is None and not claim.in_table and not _compared(answer, claim):
-            period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
-            strength = 1 if period is not None else 0
+        if period is None and not claim.in_table:
+            earlier = _YEAR_EARLIER.search(
+                answer, *_clause(answer, *_bounds(sentences, claim), claim.start)
+            )
+            if earlier is not None or not _compared(answer, claim):
+                period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
+                if earlier is not None and period is not None:
+                    period = _year_before(period)
+                strength = 1 if period is not None else 0
         out.append(replace(claim, period=period, period_strength=strength))
     return out
 
@@ -423,10 +445,30 @@ def _attached_after(
         return None
     if any(c is not claim and claim.end <= c.start < first.start for c in claims):
         return None
-    # "FY2026's $215.9 billion": a possessive period belongs to the figure after it.
-    if answer.startswith(("'s", "’s"), first.end):
+    if _LABELS_NEXT.match(answer, first.end):
         return None
     return first if _ATTACHED_AFTER.match(answer[claim.end : first.start]) else None
+
+
+def _bounds(sentences: Sequence[_Span], claim: Claim) -> tuple[int, int]:
+    sentence = sentences[claim.sentence]
+    return sentence.start, sentence.end
+
+
+def _year_before(period: StatedPeriod) -> StatedPeriod | None:
+    """The same period a year earlier ("a year earlier it paid ..."), as far as it is known."""
+    if period.ttm or period.year is None:
+        return None
+    return StatedPeriod(
+        period.year - 1,
+        period.fiscal,
+        period.quarter,
+        None,
+        f"a year before {period.text}",
+        period.month,
+        None,
+        period.first_year - 1 if period.first_year else None,
+    )
 
 
 def paragraph_starts(text: str) -> list[int]:
@@ -491,6 +533,9 @@ def _asides(
         if before.count("(") > before.count(")"):
             out.add(id(m))
         elif _COMPARED_BEFORE.search(answer[max(line_start, m.start - 30) : m.start]):
+            out.add(id(m))
+        elif m.period.day is not None and _EVENT_DATE.search(answer, max(0, m.start - 4), m.start):
+            # "on December 23, 2021": the day of an event, not the period a paragraph is about
             out.add(id(m))
     for claim in claims:
         if not claim.in_table and _compared(answer, claim):

@@ -295,10 +295,10 @@ _SINGLE = rf"""
     |(?P<lbl>\b(?P<ly>{_Y4})-(?P<lk>FY|Q[1-4])(?P<lt>-TTM)?\b)
     |(?P<fy>\bFY{_SP}?['’]?(?P<fyy>{_Y4}|[0-9]{{2}})\b)
     |(?P<fw>\bfiscal(?:{_SP}year)?s?{_SP}(?:ended{_SP})?(?P<fwy>{_Y4})\b)
-    |(?P<wd>\b(?P<wm>{MONTHS})\.?{_SP}+(?P<wdd>[0-3]?[0-9]),?{_SP}+(?P<wdy>{_Y4})\b)
+    |(?P<wd>\b(?P<wm>{MONTHS})\.?{_SP}+(?P<wdd>[0-3]?[0-9]),?{_SP}+(?:(?P<wdy>{_Y4})\b|['’](?P<wdy2>[0-9]{{2}})\b))
     |(?P<iso>\b(?P<iy>{_Y4})-(?P<im>[01][0-9])-(?P<id>[0-3][0-9])\b)
     |(?P<my>\b(?P<mym>{MONTHS})\.?{_SP}+(?P<myy>{_Y4})\b)
-    |(?P<md>\b(?P<mdm>{MONTHS})\.?{_SP}+(?P<mdd>[0-3]?[0-9])\b(?!,?{_SP}*[0-9]))
+    |(?P<md>\b(?P<mdm>{MONTHS})\.?{_SP}+(?P<mdd>[0-3]?[0-9])\b(?!,?{_SP}*[0-9]|{_SP}['’][0-9]))
     |(?P<mq>\b(?P<mqm>{MONTHS})(?:-ending|-end)?{_SP}+quarter\b)
     |(?P<mo>(?<=in{_SP}|at{_SP}|by{_SP}|of{_SP})(?P<mom>{MONTHS})\b)
     |(?P<qo2>\b(?P<qoo>first|second|third|fourth){_SP}(?:fiscal{_SP})?quarter\b)
@@ -392,7 +392,8 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
         return StatedPeriod(int(m.group("fwy")), True, text=whole)
     if m.group("wd"):
         try:
-            day = date(int(m.group("wdy")), _month(m.group("wm")), int(m.group("wdd")))
+            year = int(m.group("wdy")) if m.group("wdy") else 2000 + int(m.group("wdy2"))
+            day = date(year, _month(m.group("wm")), int(m.group("wdd")))
         except (ValueError, KeyError):
             return None
         return StatedPeriod(day.year, False, None, day, whole, day.month, day.day)
@@ -448,24 +449,37 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
 
 _BETWEEN = re.compile(r"\b(?:between|from)[ \u00a0]+$", re.IGNORECASE)
 _AND = re.compile(
-    r"^[ \u00a0]*(?:\([^()]*\)[ \u00a0]*)?,?[ \u00a0]*(?:and|to|through|until)[ \u00a0]+$", re.I
+    r"^[ \u00a0]*(?:\([^()]*\)[ \u00a0]*)?,?[ \u00a0]*(?:and|to|through|until|–|-)[ \u00a0]+$", re.I
 )
 
 
 def _joins_range(text: str, first: Mention, m: re.Match[str]) -> bool:
-    """ "between August 31, 2020 (...) and November 6, 2020": two dates that make one span."""
-    if first.period.end is None or first.period.start is not None:
+    """ "between August 31, 2020 (...) and November 6, 2020", "Nov 1 '21 to Jan 28 '22": two
+    days that make one span."""
+    if first.period.day is None or first.period.start is not None:
         return False
-    if not _BETWEEN.search(text[max(0, first.start - 10) : first.start]):
+    between = text[first.end : m.start()]
+    if not _AND.match(between):
         return False
-    return bool(_AND.match(text[first.end : m.start()]))
+    return bool(_BETWEEN.search(text[max(0, first.start - 10) : first.start])) or bool(
+        re.match(r"^[ \u00a0]*(?:to|through|until|–|-)[ \u00a0]+$", between)
+    )
 
 
 def _date_range(first: Mention, m: re.Match[str], text: str) -> Mention | None:
     second = _period(m, text, [])
-    if second is None or second.end is None or first.period.end is None:
+    if second is None or second.end is None:
         return None
-    if second.end <= first.period.end:
+    start = first.period.end
+    if start is None and first.period.month is not None and first.period.day is not None:
+        # "between June 1 and August 11, 2023": the first day takes the second's year.
+        try:
+            start = date(second.end.year, first.period.month, first.period.day)
+            if start > second.end:
+                start = date(second.end.year - 1, first.period.month, first.period.day)
+        except ValueError:
+            return None
+    if start is None or second.end <= start:
         return None
     whole = text[first.start : m.end()]
     period = StatedPeriod(
@@ -474,8 +488,8 @@ def _date_range(first: Mention, m: re.Match[str], text: str) -> Mention | None:
         None,
         second.end,
         whole,
-        first_year=first.period.end.year if first.period.end.year != second.end.year else None,
-        start=first.period.end,
+        first_year=start.year if start.year != second.end.year else None,
+        start=start,
     )
     return Mention(first.start, m.end(), period)
 
