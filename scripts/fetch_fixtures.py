@@ -57,6 +57,15 @@ OTHER_FILES = {
     ),
     "financialdatasets/openapi.json": FD_SPEC,
     "evals/finance_agent.csv": f"{DEXTER_TS}/src/evals/dataset/finance_agent.csv",
+    # The benchmark's current public splits, at the commits `dexter eval` pins (evals/splits.py).
+    "evals/finance_agent_v1_1.csv": (
+        "https://raw.githubusercontent.com/vals-ai/finance-agent/"
+        "43e732835589bebd30c0f66ed765bfda6abb9fbe/data/public.csv"
+    ),
+    "evals/finance_agent_v2_public.csv": (
+        "https://raw.githubusercontent.com/vals-ai/finance-agent-v2/"
+        "bb460b524472ae0955abdf243bbbac06958dc8c9/data/public.csv"
+    ),
 }
 
 # One real EDGAR full-text search reply (tests use one composed in tests/data until this exists).

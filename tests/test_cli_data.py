@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from dexter.cli.data_render import holdings_shown
 from dexter.cli.main import main
+from dexter.data.models import Holdings
+from tests.support.fixtures import example_13f_holdings
+from tests.support.ownership_filings import snowflake_insider_filings
 from tests.support.sec_mirror import Mirror, MirrorServer
+from tests.support.thirteen_f import example_13f_filing
 
 
 @pytest.fixture
@@ -146,3 +153,105 @@ def test_table_and_chart_name_periods_alike(
     for label in ("Q1 FY2026", "Q4 FY2025"):
         assert label in table and label in chart
     assert "2026-Q1" not in out
+
+
+# -- partial answers: a failed history page, a cut 13F list, Forms 4 and 5 ------------------------
+
+TESLA_PAGE = "data.sec.gov/submissions/CIK0001318605-submissions-001.json"
+
+
+def flat(text: str) -> str:
+    """Output with its line wrapping undone, to find a sentence whatever the width."""
+    return " ".join(text.split())
+
+
+def test_a_failed_history_page_keeps_the_recent_filings_and_exits_1(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    sec.mirror.failing[TESLA_PAGE] = 500
+    assert main(["data", "filings", "TSLA", "--form", "10-K", "--limit", "20"]) == 1
+    captured = capsys.readouterr()
+    assert "2022-02-07" in captured.out and "2014-02-26" in captured.out
+    err = flat(captured.err)
+    assert "this list is incomplete" in err and "CIK0001318605-submissions-001.json" in err
+    assert "HTTP 500" in err and "Filings made on or before 2013-12-10 are missing" in err
+    assert "Traceback" not in err
+
+
+def test_nothing_loaded_from_a_corrupt_page_is_an_error_not_an_empty_table(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sec.mirror.extra[TESLA_PAGE] = b'{"accessionNumber": ["0001193125-13-0'
+    assert main(["data", "filings", "TSLA", "--form", "10-K", "--to", "2012-12-31"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = flat(captured.err)
+    assert "No 10-K of Tesla, Inc. filed on or before 2012-12-31" in err
+    assert "not valid JSON" in err and "Try again in a few minutes" in err
+
+
+def test_json_of_an_incomplete_list_stays_parseable_and_exits_1(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sec.mirror.failing[TESLA_PAGE] = 404
+    assert main(["data", "filings", "TSLA", "--form", "10-K", "--limit", "20", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 9
+    assert "HTTP 404" in captured.err and "incomplete" in captured.err
+
+
+def test_holdings_say_how_many_of_the_report_are_shown(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    sec.mirror.extra.update(example_13f_filing())
+    assert main(["data", "holdings", "--filer", "1234567"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "largest value first" in out
+    assert (
+        "50 of 255 holdings, largest value first; the other 205 (USD 116,646,663, 33.3% of the "
+        "report's USD 350,153,407) are not shown: use --limit N or --all to see more."
+    ) in flat(out)
+    assert "26,689,322" in out  # the largest position, first
+
+    assert main(["data", "holdings", "--filer", "1234567", "--all", "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    assert len(rows) == 255 and rows[-1]["name_of_issuer"] == "CRONOS GROUP INC"
+    assert captured.err == ""  # nothing left out, nothing to say
+    every = Holdings(example_13f_holdings(), total_count=255, total_value_usd=350_153_407)
+    assert holdings_shown(every) == "All 255 holdings of the report, worth USD 350,153,407 in all."
+
+
+def test_holdings_json_is_the_rows_asked_for_with_the_note_on_stderr(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sec.mirror.extra.update(example_13f_filing())
+    assert main(["data", "holdings", "--filer", "1234567", "--limit", "5", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 5
+    assert "5 of 255 holdings" in captured.err
+    with pytest.raises(SystemExit) as stopped:
+        main(["data", "holdings", "--filer", "1234567", "--limit", "5", "--all"])
+    assert stopped.value.code == 2
+    assert "--all: not allowed with argument --limit" in capsys.readouterr().err
+
+
+def test_insider_trades_show_form_5_rows_labelled_by_form(
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    sec.mirror.extra.update(snowflake_insider_filings())
+    assert main(["data", "insider-trades", "SNOW", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["Form"] for r in rows].count("4") == 7
+    [gift] = [r for r in rows if r["Form"] == "5"]
+    assert (gift["Date"], gift["Type"], gift["Shares"]) == ("2021-12-23", "Gift", "-61386")
+    assert [r["Form"] for r in rows if r["Type"] == "Gift"] == ["5/A", "5"]
+
+    assert main(["data", "insider-trades", "SNOW"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "McMahon John Dennis" in out and "SEC EDGAR 5 filed 2022-03-11" in out

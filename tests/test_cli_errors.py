@@ -163,10 +163,12 @@ async def test_insider_trades_say_when_some_forms_failed(
         data_command="insider-trades", ticker="AAPL", limit=5, json=False, csv=False
     )
     console = Console(width=100)
-    assert await _dispatch(args, Router(), console, Waiting(console)) == 0  # type: ignore[arg-type]
+    # What was read is shown, but the exit status says the answer is partial.
+    assert await _dispatch(args, Router(), console, Waiting(console)) == 1  # type: ignore[arg-type]
     captured = capsys.readouterr()
     assert "Cook Timothy" in captured.out and "1,000" in captured.out
-    assert "1 Form 4 filing(s) could not be read" in captured.err and "HTTP 404" in captured.err
+    assert "1 ownership filing(s) (Form 4 or 5) could not be read" in captured.err
+    assert "HTTP 404" in captured.err
 
 
 def test_memory_commands_honour_memory_off_and_search_creates_nothing(

@@ -95,8 +95,13 @@ def test_every_case_is_checked_against_real_tool_output(
         got = evidence[case.id]
         tools = [e for e in got if e.label != "your question"]
         assert len(tools) == len(case.calls) >= 1, case.id
-        for item in tools:
-            assert "Not available" not in item.text and len(item.text) > 200, (case.id, item)
+        for call, item in zip(case.calls, tools, strict=True):
+            if call.name == "calculate":
+                assert item.label == "calculate" and " = " in item.text, (case.id, item)
+            else:
+                # A data call's whole formatted result, headed as the meta-tool heads it.
+                assert item.text.startswith(f"### {call.name}("), (case.id, item.label)
+                assert len(item.text) > 200, (case.id, item)
 
 
 def test_every_labelled_figure_is_extracted(totals: Totals) -> None:

@@ -80,7 +80,7 @@ def test_a_database_from_before_figure_checks_upgrades_and_keeps_its_turns(
     home.mkdir()
     path = home / "dexter.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    before = [m for m in MIGRATIONS if m.number < 7]
+    before = [m for m in MIGRATIONS if m.number < 8]
     apply_migrations(conn, path, tuple(before))
     stamp = "2026-11-30T10:00:00.000000+00:00"
     conn.execute(

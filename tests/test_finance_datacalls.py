@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from dexter.data.settings import DataSettings
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.finance.datacalls import available_data_calls, data_call_tools
 from tests.support.fixtures import fixtures_dir
+from tests.support.ownership_filings import snowflake_insider_filings
 from tests.support.sec_mirror import Mirror, mirror_transport
+from tests.support.thirteen_f import example_13f_filing
 
 NAMES = [
     "income_statements",
@@ -265,3 +268,49 @@ async def test_market_data_calls_resolve_names_and_cite(tmp_path: Path) -> None:
     assert "Apple / results — Reuters, 2025-01-30 [S3]" in news.content
     assert ctx.sources.entries()[2].url == "https://example.com/a"
     await router.aclose()
+
+
+@pytest.fixture
+def filers(tmp_path: Path) -> DataRouter:
+    """The mirror with a 13F filer and Snowflake's Forms 3, 4 and 5 added."""
+    mirror = Mirror({**example_13f_filing(), **snowflake_insider_filings()})
+    settings = DataSettings(cache_dir=tmp_path / "cache", sec_user_agent="Dexter Tests t@e.com")
+    return DataRouter([SecEdgarProvider(settings, transport=mirror_transport(mirror))])
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"\| \d+ \|", line)]
+
+
+async def test_a_cut_13f_list_tells_the_model_what_it_leaves_out(filers: DataRouter) -> None:
+    holdings = tools(filers)["institutional_holdings"]
+    result = await call(holdings, filer="1234567")
+    assert len(table_rows(result.content)) == 25
+    assert (
+        "TRUNCATED: the 25 largest of the report's 255 positions by value are listed; the other "
+        "230 positions, worth USD 172.4 million (49.2% of the total), are not. Total value of "
+        "all 255: USD 350.2 million. Call again with a larger limit or all=true"
+    ) in result.content
+    assert result.data is not None
+    assert (result.data["total_count"], result.data["omitted_count"]) == (255, 230)
+    assert result.data["omitted_value_usd"] == 172_426_752
+
+    # A larger limit lists that many rows, not a table capped at 25.
+    assert len(table_rows((await call(holdings, filer="1234567", limit=100)).content)) == 100
+    every = await call(holdings, filer="1234567", all=True)
+    assert len(table_rows(every.content)) == 255
+    assert "All 255 positions of the report are listed; total value USD 350.2 million" in (
+        every.content
+    )
+
+
+async def test_insider_trades_label_form_4_and_form_5_rows(filers: DataRouter) -> None:
+    result = await call(tools(filers)["insider_trades"], company="SNOW")
+    assert "(7 from Form 4, 1 from Form 5, 1 from Form 5/A)" in result.content
+    gift = next(
+        line for line in result.content.splitlines() if line.startswith("| 2021-12-23 | 5 |")
+    )
+    assert "McMahon John Dennis" in gift and "Gift" in gift and "-61,386" in gift
+    assert "5 is the annual statement" in result.content
+    filtered = await call(tools(filers)["insider_trades"], company="SNOW", insider="McMahon")
+    assert "Filtered to 'McMahon': 2 of the 9 most recent" in filtered.content

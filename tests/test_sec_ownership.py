@@ -157,6 +157,49 @@ def test_form5_gift() -> None:
     assert [h.shares_owned for h in filing.holdings] == [151188, 125737]
 
 
+def _between(xml: bytes, start: bytes, end: bytes) -> bytes:
+    return xml[xml.index(start) : xml.index(end) + len(end)]
+
+
+def form5_with_derivatives() -> bytes:
+    """The real Form 5 with its empty derivative table filled from real rows of the same
+    schema: the Form 4's option exercise and the Form 3's first derivative holding (the
+    recorded Form 5 reports no derivatives, and a Form 5 may carry both kinds)."""
+    exercise = _between(
+        document("form4.snow.xml"), b"<derivativeTransaction>", b"</derivativeTransaction>"
+    )
+    held = _between(document("form3.snow.xml"), b"<derivativeHolding>", b"</derivativeHolding>")
+    table = b"<derivativeTable>" + exercise + held + b"</derivativeTable>"
+    return document("form5.snow.xml").replace(b"<derivativeTable/>", table)
+
+
+def test_form5_reads_both_tables_and_keeps_holdings_out_of_trades() -> None:
+    filing = parse_ownership_document(form5_with_derivatives(), url="https://x/form5.xml")
+    gift, exercise = filing.trades
+    assert (gift.transaction_code, gift.transaction_shares) == ("G", -61386)
+    assert gift.security_title == "Class A Common Stock"
+    assert exercise.security_title == "Stock Option (Right to Buy)"
+    assert (exercise.transaction_code, exercise.transaction_shares) == ("M", 200000)
+    assert {t.form_type for t in filing.trades} == {"5"}
+    assert {t.source.form for t in filing.trades if t.source} == {"5"}
+    # Two trust positions and the preferred stock are positions, not transactions.
+    assert [(h.is_derivative, h.shares_owned) for h in filing.holdings[:2]] == [
+        (False, 151188),
+        (False, 125737),
+    ]
+    [preferred] = [h for h in filing.holdings if h.is_derivative]
+    assert preferred.underlying_security_shares == 134018
+
+
+def test_the_form_edgar_lists_labels_each_row() -> None:
+    amended = parse_ownership_document(
+        document("form5.snow.xml"), url="https://x/form5.xml", form="5/A"
+    )
+    assert amended.form == "5/A"
+    assert [t.form_type for t in amended.trades] == ["5/A"]
+    assert form4().trades[0].form_type == "4"
+
+
 # -- 13F -----------------------------------------------------------------------------------------
 
 

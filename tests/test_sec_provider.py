@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 
 from dexter.data.errors import ConfigurationNeeded, NotFound, UnknownCompany, UpstreamError
+from dexter.data.models import Holdings
 from dexter.data.router import DataRouter
 from dexter.data.sec.provider import SecEdgarProvider
 from dexter.data.settings import DataSettings
 from tests.support.fixtures import fixtures_dir
+from tests.support.ownership_filings import snowflake_insider_filings
 from tests.support.sec_mirror import Mirror, mirror_transport
+from tests.support.thirteen_f import example_13f_filing
 
 AGENT = "Dexter Tests tests@example.com"
 
@@ -94,6 +97,20 @@ async def test_disk_cache_serves_a_new_process(tmp_path: Path, mirror: Mirror) -
 
 
 async def test_filings_and_a_10k_section(tmp_path: Path, mirror: Mirror) -> None:
+    # Apple's older history page (1994 .. 2015-03-11) in the SEC's shape, so a year before the
+    # recent table is looked up in a history that loads (rows cut from the real recent table).
+    recent = json.loads(
+        (fixtures_dir() / "sec-mirror/data.sec.gov/submissions/CIK0000320193.json").read_bytes()
+    )["filings"]["recent"]
+    older = {key: values[-2:] for key, values in recent.items()}
+    older.update(
+        filingDate=["2014-10-27", "1994-12-13"],
+        reportDate=["2014-09-27", "1994-09-30"],
+        form=["10-K", "10-K"],
+    )
+    mirror.extra["data.sec.gov/submissions/CIK0000320193-submissions-001.json"] = json.dumps(
+        older
+    ).encode()
     sec = provider(tmp_path, mirror)
     tenks = await sec.filings("AAPL", forms=["10-K"], limit=3)
     assert [f.filing_type for f in tenks] == ["10-K"] * 3
@@ -132,6 +149,47 @@ async def test_insider_trades_from_form4(tmp_path: Path) -> None:
     assert trades and all(t.ticker == "SNOW" for t in trades)
     assert {t.name for t in trades} == {"Scarpelli Michael"}
     assert all(t.source and t.source.accession_number == accession for t in trades)
+
+
+async def test_insider_trades_read_forms_4_and_5_and_their_amendments(tmp_path: Path) -> None:
+    mirror = Mirror(snowflake_insider_filings())
+    trades = await provider(tmp_path, mirror).insider_trades("SNOW", limit=50)
+    by_form: dict[str | None, int] = {}
+    for trade in trades:
+        by_form[trade.form_type] = by_form.get(trade.form_type, 0) + 1
+    # Seven Form 4 rows; the Form 5's one gift, in the 5 and again in the 5/A; its two
+    # holding rows are positions, not transactions; the Form 3 is never read.
+    assert by_form == {"4": 7, "5": 1, "5/A": 1}
+    gift = next(t for t in trades if t.form_type == "5")
+    assert (gift.name, gift.transaction_type, gift.transaction_shares) == (
+        "McMahon John Dennis",
+        "Gift",
+        -61386,
+    )
+    assert (gift.transaction_date, gift.filing_date) == ("2021-12-23", "2022-03-11")
+    assert gift.source is not None and gift.source.form == "5"
+    assert gift.source.accession_number == "0001640147-22-000502"
+    assert not any("form3" in r for r in mirror.requests)
+    dates = [t.transaction_date or "" for t in trades]
+    assert dates == sorted(dates, reverse=True)
+
+
+async def test_13f_holdings_are_the_largest_by_value_with_the_whole_report_counted(
+    tmp_path: Path,
+) -> None:
+    sec = provider(tmp_path, Mirror(example_13f_filing()))
+    top = await sec.institutional_holdings(filer_cik="1234567", limit=50)
+    assert isinstance(top, Holdings)
+    assert len(top) == 50 and (top.total_count, top.omitted_count) == (255, 205)
+    assert top.total_value_usd == 350_153_407  # every row of the table, in dollars
+    assert top.omitted_value_usd == 116_646_663  # what the 205 rows left out are worth
+    values = [h.value_usd or 0 for h in top]
+    assert values == sorted(values, reverse=True)
+    assert (top[0].name_of_issuer, top[0].value_usd) == ("VANGUARD INDEX FDS", 26_689_322)
+    assert top[0].filer_name == "Example Capital LLC" and top[0].report_period == "2023-12-31"
+    every = await sec.institutional_holdings(filer_cik="1234567", limit=None)
+    assert (len(every), every.omitted_count, every.omitted_value_usd) == (255, 0, 0)
+    assert min(h.value_usd or 0 for h in top) >= max(h.value_usd or 0 for h in every[50:])
 
 
 async def test_missing_user_agent_explains_the_sec_rule(tmp_path: Path, mirror: Mirror) -> None:
@@ -193,6 +251,8 @@ async def test_older_history_is_paged_only_when_needed(tmp_path: Path) -> None:
     assert all(f.filing_date >= everything[-1].filing_date for f in everything)
 
 
-async def test_a_missing_older_page_ends_history_quietly(tmp_path: Path, mirror: Mirror) -> None:
+async def test_a_missing_older_page_is_named_not_skipped(tmp_path: Path, mirror: Mirror) -> None:
     filings = await provider(tmp_path, mirror).filings("TSLA", limit=5000)
     assert len(filings) == 1001  # the recent list; the older page is not in the mirror
+    [gap] = getattr(filings, "gaps", [])
+    assert gap.page == "CIK0001318605-submissions-001.json" and "HTTP 404" in gap.reason

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from dexter.models.phases import PhaseModels
     from dexter.models.recording import Sink
     from dexter.models.retry import RetryPolicy, Sleep
+    from dexter.models.tuning import Sampling
     from dexter.permissions.gate import PermissionPolicy
     from dexter.providers import ResolvedModel
     from dexter.providers.probe import ServerReport
@@ -181,6 +182,12 @@ class AgentSpec:
     # Text in the question written by someone other than the asker (a group's recent
     # messages): the run starts as one that has read outside text.
     untrusted_context: bool = False
+    # Sampling for every model call of the run (None: the server's default), and whether
+    # calls are answered from the response cache when the identical request was made before
+    # (evaluations: a rerun of an unchanged question costs nothing).
+    temperature: float | None = None
+    seed: int | None = None
+    cache_responses: bool = False
     # How the answer's figures are checked: "off", "flag" or "repair"; None: the settings'
     # (`verify_mode`). `dexter ask --no-verify` sets "off".
     verify: VerifyMode | None = None
@@ -197,6 +204,9 @@ class AgentSpec:
             "delivery_target": self.delivery_target,
             "principal": self.principal.id,
             "untrusted_context": self.untrusted_context,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "cache_responses": self.cache_responses,
             "verify": self.verify,
         }
 
@@ -220,6 +230,9 @@ class AgentSpec:
             as_of=date.fromisoformat(as_of) if as_of else None,
             delivery_target=data.get("delivery_target"),
             untrusted_context=bool(data.get("untrusted_context")),
+            temperature=data.get("temperature"),
+            seed=data.get("seed"),
+            cache_responses=bool(data.get("cache_responses")),
             verify=_verify_or_none(data.get("verify")),
         )
 
@@ -701,12 +714,41 @@ class Runtime:
             self._retry = policy_from_settings(self.settings, self.sleep or asyncio.sleep)
         return self._retry
 
-    def model(self, spec: str | None, *, phase: str = "main", sink: Sink | None = None) -> Model:
+    def model(
+        self,
+        spec: str | None,
+        *,
+        phase: str = "main",
+        sink: Sink | None = None,
+        sampling: Sampling | None = None,
+        cached: bool = False,
+    ) -> Model:
         """A model for one phase, retried under the runtime's policy and recorded through
-        `sink` (e.g. an eval judge's ledger)."""
+        `sink` (e.g. an eval judge's ledger); `sampling` and `cached` as in `tuned`."""
         from dexter.models.phases import retried_and_recorded
 
-        return retried_and_recorded(self.client(spec), self.retry_policy, sink or _no_sink, phase)
+        client = self.tuned(spec, self.client(spec), sampling, cached)
+        return retried_and_recorded(client, self.retry_policy, sink or _no_sink, phase)
+
+    def tuned(
+        self, spec: str | None, client: Model, sampling: Sampling | None, cached: bool
+    ) -> Model:
+        """`client` with `sampling` set on every request, answered from the response cache
+        (in this runtime's store) when `cached`. The cache sits under the sampling, so the
+        temperature and seed are part of each key."""
+        from dexter.models.tuning import SampledModel
+
+        model = client
+        if cached:
+            from dexter.models.cache import CachedModel
+            from dexter.store.responses import ResponseCache
+
+            resolved = self.resolve(spec)
+            identity = f"{resolved.spec} at {resolved.base_url}"
+            model = CachedModel(model, ResponseCache(self.store), identity)
+        if sampling is not None and not sampling.is_default:
+            model = SampledModel(model, sampling)
+        return model
 
     def phase_plans(self, spec: str | None) -> list[PhasePlan]:
         """Which model each phase will call, for `dexter doctor`."""
@@ -719,21 +761,44 @@ class Runtime:
         plans.append(PhasePlan("subagent", main, "main", "sub-agents use the main model"))
         return plans
 
-    def _phase_models(self, spec: str | None, sink: Sink) -> PhaseModels:
+    def _phase_models(
+        self,
+        spec: str | None,
+        sink: Sink,
+        sampling: Sampling | None = None,
+        cached: bool = False,
+    ) -> PhaseModels:
         from dexter.models.phases import PhaseModels
+        from dexter.models.tuning import Sampling
 
         resolved = self.resolve(spec)
-        main = self.client(spec)
+        client = self.client(spec)
+        main = self.tuned(spec, client, sampling, cached)
         plan = fast_model_plan(self.settings, resolved)
         fast: Model | None
         try:
-            fast = self.client(plan.spec)
+            fast_client = self.client(plan.spec)
+            # One server, one client: the fast phases share the main model's (tuned) client.
+            fast = (
+                main
+                if fast_client is client
+                else self.tuned(plan.spec, fast_client, sampling, cached)
+            )
             fast_window: int | None = window_of(self.resolve(plan.spec))
         except ConfigError:
             # A configured router model on an unconfigured provider: summarise with the main
             # model, and let the data tools report the missing key when they are used.
             fast, fast_window = None, None
-        return PhaseModels(main, fast, plan.spec, fast_window, sink, self.retry_policy)
+        return PhaseModels(
+            main,
+            fast,
+            plan.spec,
+            fast_window,
+            sink,
+            self.retry_policy,
+            sampling or Sampling(),
+            cached,
+        )
 
     # ------------------------------------------------------------------ tools
 
@@ -903,6 +968,7 @@ class Runtime:
         """
         from dexter.agent.hooks import RunHooks
         from dexter.agent.loop import Agent, AgentConfig
+        from dexter.models.tuning import Sampling
         from dexter.session import MemoryHooks, Session, SessionHooks, SessionRecorder, WindowHooks
         from dexter.tools.skill import SkillTool, skills_prompt
 
@@ -917,7 +983,12 @@ class Runtime:
         recorder = SessionRecorder(
             self.store, self.ledger, session_id="", writer=self.writer, principal=principal
         )
-        models = self._phase_models(spec.model, recorder.record_model_call)
+        models = self._phase_models(
+            spec.model,
+            recorder.record_model_call,
+            Sampling(spec.temperature, spec.seed),
+            spec.cache_responses,
+        )
         resolved = self.resolve(spec.model)
         built: Session | None = None
 
@@ -992,7 +1063,8 @@ class Runtime:
         the routers and sub-agents all follow, and the ledger keeps recording under the same
         session. Returns the new main model."""
         resolved = self.resolve(spec)
-        fresh = self._phase_models(spec, session.models.sink)
+        current = session.models
+        fresh = self._phase_models(spec, current.sink, current.sampling, current.cached)
         return session.use_models(
             fresh,
             context_window=window_of(resolved),

@@ -54,6 +54,9 @@ LABELS = (RIGHT, DERIVABLE, *WRONG_LABELS)
 QUESTION_LABEL = "your question"
 
 _USER_AGENT = "Dexter figure-set dexter-figures@example.invalid"
+# libyaml's loader when present: the set is a few thousand lines, and the pure-Python loader
+# takes most of a second over it.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Which meta-tool carries each data call, as the model sees it.
 _META = {
@@ -118,7 +121,7 @@ def load_cases(directory: Path = CASES_DIR) -> list[FigureCase]:
     cases: list[FigureCase] = []
     seen: set[str] = set()
     for path in sorted(directory.glob("*.yaml")):
-        raw_cases = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        raw_cases = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or []
         if not isinstance(raw_cases, list):
             raise CaseError(f"{path.name}: expected a list of cases")
         for raw in raw_cases:
@@ -193,6 +196,8 @@ class EvidenceMaker:
         self.sec = SecEdgarProvider(settings, transport=mirror_transport(mirror))
         self.router = DataRouter([self.sec])
         self._texts: dict[str, Evidence] = {}
+        # One converted text per filing: (the first section read from it, the whole text).
+        self._filings: dict[str, tuple[Any, str]] = {}
 
     async def aclose(self) -> None:
         await self.router.aclose()
@@ -218,7 +223,9 @@ class EvidenceMaker:
         meta = _META.get(call.name)
         if meta is None:
             raise CaseError(f"unknown call {call.name!r}")
-        if call.name == "insider_trades":
+        if call.name == "filing_section":
+            content = await self._filing_section(call.args)
+        elif call.name == "insider_trades":
             content = await self._insider_trades(call.args)
         elif call.name == "institutional_holdings":
             content = self._holdings(call.args)
@@ -238,6 +245,41 @@ class EvidenceMaker:
         result = await tool.run(args, ToolContext())
         return result.content
 
+    async def _filing_section(self, args: Mapping[str, Any]) -> str:
+        """What `filing_section` returns. Converting a 10-K to text is the slow part (half a
+        second), so each filing is converted once and its other items are cut from that text
+        with the same `extract_item` the provider uses; the section is then formatted exactly
+        as the tool formats it."""
+        from dexter.data.models import FilingSection
+        from dexter.data.sec.documents import html_to_text
+        from dexter.data.sec.items import extract_item
+        from dexter.tools.citations import SourceLedger
+        from dexter.tools.finance.datacalls import SectionArgs
+        from dexter.tools.finance.format import format_section
+
+        parsed = SectionArgs.model_validate(dict(args))
+        company = await self.router.company(parsed.company)
+        key = f"{company.ticker}|{parsed.form}|{parsed.year}|{parsed.accession_number}"
+        known = self._filings.get(key)
+        if known is None:
+            first = await self.router.filing_section(
+                company.ticker,
+                form=parsed.form,
+                item=parsed.item,
+                year=parsed.year,
+                accession_number=parsed.accession_number,
+            )
+            raw = await self.sec.http.get_bytes(first.source.url)
+            known = self._filings[key] = (first, html_to_text(raw))
+        first, text = known
+        cut = extract_item(text, parsed.form, parsed.item)
+        section = FilingSection.model_validate(
+            {**first.model_dump(), "item": cut.item, "title": cut.title, "text": cut.text}
+        )
+        return format_section(
+            section, ledger=SourceLedger(), focus=parsed.focus, max_chars=parsed.max_chars
+        )
+
     async def _calculate(self, args: Mapping[str, Any]) -> str:
         from dexter.tools.base import ToolContext
         from dexter.tools.finance.calculate import CalculateArgs, CalculateTool
@@ -248,6 +290,7 @@ class EvidenceMaker:
     async def _insider_trades(self, args: Mapping[str, Any]) -> str:
         """The recorded ownership documents, parsed and ordered as the SEC provider does, then
         formatted by the insider_trades tool's formatter."""
+        from dexter.data.models import InsiderTrades
         from dexter.data.sec.ownership import parse_ownership_document
         from dexter.tools.citations import SourceLedger
         from dexter.tools.finance.format import format_insider_trades
@@ -258,17 +301,27 @@ class EvidenceMaker:
             parsed = parse_ownership_document(path.read_bytes(), url=path.as_uri())
             trades += parsed.trades
         trades.sort(key=lambda t: (t.transaction_date or "", t.filing_date or ""), reverse=True)
-        trades = trades[: int(args.get("limit", 30))]
+        limit = int(args.get("limit", 30))
         company = await self.router.company(str(args["company"]))
-        return format_insider_trades(trades, ledger=SourceLedger(), company=company)
+        return format_insider_trades(
+            InsiderTrades(trades[:limit]), ledger=SourceLedger(), company=company
+        )
 
     def _holdings(self, args: Mapping[str, Any]) -> str:
+        """The recorded 13F table as the SEC provider returns a filer's report (largest value
+        first, with the whole report's count and value), formatted as the tool formats it."""
+        from dexter.data.models import Holdings
         from dexter.tools.citations import SourceLedger
         from dexter.tools.finance.format import format_holdings
         from tests.support.fixtures import example_13f_holdings
 
-        rows = sorted(example_13f_holdings(), key=lambda h: -(h.value_usd or 0))
-        return format_holdings(rows[: int(args.get("limit", 25))], ledger=SourceLedger())
+        rows = example_13f_holdings()
+        rows.sort(key=lambda h: h.value_usd or 0, reverse=True)
+        limit = None if args.get("all") else int(args.get("limit", 25))
+        shown = rows if limit is None else rows[:limit]
+        total = sum(h.value_usd or 0 for h in rows)
+        report = Holdings(shown, total_count=len(rows), total_value_usd=total)
+        return format_holdings(report, ledger=SourceLedger(), max_rows=max(len(report), 1))
 
     async def _prices(self, args: Mapping[str, Any]) -> str:
         from dexter.tools.citations import SourceLedger

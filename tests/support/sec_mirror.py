@@ -21,16 +21,27 @@ import httpx2
 from tests.support.fixtures import fixtures_dir
 
 SEC_HOSTS = ("data.sec.gov", "www.sec.gov")
+TIMEOUT = "timeout"
 
 
 class Mirror:
     """Maps (host, path) to bytes: the recorded files plus any extras a test adds."""
 
-    def __init__(self, extra: Mapping[str, bytes] | None = None) -> None:
+    def __init__(
+        self,
+        extra: Mapping[str, bytes] | None = None,
+        failing: Mapping[str, int | str] | None = None,
+    ) -> None:
         self.root = fixtures_dir() / "sec-mirror"
         self.extra = dict(extra or {})  # "www.sec.gov/Archives/…" -> bytes
+        # "data.sec.gov/submissions/…" -> an HTTP status to answer with, or TIMEOUT (the mock
+        # transport only): how a test makes one document fail while the rest are served.
+        self.failing: dict[str, int | str] = dict(failing or {})
         self.requests: list[str] = []
         self.user_agents: list[str | None] = []
+
+    def failure(self, host: str, path: str) -> int | str | None:
+        return self.failing.get(f"{host}/{path.lstrip('/')}")
 
     def lookup(self, host: str, path: str) -> bytes | None:
         key = f"{host}/{path.lstrip('/')}"
@@ -44,6 +55,11 @@ def mirror_transport(mirror: Mirror) -> httpx2.MockTransport:
     def handler(request: httpx2.Request) -> httpx2.Response:
         mirror.requests.append(str(request.url))
         mirror.user_agents.append(request.headers.get("user-agent"))
+        failure = mirror.failure(request.url.host, request.url.path)
+        if failure == TIMEOUT:
+            raise httpx2.ReadTimeout("timed out", request=request)
+        if isinstance(failure, int):
+            return httpx2.Response(failure, text=f"HTTP {failure}")
         body = mirror.lookup(request.url.host, request.url.path)
         if body is None:
             return httpx2.Response(404, text="Not Found")
@@ -67,6 +83,14 @@ class MirrorServer:
                 host, _, path = self.path.lstrip("/").partition("/")
                 outer.mirror.requests.append(self.path)
                 outer.mirror.user_agents.append(self.headers.get("user-agent"))
+                failure = outer.mirror.failure(host, path.split("?", 1)[0])
+                if isinstance(failure, int):
+                    self.send_response(failure)
+                    # Retry at once: the client's retries then cost the test no waiting.
+                    self.send_header("retry-after", "0")
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
                 body = outer.mirror.lookup(host, path.split("?", 1)[0])
                 if body is None:
                     self.send_response(404)

@@ -22,8 +22,9 @@ from dexter.cli.tables import Grid, print_wrapped, write_csv
 from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
+from dexter.data.models import FilingList, Holdings, InsiderTrades
 from dexter.data.router import DataRouter
-from dexter.data.sec.history import before_edgar
+from dexter.data.sec.history import before_edgar, missing_history
 from dexter.data.settings import parse_as_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -73,10 +74,10 @@ def run_data_command(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run())
     except (ConfigurationNeeded, UnknownCompany) as error:
-        err.print(f"dexter: {error}", markup=False)
+        _warn(str(error))
         return EXIT_USAGE
     except DataError as error:
-        err.print(f"dexter: {error}", markup=False)
+        _warn(str(error))
         return EXIT_FAILED
 
 
@@ -174,6 +175,16 @@ def _show(
     return False
 
 
+def _warn(text: str) -> None:
+    """An error or a note about the answer, on stderr (it never mixes with --json or --csv
+    output): wrapped between words on a terminal, one line otherwise (COLUMNS or not)."""
+    err = Console(stderr=True, highlight=False)
+    if err.is_terminal:
+        print_wrapped(err, f"dexter: {text}")
+    else:
+        sys.stderr.write(f"dexter: {text}\n")
+
+
 def _text_as_csv(fields: list[tuple[str, Any]]) -> None:
     """One record (a document or section with its text) as a header line and one CSV row."""
     spreadsheet.write_csv(sys.stdout, [[name for name, _ in fields], [v for _, v in fields]])
@@ -207,9 +218,16 @@ async def _dispatch(
         filer = rows[0].filer_name if rows and rows[0].filer_name else args.filer
         period = rows[0].report_period if rows and rows[0].report_period else None
         title = f"13F holdings — {filer}" + (f", period ending {period}" if period else "")
-        grid = render.holdings_table(rows, title=title)
+        ranked = isinstance(rows, Holdings)
+        grid = render.holdings_table(rows, title=title, ranked=ranked)
+        shown = render.holdings_shown(rows) if isinstance(rows, Holdings) else None
         if not _show(args, console, rows, grid, waiting, as_of=as_of):
+            if shown:
+                print_wrapped(console, shown)
             render.print_sources(console, render.sources_of(rows[:1]))
+        elif shown and isinstance(rows, Holdings) and rows.omitted_count:
+            # --json / --csv: the note on stderr keeps stdout parseable, but is never dropped.
+            _warn(shown)
         return EXIT_OK
     if action == "screen":
         screened = await router.screen(
@@ -288,6 +306,10 @@ async def _dispatch(
             console.print("Documents", style="bold")
             # Plain writes: a wrapped URL cannot be clicked or copied.
             sys.stdout.write("".join(f"  {line}\n" for line in render.filing_links(filings)))
+        gaps = filings.gaps if isinstance(filings, FilingList) else []
+        if gaps:
+            _warn(f"this list is incomplete. {missing_history(gaps)}")
+            return EXIT_FAILED
         return EXIT_OK
     if action == "documents":
         listing = await router.filing_documents(ticker, args.accession)
@@ -368,17 +390,21 @@ async def _dispatch(
     if action == "insider-trades":
         trades = await router.insider_trades(ticker, limit=args.limit)
         grid = render.insider_table(trades, title=f"{name} — insider transactions")
-        empty = f"No insider transactions (Forms 4) were found for {name}"
+        empty = f"No insider transactions (Forms 4 and 5) were found for {name}"
         if not _show(args, console, trades, grid, waiting, as_of=as_of, empty=empty):
             render.print_sources(console, render.sources_of(trades))
-        failures = getattr(trades, "failures", [])
-        if failures:
-            # On stderr, so --json and --csv stay parseable, but never silently.
-            sys.stderr.write(
-                f"dexter: {len(failures)} Form 4 filing(s) could not be read, so these trades "
-                f"may be incomplete; first: {failures[0]}\n"
+        if not isinstance(trades, InsiderTrades):
+            return EXIT_OK
+        # On stderr, so --json and --csv stay parseable, but never silently; and exit 1, so a
+        # script cannot take a partial list for the whole one.
+        if trades.failures:
+            _warn(
+                f"{len(trades.failures)} ownership filing(s) (Form 4 or 5) could not be read, so "
+                f"these transactions may be incomplete; first: {trades.failures[0]}"
             )
-        return EXIT_OK
+        if trades.gaps:
+            _warn(f"these transactions may be incomplete. {missing_history(trades.gaps)}")
+        return EXIT_FAILED if trades.failures or trades.gaps else EXIT_OK
     if action == "facts":
         points = await router.facts(ticker, args.concept)
         concept = points[0].concept if points else args.concept

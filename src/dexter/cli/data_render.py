@@ -9,11 +9,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from dexter.cli.tables import MISSING, Col, Figure, Grid, print_wrapped
+from dexter.cli.tables import MISSING, Cell, Col, Figure, Grid, print_wrapped
 from dexter.data.models import (
     FactPoint,
     Filing,
     FilingSection,
+    Holdings,
     InsiderTrade,
     InstitutionalHolding,
     NewsItem,
@@ -187,6 +188,8 @@ def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Grid:
         title=title,
         columns=[
             Col("Date", whole=True, key=True),
+            # A key: the same trade in a Form 5 and its 5/A differs only here.
+            Col("Form", whole=True, key=True),
             Col("Name", key=True, min_width=12),
             Col("Role", min_width=10),
             Col("Type", min_width=8),
@@ -195,11 +198,13 @@ def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Grid:
             Col("Value", figure=True),
             Col("Owned after", figure=True),
         ],
-        caption="prices in USD per share; values in USD",
+        caption="prices in USD per share; values in USD; Form: the filing that reported it "
+        "(4, or 5 for the annual statement; /A an amendment)",
     )
     for t in trades:
         grid.add_row(
             t.transaction_date or t.filing_date or "—",
+            t.form_type or (t.source.form if t.source else None) or "—",
             t.name,
             t.title or ("Director" if t.is_board_director else "—"),
             t.transaction_type or t.transaction_code or "—",
@@ -211,29 +216,49 @@ def insider_table(trades: Sequence[InsiderTrade], *, title: str) -> Grid:
     return grid
 
 
-def holdings_table(rows: Sequence[InstitutionalHolding], *, title: str) -> Grid:
-    grid = Grid(
-        title=title,
-        columns=[
-            Col("Issuer", key=True),
-            Col("Class", min_width=8),
-            Col("CUSIP", whole=True),
-            Col("Shares", figure=True),
-            Col("Value", figure=True),
-            Col("Put/Call", min_width=4),
-        ],
-        caption="value in USD",
-    )
-    for h in rows:
-        grid.add_row(
+def holdings_table(
+    rows: Sequence[InstitutionalHolding], *, title: str, ranked: bool = False
+) -> Grid:
+    """One row per position; `ranked` when the rows are the report's largest by value, which
+    the caption then says (and a # column numbers them)."""
+    columns = [Col("#", figure=True, key=True)] if ranked else []
+    columns += [
+        Col("Issuer", key=True),
+        Col("Class", min_width=8),
+        Col("CUSIP", whole=True),
+        Col("Shares", figure=True),
+        Col("Value", figure=True),
+        Col("Put/Call", min_width=4),
+    ]
+    caption = "value in USD; largest value first" if ranked else "value in USD"
+    grid = Grid(title=title, columns=columns, caption=caption)
+    for rank, h in enumerate(rows, 1):
+        cells: list[Cell] = [Figure(str(rank), rank)] if ranked else []
+        cells += [
             h.name_of_issuer,
             h.title_of_class or "—",
             h.cusip,
             _number(h.shares),
             _number(h.value_usd),
             h.put_call or "",
-        )
+        ]
+        grid.add_row(*cells)
     return grid
+
+
+def holdings_shown(rows: Holdings) -> str:
+    """How much of the report the list shows: every position, or N of the total with the count
+    and value of the rest and how to see them."""
+    total = f"USD {rows.total_value_usd:,.0f}"
+    if not rows.omitted_count:
+        return f"All {rows.total_count:,} holdings of the report, worth {total} in all."
+    share = rows.omitted_value_usd / rows.total_value_usd if rows.total_value_usd else None
+    part = f", {share:.1%} of the report's {total}" if share is not None else ""
+    return (
+        f"{len(rows):,} of {rows.total_count:,} holdings, largest value first; the other "
+        f"{rows.omitted_count:,} (USD {rows.omitted_value_usd:,.0f}{part}) are not shown: use "
+        "--limit N or --all to see more."
+    )
 
 
 def facts_table(points: Sequence[FactPoint], *, title: str) -> Grid:

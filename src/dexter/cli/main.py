@@ -324,11 +324,17 @@ def _add_data_parser(commands: Any) -> None:
     section.add_argument("--item", required=True, help='e.g. 1A, 7, "MD&A", "risk factors"')
     section.add_argument("--year", type=int, help="fiscal year filed (default: latest)")
     section.add_argument("--accession", help="a specific accession number")
-    insiders = action("insider-trades", "insider transactions from Forms 4")
+    insiders = action("insider-trades", "insider transactions from Forms 4 and 5")
     insiders.add_argument("--limit", type=int, default=20, metavar="N")
     holdings = action("holdings", "a 13F filer's reported holdings", ticker=False)
     holdings.add_argument("--filer", required=True, metavar="CIK", help="13F filer CIK or name")
-    holdings.add_argument("--limit", type=int, default=50, metavar="N")
+    shown = holdings.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="largest N positions (default 50)"
+    )
+    shown.add_argument(
+        "--all", dest="limit", action="store_const", const=None, help="every position"
+    )
     facts = action("facts", "the raw XBRL series for one concept")
     facts.add_argument("concept", help="e.g. Revenues or us-gaap:NetIncomeLoss")
     prices = action("prices", "daily prices (needs a price provider)")

@@ -81,6 +81,8 @@ NEWS_TTL = 0.25 * HOUR
 # The API pages lists (about ten records per page for statements) and `limit` is a total, so a
 # large limit can take many pages; the bound stops a server that keeps linking pages forever.
 MAX_PAGES = 50
+# The most positions /institutional-holdings returns in one page.
+MAX_HOLDINGS_PAGE = 200
 
 T = TypeVar("T", bound=Record)
 R = TypeVar("R")
@@ -596,10 +598,11 @@ class FinancialDatasetsProvider:
         *,
         filer_cik: str | None = None,
         ticker: str | None = None,
-        limit: int = 50,
+        limit: int | None = 50,
         filer_name: str | None = None,
     ) -> list[InstitutionalHolding]:
-        """13F positions: who holds `ticker`, or what one filer (by CIK or name) holds."""
+        """13F positions: who holds `ticker`, or what one filer (by CIK or name) holds;
+        `limit` None pages through all of them, 200 (the API's maximum) a page."""
         given = [v for v in (filer_cik, ticker, filer_name) if v]
         if len(given) != 1:
             raise DataError("Give exactly one of ticker, filer_cik or filer_name.")
@@ -611,7 +614,7 @@ class FinancialDatasetsProvider:
                     hint="Try a shorter prefix of the manager's name, or its CIK.",
                 )
             filer_cik = investors[0]["cik"]
-        params: dict[str, Any] = {"limit": limit}
+        params: dict[str, Any] = {"limit": MAX_HOLDINGS_PAGE if limit is None else limit}
         if ticker:
             subject = params["ticker"] = _ticker(ticker)
         else:

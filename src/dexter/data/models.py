@@ -198,6 +198,32 @@ class Filing(Record):
     items: list[str] = Field(default_factory=list)  # 8-K item numbers, e.g. ["2.02", "9.01"]
 
 
+class HistoryGap(Record):
+    """Part of a filer's EDGAR filing history that was not read: an older history page (the
+    submissions file lists them in `filings.files`) that failed to load, or that lies past the
+    number of pages one request reads."""
+
+    page: str  # e.g. CIK0001318605-submissions-001.json
+    url: str
+    filed_from: str | None = None  # the page's oldest filing date, as the listing says
+    filed_to: str | None = None  # its newest
+    reason: str  # what went wrong, in the source's words
+    failed: bool = True  # False: left unread on purpose (the page cap), not a failure
+
+
+class FilingList(list[Filing]):
+    """Filings newest first, with the parts of the history that could not be read: a list
+    missing older filings says so instead of passing for the whole history."""
+
+    def __init__(self, filings: list[Filing], gaps: list[HistoryGap] | None = None) -> None:
+        super().__init__(filings)
+        self.gaps = list(gaps or [])
+
+    @property
+    def failed_gaps(self) -> list[HistoryGap]:
+        return [gap for gap in self.gaps if gap.failed]
+
+
 class FilingSection(Record):
     """One item of a filing (e.g. 10-K Item 1A) as clean text."""
 
@@ -229,16 +255,28 @@ class InsiderTrade(Record):
     security_title: str | None = None
     direct_or_indirect: str | None = None  # "D" or "I"
     filing_date: str | None = None
+    form_type: str | None = None  # the form that reported it: 4, 4/A, 5, 5/A
     source: Source | None = None
 
 
 class InsiderTrades(list[InsiderTrade]):
-    """Trades from the Forms 4 that could be read, with the ones that could not: a partial
-    answer says so instead of passing for the whole one."""
+    """Trades from the ownership filings (Forms 4 and 5) that could be read, with the ones that
+    could not and any part of the filing history that failed to load: a partial answer says so
+    instead of passing for the whole one."""
 
-    def __init__(self, trades: list[InsiderTrade], failures: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        trades: list[InsiderTrade],
+        failures: list[str] | None = None,
+        gaps: list[HistoryGap] | None = None,
+    ) -> None:
         super().__init__(trades)
         self.failures = list(failures or [])
+        self.gaps = list(gaps or [])
+
+    @property
+    def failed_gaps(self) -> list[HistoryGap]:
+        return [gap for gap in self.gaps if gap.failed]
 
 
 class InstitutionalHolding(Record):
@@ -258,6 +296,26 @@ class InstitutionalHolding(Record):
     filer_cik: str | None = None
     filer_name: str | None = None
     source: Source | None = None
+
+
+class Holdings(list[InstitutionalHolding]):
+    """The positions of one 13F report that are listed (largest value first), with the whole
+    report's count and value: a list cut to a limit says what it left out."""
+
+    def __init__(
+        self, shown: list[InstitutionalHolding], *, total_count: int, total_value_usd: Number
+    ) -> None:
+        super().__init__(shown)
+        self.total_count = total_count
+        self.total_value_usd = total_value_usd
+
+    @property
+    def omitted_count(self) -> int:
+        return self.total_count - len(self)
+
+    @property
+    def omitted_value_usd(self) -> Number:
+        return self.total_value_usd - sum(h.value_usd or 0 for h in self)
 
 
 class FactPoint(Record):

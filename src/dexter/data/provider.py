@@ -106,7 +106,7 @@ class FinanceProvider(Protocol):
     async def insider_trades(self, ticker: str, *, limit: int = 20) -> list[InsiderTrade]: ...
 
     async def institutional_holdings(
-        self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int = 50
+        self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int | None = 50
     ) -> list[InstitutionalHolding]: ...
 
     async def prices(

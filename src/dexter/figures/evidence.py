@@ -16,9 +16,10 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import date
+from typing import Any, NamedTuple
 
-from dexter.figures.numbers import SCALES, Token, scan
+from dexter.figures.numbers import SCALES, Token, scan, simple_cell
 from dexter.figures.periods import EvidencePeriod, header_period, years_in
 from dexter.figures.types import Evidence
 
@@ -33,8 +34,9 @@ NUMBER = "number"
 _NOT_NUMBERS = frozenset({"year", "date", "date or identifier", "identifier", "citation"})
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
+    """One number of the evidence (a tuple: thousands are made for each answer)."""
+
     value: float
     kind: str
     evidence: int
@@ -72,17 +74,25 @@ class _Families:
 # Units a table or a label declares
 
 _DECLARED_SCALE = re.compile(
-    r"(?:\bin|\bUSD|US\$|\$|\bdollars(?:[ \u00a0]in)?|\bamounts[ \u00a0]in|[A-Z]{3})[ \u00a0]*"
-    r"(?P<w>thousands|millions|billions)\b"
-    r"|\((?P<w2>thousands|millions|billions)\)"
+    r"(?:(?i:\bin|\bUSD|US\$|\$|\bdollars(?:[ \u00a0]in)?|\bamounts[ \u00a0]in)|\b[A-Z]{3})"
+    r"[ \u00a0]*"
+    r"(?P<w>(?i:thousands|millions|billions))\b"
+    r"|\((?P<w2>(?i:thousands|millions|billions))\)"
     r"|(?:\$|USD[ \u00a0]?)(?P<w3>000s|000's|'000|M|MM|mm|K|B|bn|mn)(?![A-Za-z])"
     r"|\bunit:[ \u00a0]*(?P<plain>[A-Z]{3})\b",
 )
 _SCALE_OF_DECL = {"000s": 1e3, "000's": 1e3, "'000": 1e3}
 
 
+_SCALE_HINT = re.compile(
+    r"(?i:thousand|million|billion|unit:)|000|[$A-Z][ \u00a0]?(?:M|MM|mm|K|B|bn|mn)\b"
+)
+
+
 def declared_scale(text: str) -> float | None:
     """The scale a caption, header or label declares ("USD millions", "(in thousands)", "$M")."""
+    if _SCALE_HINT.search(text) is None:
+        return None
     found: float | None = None
     for m in _DECLARED_SCALE.finditer(text):
         if m.group("plain"):
@@ -91,6 +101,43 @@ def declared_scale(text: str) -> float | None:
         word = (m.group("w") or m.group("w2") or m.group("w3") or "").lower()
         found = _SCALE_OF_DECL.get(word) or SCALES.get(word.rstrip("s")) or SCALES.get(word)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class TableScale:
+    """What a table's caption says its numbers are in: money, share counts, and whether
+    per-share amounts are excepted ("in millions, except number of shares, which are
+    reflected in thousands, and per-share amounts")."""
+
+    money: float | None = None
+    shares: float | None = None
+    except_per_share: bool = False
+    # Declared earlier in the document, not for this table: amounts may also be as written.
+    inherited: bool = False
+
+
+def declared_scales(text: str) -> TableScale | None:
+    if _SCALE_HINT.search(text) is None:
+        return None
+    money: float | None = None
+    shares: float | None = None
+    for m in _DECLARED_SCALE.finditer(text):
+        if m.group("plain"):
+            money = 1.0 if money is None else money
+            continue
+        word = (m.group("w") or m.group("w2") or m.group("w3") or "").lower()
+        value = _SCALE_OF_DECL.get(word) or SCALES.get(word.rstrip("s")) or SCALES.get(word)
+        exception = text.lower().rfind("except", 0, m.start())
+        if exception >= 0 and "share" in text[exception : m.start()].lower():
+            shares = value
+        elif money is None:
+            money = value
+    if money is None and shares is None:
+        return None
+    per_share = bool(re.search(r"per[ -]share", text, re.IGNORECASE))
+    if shares is None and re.search(r"\bshares? (?:in|as) (?:shares|units)\b", text, re.I):
+        shares = 1.0  # "Units: shares in shares; values in USD millions"
+    return TableScale(money, shares if shares is not None else money, per_share)
 
 
 _PER_SHARE_LABEL = re.compile(
@@ -106,13 +153,16 @@ _PERCENT_LABEL = re.compile(r"\(%\)|\bin %|percent", re.IGNORECASE)
 # Reading one piece of evidence
 
 
-def read_evidence(index: int, evidence: Evidence, families: _Families) -> Iterator[Found]:
+def read_evidence(
+    index: int, evidence: Evidence, families: _Families, sieve: Sieve | None = None
+) -> Iterator[Found]:
     text = evidence.text
+    context = _context(index, evidence, sieve)
     parsed = _json_body(text)
     if parsed is not None:
-        yield from _walk_json(index, parsed, families, None)
+        yield from _walk_json(context, parsed, families, None)
         return
-    yield from _read_text(index, text, families)
+    yield from _read_text(context, text, families)
 
 
 def _json_body(text: str) -> Any:
@@ -164,29 +214,33 @@ def _json_kind(key: str, value: float) -> list[tuple[float, str, bool]]:
 
 
 def _walk_json(
-    index: int, node: Any, families: _Families, period: EvidencePeriod | None
+    context: _Context, node: Any, families: _Families, period: EvidencePeriod | None
 ) -> Iterator[Found]:
     if isinstance(node, list):
         for item in node:
-            yield from _walk_json(index, item, families, period)
+            yield from _walk_json(context, item, families, period)
         return
     if not isinstance(node, dict):
         return
     row_period = _row_period(node) or period
-    row_family = families.new() if row_period is not None else 0
+    ticker = node.get("ticker") if isinstance(node.get("ticker"), str) else context.company
+    row_family = (
+        families.key("period", str(ticker).upper(), _period_key(row_period))
+        if row_period is not None
+        else 0
+    )
     for key, value in node.items():
         if isinstance(value, (dict, list)):
-            yield from _walk_json(index, value, families, row_period)
+            yield from _walk_json(context, value, families, row_period)
         elif isinstance(value, bool) or key in _SKIP_KEYS:
             continue
         elif isinstance(value, (int, float)):
-            # JSON rows of one list share field names: a key is a field family per evidence.
-            field_family = families.key("json", index, key)
+            field_family = families.key("field", str(ticker).upper(), key.lower())
             for normalised, kind, from_ratio in _json_kind(key, float(value)):
                 yield Found(
                     normalised,
                     kind,
-                    index,
+                    context.index,
                     key,
                     row_period,
                     str(value),
@@ -195,7 +249,7 @@ def _walk_json(
                     from_ratio,
                 )
         elif isinstance(value, str) and len(value) > 40:
-            yield from _read_text(index, value, families)
+            yield from _read_text(context, value, families)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,12 +257,16 @@ def _walk_json(
 
 
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"“])|\n")
+_SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z(\"“])|\n")
+# A line inside a filing's table that only names the rows below it ("CURRENT ASSETS:").
+_SECTION_LINE = re.compile(r"^(?:[^0-9|]{1,80}|[^|]{1,80}:)$")
+_COMPANY = re.compile(r"\bcompany=([A-Za-z0-9.\-]+)")
+_CONCEPT = re.compile(r"\bconcept=(?:[a-z\-]+:)?([A-Za-z]+)")
 
 
 def _is_table_line(line: str) -> bool:
     stripped = line.strip()
-    return stripped.startswith("|") or stripped.count(" | ") >= 1
+    return stripped.startswith("|") or " | " in stripped
 
 
 def _cells(line: str) -> list[str]:
@@ -220,76 +278,143 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in stripped.split("|")]
 
 
-def _read_text(index: int, text: str, families: _Families) -> Iterator[Found]:
+# How a magnitude may be written in evidence: as is, in thousands ... trillions, as a percent
+# of a ratio or a ratio of a percent (basis points too).
+_WRITTEN_AS = (1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e2, 1e-2)
+_DIGIT_RUN = re.compile(r"[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
+class Sieve:
+    """The numbers worth reading in evidence prose: those that could be one of the answer's
+    figures, at any scale. Prose numbers only ever match figures directly (derivations pair
+    the rows and columns of tables), so a long filing's other sentences can be passed over."""
+
+    def __init__(self, windows: Iterable[tuple[float, float]]) -> None:
+        ranges: list[tuple[float, float]] = []
+        for low, high in windows:
+            for factor in _WRITTEN_AS:
+                a, b = low * factor, high * factor
+                # The evidence rounds too: half a unit, or a percent of a coarse number.
+                pad = max(0.5, b * 0.01)
+                ranges.append((a - pad, b + pad))
+        ranges.sort()
+        merged: list[tuple[float, float]] = []
+        for a, b in ranges:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self._lows = [a for a, _ in merged]
+        self._highs = [b for _, b in merged]
+
+    def wants(self, magnitude: float) -> bool:
+        at = bisect.bisect_right(self._lows, magnitude) - 1
+        return at >= 0 and magnitude <= self._highs[at]
+
+    def wants_any(self, text: str, start: int, end: int) -> bool:
+        for m in _DIGIT_RUN.finditer(text, start, end):
+            if self.wants(float(m.group().replace(",", "") or 0)):
+                return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every number of one piece of evidence shares: its index, company and concept."""
+
+    index: int
+    company: str
+    concept: str
+    sieve: Sieve | None = None
+
+
+def _context(index: int, evidence: Evidence, sieve: Sieve | None = None) -> _Context:
+    company = _COMPANY.search(evidence.label)
+    concept = _CONCEPT.search(evidence.label)
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
+    return _Context(index, company.group(1).upper() if company else f"#{index}", words, sieve)
+
+
+def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Found]:
     lines = text.split("\n")
     offsets: list[int] = []
     at = 0
     for line in lines:
         offsets.append(at)
         at += len(line) + 1
+    blocks: list[tuple[str, int, int]] = []  # ("prose" | "table", first line, end line)
+
+    def next_row(j: int) -> int | None:
+        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to."""
+        for k in range(j, min(j + 4, len(lines))):
+            if _is_table_line(lines[k]) or _TABLE_SEPARATOR.match(lines[k]):
+                return k
+            if not _SECTION_LINE.match(lines[k].strip() or "0"):
+                return None
+        return None
+
     i = 0
     prose_start: int | None = None
-    blocks: list[tuple[str, int, int]] = []  # ("prose"|"table", first line, end line)
     while i < len(lines):
-        if (
-            _is_table_line(lines[i])
-            and (_TABLE_SEPARATOR.match(lines[i + 1]) if i + 1 < len(lines) else False)
-        ) or (
-            _is_table_line(lines[i])
-            and i + 1 < len(lines)
-            and _is_table_line(lines[i + 1])
-            and not _TABLE_SEPARATOR.match(lines[i])
-        ):
-            if prose_start is not None:
-                blocks.append(("prose", prose_start, i))
-                prose_start = None
-            j = i + 1
-            while j < len(lines) and _is_table_line(lines[j]):
-                j += 1
-            blocks.append(("table", i, j))
-            i = j
+        if not (_is_table_line(lines[i]) and next_row(i + 1) is not None):
+            if prose_start is None:
+                prose_start = i
+            i += 1
             continue
-        if prose_start is None:
-            prose_start = i
-        i += 1
+        if prose_start is not None:
+            blocks.append(("prose", prose_start, i))
+            prose_start = None
+        j = i + 1
+        while (k := next_row(j)) is not None:
+            j = k + 1
+        blocks.append(("table", i, j))
+        i = j
     if prose_start is not None:
         blocks.append(("prose", prose_start, len(lines)))
     for n, (kind, first, end) in enumerate(blocks):
         if kind == "prose":
             start_char = offsets[first]
             end_char = offsets[end - 1] + len(lines[end - 1]) if end > first else start_char
-            yield from _read_prose(index, text, start_char, end_char, families)
+            yield from _read_prose(context, text, start_char, end_char, families)
         else:
             scale = _table_scale(lines, blocks, n)
-            yield from _read_table(index, lines[first:end], scale, families)
+            yield from _read_table(context, lines[first:end], scale, families)
 
 
 def _table_scale(
     lines: Sequence[str], blocks: Sequence[tuple[str, int, int]], n: int
-) -> float | None:
-    """The scale the table's caption or its "Units:" line declares."""
+) -> TableScale | None:
+    """The scale the table's caption or its "Units:" line declares; else the last one the
+    document declared before it (a filing section's tables share "dollars in millions")."""
     _, first, end = blocks[n]
     # Dexter puts "Units: USD millions, ..." right under its tables.
     for line in lines[end : end + 3]:
         if line.lower().startswith(("units:", "values are", "(unit")):
-            found = declared_scale(line)
+            found = declared_scales(line)
             if found is not None:
-                return found
+                return TableScale(found.money, found.shares, True)
     # A filing's "(dollars in millions)" or a title's "(unit: USD)" comes before.
     back = first - 1
     looked = 0
     while back >= 0 and looked < 6:
         line = lines[back]
-        if back < first - 1 and any(b[0] == "table" and b[2] == back + 1 for b in blocks):
+        if n > 0 and blocks[n - 1][0] == "table" and back < blocks[n - 1][2]:
             break
-        found = declared_scale(line)
+        found = declared_scales(line)
         if found is not None:
             return found
         if line.startswith("## "):
-            break
+            return None
         if line.strip():
             looked += 1
         back -= 1
+    for line in reversed(lines[:back]):
+        if line.startswith("## "):
+            return None
+        found = declared_scales(line)
+        if found is not None and found.money not in (None, 1.0):
+            # Not declared for this table: its amounts may be in the document's scale or not.
+            return TableScale(found.money, found.shares, found.except_per_share, inherited=True)
     return None
 
 
@@ -298,58 +423,146 @@ _PERIOD_HEADERS = re.compile(
     r"year|quarter|transaction date|trade date|end date)$",
     re.IGNORECASE,
 )
+# Columns of record tables that name, date or cite a row rather than measure it.
+_NOT_FIGURE_COLUMNS = frozenset(
+    {
+        "form",
+        "filed",
+        "frame",
+        "source",
+        "sources",
+        "filing's fiscal period",
+        "accession",
+        "accession number",
+        "filing date",
+        "ticker",
+        "cik",
+        "role",
+        "insider",
+        "type",
+        "security",
+        "filer",
+        "#",
+        "no.",
+        "rank",
+        "cusip",
+        "class",
+        "issuer",
+        "put/call",
+    }
+)
+_GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
+
+
+def _is_header_row(cells: Sequence[str]) -> bool:
+    """A row of column titles: nothing in it is a figure (years and dates are not)."""
+    for cell in cells[1:]:
+        for token in scan(cell):
+            if token.skip is None or token.skip == "small count":
+                return False
+    return any(cells)
 
 
 def _read_table(
-    index: int, rows: Sequence[str], scale: float | None, families: _Families
+    context: _Context,
+    rows: Sequence[str],
+    scale: TableScale | None,
+    families: _Families,
 ) -> Iterator[Found]:
-    header = _cells(rows[0])
-    body = [_cells(r) for r in rows[1:] if not _TABLE_SEPARATOR.match(r)]
-    width = max([len(header), *(len(r) for r in body)])
-    if len(header) < width:
-        header = [""] * (width - len(header)) + header
+    kept = [r for r in rows if not _TABLE_SEPARATOR.match(r) and _is_table_line(r)]
+    if not kept:
+        return
+    parsed = [_cells(r) for r in kept]
+    width = max(len(r) for r in parsed)
+    # In a table whose rows do not start with a bar, a row that does has no label.
+    bare = sum(1 for r in kept if not r.lstrip().startswith("|")) > len(kept) // 2
+    parsed = [
+        ["", *cells] if bare and r.lstrip().startswith("|") and len(cells) < width else cells
+        for r, cells in zip(kept, parsed, strict=True)
+    ]
+    # Header rows: the first row, and the rows after it that hold no figures ("November 2,
+    # 2024 | February 3, 2024"). Shorter rows align right: their empty first cell is dropped.
+    head = 1
+    while head < len(parsed) and head < 3 and _is_header_row(parsed[head]):
+        head += 1
+    headers = [[""] * (width - len(r)) + r for r in parsed[:head]]
+    header = [" ".join(h[col] for h in headers if h[col]).strip() for col in range(width)]
     header_scale = [declared_scale(h) for h in header]
-    column_periods = [header_period(h) if i else None for i, h in enumerate(header)]
+    column_periods: list[EvidencePeriod | None] = [None]
+    for col in range(1, width):
+        found = None
+        for h in reversed(headers):
+            found = header_period(h[col])
+            if found is not None:
+                break
+        column_periods.append(found)
     periods_across = any(p is not None for p in column_periods)
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None
     )
-    column_families = [families.new() for _ in header]
-    for row in body:
+    header_flags = [_unit_flags(h) for h in header]
+    column_fields: list[int] = []
+    column_period_families: list[int] = []
+    for col in range(width):
+        period = column_periods[col]
+        column_period_families.append(
+            families.key("period", context.company, _period_key(period))
+            if period is not None
+            else families.new()
+        )
+        field = header[col]
+        if _GENERIC_COLUMNS.match(field) and context.concept:
+            field = context.concept
+        column_fields.append(families.key("field", context.company, field.lower()))
+    for row in parsed[head:]:
         if len(row) < width:
             row = row + [""] * (width - len(row))
         label = row[0]
-        row_family = families.new()
+        if label == "Sources":
+            continue  # Dexter's row of citation ids
         row_period: EvidencePeriod | None = None
+        row_period_family = 0
         if not periods_across:
             if period_column is not None:
                 row_period = header_period(row[period_column])
             if row_period is None:
                 row_period = header_period(label)
+            row_period_family = (
+                families.key("period", context.company, _period_key(row_period))
+                if row_period is not None
+                else families.new()
+            )
+        row_field = families.key("field", context.company, label.lower())
+        label_flags = _unit_flags(label)
         label_scale = declared_scale(label)
         for col in range(1, width) if periods_across else range(width):
             cell = row[col]
-            if not cell or col == period_column:
+            if not cell or col == period_column or _DIGIT_IN.search(cell) is None:
+                continue
+            if not periods_across and header[col].lower() in _NOT_FIGURE_COLUMNS:
                 continue
             if periods_across:
                 period = column_periods[col]
-                field, field_family, period_family = label, row_family, column_families[col]
+                field = label
+                field_family, period_family = row_field, column_period_families[col]
+                flags = label_flags | header_flags[col]
             else:
                 period = row_period
                 field = header[col] or label
-                field_family, period_family = column_families[col], row_family
-            unit_text = f"{label} {header[col]}"
+                if _GENERIC_COLUMNS.match(field) and context.concept:
+                    field = context.concept
+                field_family, period_family = column_fields[col], row_period_family
+                flags = header_flags[col] | label_flags | _unit_flags(field)
             cell_scale = label_scale or header_scale[col]
-            for token in scan(cell):
+            simple = simple_cell(cell)
+            for token in (simple,) if simple is not None else scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
-                for value, kind, from_ratio in _cell_kinds(
-                    token, cell, unit_text, cell_scale, scale
-                ):
+                for value, kind, from_ratio in _cell_kinds(token, cell, flags, cell_scale, scale):
                     yield Found(
                         value,
                         kind,
-                        index,
+                        context.index,
                         field,
                         period,
                         token.text,
@@ -360,29 +573,114 @@ def _read_table(
                     )
 
 
+_DIGIT_IN = re.compile(r"[0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class _UnitFlags:
+    """What a row label or column header says about its cells' unit."""
+
+    percent: bool = False
+    per_share: bool = False
+    share_counts: bool = False
+    shares_word: bool = False
+    not_shares: bool = False
+
+    def __or__(self, other: _UnitFlags) -> _UnitFlags:
+        return _UnitFlags(
+            self.percent or other.percent,
+            self.per_share or other.per_share,
+            self.share_counts or other.share_counts,
+            self.shares_word or other.shares_word,
+            self.not_shares or other.not_shares,
+        )
+
+    @property
+    def share_count(self) -> bool:
+        return self.share_counts or (self.shares_word and not self.not_shares)
+
+
+_NO_FLAGS = _UnitFlags()
+
+
+def _unit_flags(text: str) -> _UnitFlags:
+    if not text:
+        return _NO_FLAGS
+    return _UnitFlags(
+        bool(_PERCENT_LABEL.search(text)),
+        bool(_PER_SHARE_LABEL.search(text)),
+        bool(_SHARE_COUNTS.search(text.strip())),
+        bool(_SHARES_LABEL.search(text)),
+        bool(_NOT_SHARE_COUNTS.search(text)),
+    )
+
+
+def _period_key(period: EvidencePeriod) -> tuple[object, ...]:
+    return (period.fiscal_years, period.quarter, period.end, period.span)
+
+
+_NOT_SHARE_COUNTS = re.compile(
+    r"issu|purchas|repurchas|proceeds|payment|paid|value|cost|compensation|price|per share|"
+    r"dividend|premium|capital|par\b",
+    re.IGNORECASE,
+)
+_SHARE_COUNTS = re.compile(
+    r"number of shares|shares (?:purchased|outstanding|repurchased|issued)|share count|"
+    r"weighted[- ]average shares|shares \((?:millions|thousands)\)|\bshares \(net\)|^shares$|"
+    r"^volume$|^owned after$|shares owned",
+    re.IGNORECASE,
+)
+# Per-share amounts are small; a "(USD)" column of large numbers holds amounts.
+_PER_SHARE_LIMIT = 10_000
+
+
 def _cell_kinds(
-    token: Token, cell: str, unit_text: str, cell_scale: float | None, table_scale: float | None
+    token: Token,
+    cell: str,
+    flags: _UnitFlags,
+    cell_scale: float | None,
+    scale: TableScale | None,
 ) -> list[tuple[float, str, bool]]:
-    if token.percent or token.bps or (_PERCENT_LABEL.search(unit_text) and not token.multiple):
+    money_scale = scale.money if scale is not None else None
+    if token.percent or token.bps or (flags.percent and not token.multiple):
         return [(token.value, PERCENT, False)]
     if token.multiple:
         return [(token.value, MULTIPLE, False), (token.value * 100, PERCENT, True)]
     if token.scale_word:
-        kind = SHARES if token.shares or _SHARES_LABEL.search(unit_text) else MONEY
+        kind = SHARES if token.shares or flags.share_count else MONEY
         return [(token.value, kind, False)]
     if token.per_share:
         return [(token.value, PER_SHARE, False)]
     if cell_scale is not None and cell_scale != 1.0:
-        kind = SHARES if _SHARES_LABEL.search(unit_text) else MONEY
+        kind = SHARES if flags.share_count else MONEY
         return [(token.mantissa * cell_scale, kind, False)]
-    if _PER_SHARE_LABEL.search(unit_text) or (cell_scale == 1.0 and token.currency):
-        return [(token.mantissa, PER_SHARE, False)]
-    if _SHARES_LABEL.search(unit_text):
-        return [(token.mantissa * (table_scale or 1.0), SHARES, False)]
+    small = abs(token.mantissa) < _PER_SHARE_LIMIT
+    if (flags.per_share or (cell_scale == 1.0 and token.currency)) and small:
+        out = [(token.mantissa, PER_SHARE, False)]
+        if token.currency and money_scale not in (None, 1.0):
+            # A cell that slipped into a per-share column (rows with fewer cells than the
+            # header) may be an amount in the table's scale.
+            out.append((token.mantissa * (money_scale or 1.0), MONEY, False))
+        return out
+    if flags.share_count:
+        shares_scale = scale.shares if scale is not None and scale.shares else 1.0
+        return [(token.mantissa * shares_scale, SHARES, False)]
     if "days" in cell.lower():
         return [(token.mantissa, NUMBER, False)]
-    if table_scale is not None:
-        return [(token.mantissa * table_scale, MONEY, False)]
+    if money_scale is not None:
+        out = [(token.mantissa * money_scale, MONEY, False)]
+        if scale is not None and scale.inherited:
+            out.append((token.mantissa, MONEY if token.currency or not small else NUMBER, False))
+        # Per-share amounts in a table of thousands are written with cents.
+        if (
+            scale is not None
+            and scale.except_per_share
+            and token.decimals == 2
+            and small
+            and money_scale != 1.0
+        ):
+            out.append((token.mantissa, PER_SHARE, False))
+        return out
     kind = MONEY if token.currency else NUMBER
     out = [(token.mantissa, kind, False)]
     if not token.currency and token.decimals >= 2 and abs(token.mantissa) < 10:
@@ -391,10 +689,20 @@ def _cell_kinds(
 
 
 def _read_prose(
-    index: int, text: str, start: int, end: int, families: _Families
+    context: _Context, text: str, start: int, end: int, families: _Families
 ) -> Iterator[Found]:
-    sentence_starts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
-    bounds = list(zip(sentence_starts, [*sentence_starts[1:], end], strict=True))
+    sieve = context.sieve
+    if sieve is None:
+        starts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
+        bounds = list(zip(starts, [*starts[1:], end], strict=True))
+    else:
+        # Only the sentences holding a number the answer could be quoting.
+        bounds = []
+        for m in _DIGIT_RUN.finditer(text, start, end):
+            if bounds and m.start() < bounds[-1][1]:
+                continue
+            if sieve.wants(float(m.group().replace(",", "") or 0)):
+                bounds.append(_sentence_around(text, m.start(), start, end))
     for s_start, s_end in bounds:
         if s_end <= s_start:
             continue
@@ -412,7 +720,7 @@ def _read_prose(
                 yield Found(
                     value,
                     kind,
-                    index,
+                    context.index,
                     "",
                     period,
                     token.text,
@@ -421,6 +729,25 @@ def _read_prose(
                     from_ratio,
                     _half(token, value),
                 )
+
+
+_SENTENCE_BREAKS = (". ", "; ", "? ", "! ", ".\n", "\n")
+
+
+def _sentence_around(text: str, pos: int, start: int, end: int) -> tuple[int, int]:
+    """The sentence around a position, by its punctuation (near enough for the years it
+    names)."""
+    left = start
+    for mark in _SENTENCE_BREAKS:
+        found = text.rfind(mark, start, pos)
+        if found >= 0:
+            left = max(left, found + len(mark))
+    right = end
+    for mark in _SENTENCE_BREAKS:
+        found = text.find(mark, pos, end)
+        if found >= 0:
+            right = min(right, found + 1)
+    return left, right
 
 
 def _half(token: Token, value: float) -> float:
@@ -458,13 +785,25 @@ def _prose_kinds(token: Token) -> list[tuple[float, str, bool]]:
 class EvidenceIndex:
     """All numbers of a run's evidence, sorted by magnitude for window queries."""
 
-    def __init__(self, evidence: Sequence[Evidence]) -> None:
+    def __init__(self, evidence: Sequence[Evidence], sieve: Sieve | None = None) -> None:
         self.evidence = tuple(evidence)
         families = _Families()
-        found = [f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families)]
+        found = [
+            f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families, sieve)
+        ]
         found.sort(key=lambda f: abs(f.value))
         self.found: tuple[Found, ...] = tuple(found)
         self._keys = [abs(f.value) for f in found]
+        # The most recent period end each company's evidence reaches ("TTM" means up to it).
+        self._companies = [_context(i, e).company for i, e in enumerate(self.evidence)]
+        self.latest: dict[str, date] = {}
+        for f in found:
+            if f.period is not None and f.period.end is not None:
+                if f.period.span in ("ttm", "annual", "quarter"):
+                    company = self._companies[f.evidence]
+                    known = self.latest.get(company)
+                    if known is None or f.period.end > known:
+                        self.latest[company] = f.period.end
         self.by_field_family: dict[int, list[Found]] = {}
         self.by_period_family: dict[int, list[Found]] = {}
         for f in found:
@@ -479,3 +818,6 @@ class EvidenceIndex:
 
     def label(self, found: Found) -> str:
         return self.evidence[found.evidence].label
+
+    def latest_end(self, found: Found) -> date | None:
+        return self.latest.get(self._companies[found.evidence])

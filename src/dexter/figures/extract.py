@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dexter.figures.evidence import (
     MONEY,
@@ -45,12 +45,15 @@ _SHARES_CONTEXT = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \u00a0]+(?=[A-Z(\"“*])|\n")
 _ATTACHED_AFTER = re.compile(
-    r"^[ \u00a0]*,?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
-    r"(?:(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)[ \u00a0]+"
-    r"(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
-    r"[ \u00a0]+)*)?$",
+    r"^[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
+    r"(?:,?[ \u00a0]*(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)"
+    r"[ \u00a0]+(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
+    r"[ \u00a0]+)*)?\(?$",
     re.IGNORECASE,
 )
+# A period followed by its figure labels that figure: "(2020: $2.79 billion)", "Q3 942.1",
+# "FY2026's $215.9 billion".
+_LABELS_NEXT = re.compile(r"^(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
 _WORD = re.compile(r"[a-z][a-z&]+")
 
 
@@ -94,31 +97,17 @@ class _Span:
     end: int
 
 
-@dataclass(slots=True)
-class _TableCell:
-    table: int
-    row: int
-    column: int
-    header: str
-    label: str
-    caption: str
-
-
 def extract(answer: str) -> list[Claim]:
     """Every figure in the answer, in order."""
     table_cells = _table_cells(answer)
     periods = mentions(answer)
     sentences = _sentences(answer)
-    tokens = [t for t in scan(answer)]
     claims: list[Claim] = []
-    figure_spans = []
-    for token in tokens:
-        cell = table_cells.get(_line_start(answer, token.start))
-        claim_parts = _read(answer, token, cell, table_cells, sentences)
-        if claim_parts is None:
-            continue
-        figure_spans.append(token)
-        claims.append(claim_parts)
+    for token in scan(answer):
+        line = table_cells.get(_line_start(answer, token.start))
+        claim = _read(answer, token, line, sentences)
+        if claim is not None:
+            claims.append(claim)
     return _with_periods(answer, claims, periods, sentences, table_cells)
 
 
@@ -213,11 +202,33 @@ def _split_cells(line: str, offset: int) -> list[tuple[int, int]]:
 # One token to one claim
 
 
+_PROSE_SCALE = re.compile(
+    r"\((?:in[ \u00a0])?(?:USD|US\$|\$|EUR|dollars)?[ \u00a0]?(?:thousands|millions|billions|"
+    r"M|MM|K|B|bn|mn)\)|\bin[ \u00a0](?:USD[ \u00a0])?(?:thousands|millions|billions)\b",
+    re.IGNORECASE,
+)
+
+
+def _clause(text: str, start: int, end: int, pos: int) -> tuple[int, int]:
+    left, right = start, end
+    for m in _CLAUSE_BREAK.finditer(text, start, end):
+        if m.end() <= pos:
+            left = m.end()
+        elif m.start() >= pos:
+            right = m.start()
+            break
+    return left, right
+
+
+def _prose_scale(sentence: str) -> float | None:
+    m = _PROSE_SCALE.search(sentence)
+    return declared_scale(m.group(0).replace("(", "(in ")) if m else None
+
+
 def _read(
     answer: str,
     token: Token,
     line: _TableLine | None,
-    tables: dict[int, _TableLine],
     sentences: Sequence[_Span],
 ) -> Claim | None:
     column = None
@@ -233,27 +244,40 @@ def _read(
             corner = line.header[0] if line.header else ""
     in_table = line is not None and column is not None and column > 0
     declared = None
-    declared_percent = declared_multiple = False
+    declared_percent = declared_multiple = per_share_cell = False
     if in_table:
         for text in (label, header, corner, caption):
             if declared is None:
                 declared = declared_scale(text)
         unit_text = f"{label} {header}"
+        per_share_cell = bool(
+            re.search(r"\bEPS\b|per[ -]share|dividends? per|\bprice\b", unit_text, re.I)
+        )
+        if per_share_cell:
+            declared = None
         declared_percent = bool(re.search(r"\(%\)|%|\bmargin\b|\bgrowth\b", unit_text, re.I))
         declared_multiple = bool(re.search(r"\(x\)", unit_text, re.I))
+    s_index = _sentence_of(sentences, token.start)
+    if not in_table and not (token.currency or token.scale_word or token.percent or token.bps):
+        # "Quarterly revenue (USD millions): Q2 868.8, Q3 942.1": a sentence may declare the
+        # scale of the bare numbers in it.
+        sentence_span = sentences[s_index]
+        declared = _prose_scale(answer[sentence_span.start : sentence_span.end])
     skip = token.skip
-    if in_table and skip in ("small count",) and (declared or declared_percent):
+    if skip in ("small count",) and (declared or declared_percent):
         skip = None
     if in_table and line is not None and column == 0:
         return None
     if skip is not None:
         return None
-    s_index = _sentence_of(sentences, token.start)
     sentence = sentences[s_index]
     before = answer[max(sentence.start, token.start - 80) : token.start]
+    # The words of the figure's own clause name what it measures ("..., and Q1 product
+    # revenue grew 26%" does not draw on the EPS of the clause before).
+    clause_start, clause_end = _clause(answer, sentence.start, sentence.end, token.start)
     words = frozenset(
-        _WORD.findall(answer[sentence.start : sentence.end].lower())
-        + (_WORD.findall(f"{label} {header}".lower()) if in_table else [])
+        _WORD.findall(answer[clause_start:clause_end].lower())
+        + (_WORD.findall(f"{label} {header} {caption}".lower()) if in_table else [])
     )
     mantissa = token.mantissa
     decimals = token.decimals
@@ -337,6 +361,40 @@ def _read(
 # Stated periods
 
 
+_CLAUSE_BREAK = re.compile(
+    r",[ \u00a0]+(?:and|but|while|whereas|although|though)\b|;|[ \u00a0]+(?:while|whereas)\b|"
+    r"[ \u00a0]—[ \u00a0]|\.[ \u00a0]",
+    re.IGNORECASE,
+)
+# A figure introduced as the thing compared against: "up 6.4% from $391.0 billion", "below
+# a year earlier ($152.3 million)".
+_COMPARED_BEFORE = re.compile(
+    r"(?:(?:\bfrom|\bvs\.?|\bversus|\bcompared[ \u00a0](?:with|to)|\bagainst|\bthan|\(vs\.?)"
+    r"[ \u00a0]+(?:(?:the|a|an|its|their|last|prior|previous|year-earlier|year-ago)[ \u00a0]+)*"
+    r"|(?:a[ \u00a0]year[ \u00a0](?:earlier|ago|before)|(?:the[ \u00a0])?prior[- ]year|"
+    r"year[- ]ago|last[ \u00a0]year|(?:the[ \u00a0])?previous[ \u00a0]year)"
+    r"[ \u00a0]*[(:,]?[ \u00a0]*)$",
+    re.IGNORECASE,
+)
+# A clause about the year before the one the paragraph is about: "A year earlier it paid
+# $3.1 billion". Its figures are for the paragraph's period less a year.
+_YEAR_EARLIER = re.compile(
+    r"\b(?:a[ \u00a0]year[ \u00a0](?:earlier|ago|before)|in[ \u00a0]the[ \u00a0]"
+    r"(?:prior|previous|year-ago)[ \u00a0](?:year|quarter|period)|the[ \u00a0]year[ \u00a0]before|"
+    r"last[ \u00a0]year)\b",
+    re.IGNORECASE,
+)
+_COMPARED_AFTER = re.compile(
+    r"^[ \u00a0]*(?:\([^)]*\)[ \u00a0]*)?(?:a[ \u00a0]year[ \u00a0](?:earlier|ago|before)|"
+    r"in[ \u00a0]the[ \u00a0](?:prior|previous|year-ago)[ \u00a0](?:year|quarter|period)|"
+    r"the[ \u00a0](?:prior|previous)[ \u00a0](?:year|quarter)|last[ \u00a0]year|previously|"
+    r"two[ \u00a0]years[ \u00a0]ago|a[ \u00a0]quarter[ \u00a0]earlier)",
+    re.IGNORECASE,
+)
+_EVENT_DATE = re.compile(r"\bon[ \u00a0]+$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]")
+
+
 def _with_periods(
     answer: str,
     claims: list[Claim],
@@ -346,111 +404,219 @@ def _with_periods(
 ) -> list[Claim]:
     figure_spans = [(c.start, c.end) for c in claims]
     periods = [m for m in periods if not any(s <= m.start < e for s, e in figure_spans)]
-    by_sentence: dict[int, list[Mention]] = {}
-    for m in periods:
-        by_sentence.setdefault(_sentence_of(sentences, m.start), []).append(m)
-    claims_by_sentence: dict[int, list[Claim]] = {}
-    for c in claims:
-        claims_by_sentence.setdefault(c.sentence, []).append(c)
+    paragraphs = paragraph_starts(answer)
+    # A period written right after a figure ("$416.2 billion in FY2025", "$1.19 (FY2024)")
+    # is that figure's: it does not also open the sentence for the figures around it.
+    owned = {
+        id(m)
+        for claim in claims
+        if not claim.in_table
+        and (m := _attached_after(answer, claim, claims, periods, sentences)) is not None
+    }
+    asides = _asides(answer, claims, periods, sentences)
     out: list[Claim] = []
     for claim in claims:
         period, strength = _stated_period(
-            answer, claim, by_sentence, claims_by_sentence, sentences, tables
+            answer, claim, claims, periods, sentences, tables, owned, asides
         )
-        out.append(_replace_period(claim, period, strength))
+        if period is None and not claim.in_table:
+            earlier = _YEAR_EARLIER.search(
+                answer, *_clause(answer, *_bounds(sentences, claim), claim.start)
+            )
+            if earlier is not None or not _compared(answer, claim):
+                period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
+                if earlier is not None and period is not None:
+                    period = _year_before(period)
+                strength = 1 if period is not None else 0
+        out.append(replace(claim, period=period, period_strength=strength))
     return out
 
 
-def _replace_period(claim: Claim, period: StatedPeriod | None, strength: int) -> Claim:
-    return Claim(
-        claim.text,
-        claim.start,
-        claim.end,
-        claim.value,
-        claim.unit,
-        claim.kind,
-        claim.kinds,
-        claim.mantissa,
-        claim.decimals,
-        claim.scales,
-        claim.half_unit,
-        period,
-        strength if period is not None else 0,
-        claim.sentence,
-        claim.words,
-        claim.in_table,
-        claim.row,
-        claim.column,
-        claim.sentence_text,
+def _attached_after(
+    answer: str,
+    claim: Claim,
+    claims: Sequence[Claim],
+    periods: Sequence[Mention],
+    sentences: Sequence[_Span],
+) -> Mention | None:
+    sentence = sentences[claim.sentence]
+    first = next((m for m in periods if claim.end <= m.start < sentence.end), None)
+    if first is None:
+        return None
+    if any(c is not claim and claim.end <= c.start < first.start for c in claims):
+        return None
+    if _LABELS_NEXT.match(answer, first.end):
+        return None
+    return first if _ATTACHED_AFTER.match(answer[claim.end : first.start]) else None
+
+
+def _bounds(sentences: Sequence[_Span], claim: Claim) -> tuple[int, int]:
+    sentence = sentences[claim.sentence]
+    return sentence.start, sentence.end
+
+
+def _year_before(period: StatedPeriod) -> StatedPeriod | None:
+    """The same period a year earlier ("a year earlier it paid ..."), as far as it is known."""
+    if period.ttm or period.year is None:
+        return None
+    return StatedPeriod(
+        period.year - 1,
+        period.fiscal,
+        period.quarter,
+        None,
+        f"a year before {period.text}",
+        period.month,
+        None,
+        period.first_year - 1 if period.first_year else None,
     )
 
 
-def _single(found: list[Mention]) -> StatedPeriod | None:
-    distinct = {(m.period.year, m.period.quarter, m.period.end) for m in found}
-    return found[0].period if len(distinct) == 1 else None
+def paragraph_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer(r"\n[ \t]*\n", text)]
+
+
+def _compared(answer: str, claim: Claim) -> bool:
+    before = answer[max(0, claim.start - 40) : claim.start]
+    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]))
+
+
+_TOPIC_SHIFT = re.compile(
+    r"[ \t*_-]*(?:separately|in addition|additionally|meanwhile|elsewhere|also|besides|"
+    r"on another note|unrelated)\b",
+    re.IGNORECASE,
+)
+
+
+def _inherited(
+    answer: str,
+    claim: Claim,
+    periods: Sequence[Mention],
+    paragraphs: Sequence[int],
+    sentences: Sequence[_Span],
+    asides: set[int],
+) -> StatedPeriod | None:
+    """The one period a paragraph, or the lead-in of a list, is about, if it names only one
+    (leaving out asides: periods in parentheses and the periods of comparisons)."""
+    sentence = sentences[claim.sentence]
+    if _TOPIC_SHIFT.match(answer, sentence.start):
+        return None
+    start = max(p for p in paragraphs if p <= claim.start)
+    named = [m for m in periods if start <= m.start < sentence.start and id(m) not in asides]
+    if not named:
+        line_start = _line_start(answer, claim.start)
+        if not (_LIST_ITEM.match(answer[line_start : line_start + 8]) and start > 0):
+            return None
+        # A list set off by a blank line from the line that introduces it.
+        lead_end = start - 1
+        while lead_end > 0 and answer[lead_end - 1] in "\n \t":
+            lead_end -= 1
+        lead_start = _line_start(answer, lead_end)
+        if not answer[lead_start:lead_end].rstrip().endswith(":"):
+            return None
+        named = [m for m in periods if lead_start <= m.start < lead_end and id(m) not in asides]
+    distinct = {m.period.key for m in named}
+    return named[0].period if len(distinct) == 1 else None
+
+
+def _asides(
+    answer: str,
+    claims: Sequence[Claim],
+    periods: Sequence[Mention],
+    sentences: Sequence[_Span],
+) -> set[int]:
+    """Mentions that do not set a paragraph's period: in parentheses, after "vs" or "from",
+    or attached to a figure that is itself a comparison."""
+    out: set[int] = set()
+    for m in periods:
+        line_start = _line_start(answer, m.start)
+        before = answer[line_start : m.start]
+        if before.count("(") > before.count(")"):
+            out.add(id(m))
+        elif _COMPARED_BEFORE.search(answer[max(line_start, m.start - 30) : m.start]):
+            out.add(id(m))
+        elif m.period.day is not None and _EVENT_DATE.search(answer, max(0, m.start - 4), m.start):
+            # "on December 23, 2021": the day of an event, not the period a paragraph is about
+            out.add(id(m))
+    for claim in claims:
+        if not claim.in_table and _compared(answer, claim):
+            attached = _attached_after(answer, claim, claims, periods, sentences)
+            if attached is not None:
+                out.add(id(attached))
+    return out
+
+
+def _first(found: list[Mention]) -> StatedPeriod | None:
+    return found[0].period if found else None
 
 
 def _stated_period(
     answer: str,
     claim: Claim,
-    by_sentence: dict[int, list[Mention]],
-    claims_by_sentence: dict[int, list[Claim]],
+    claims: Sequence[Claim],
+    periods: Sequence[Mention],
     sentences: Sequence[_Span],
     tables: dict[int, _TableLine],
+    owned: set[int],
+    asides: set[int],
 ) -> tuple[StatedPeriod | None, int]:
     if claim.in_table:
         line = tables.get(_line_start(answer, claim.start))
         if line is not None and claim.column is not None:
             column = claim.column[1]
             header = line.header[column] if column < len(line.header) else ""
-            found = _single(mentions(header))
+            found = _first(mentions(header))
             if found is not None:
                 return found, 3
             label = answer[line.cells[0][0] : line.cells[0][1]]
-            found = _single(mentions(label))
+            found = _first(mentions(label))
             if found is not None:
                 return found, 3
-            found = _single(mentions(line.caption))
+            found = _first(mentions(line.caption))
             return (found, 1) if found is not None else (None, 0)
-    in_sentence = by_sentence.get(claim.sentence, [])
-    others = [c for c in claims_by_sentence.get(claim.sentence, []) if c is not claim]
     sentence = sentences[claim.sentence]
-    text = answer[sentence.start : sentence.end]
-    if in_sentence:
-        # "... were $416.2 billion and $391.0 billion for FY2025 and FY2024, respectively."
-        if "respectively" in text.lower():
-            figures = sorted([claim, *others], key=lambda c: c.start)
-            same = [c for c in figures if c.kind == claim.kind]
-            if len(same) == len(in_sentence):
-                return in_sentence[same.index(claim)].period, 3
-        after = [m for m in in_sentence if m.start >= claim.end]
-        before = [m for m in in_sentence if m.end <= claim.start]
-        if after:
-            first = after[0]
-            between = answer[claim.end : first.start]
-            if _ATTACHED_AFTER.match(between) and not any(
-                claim.end <= o.start < first.start for o in others
-            ):
-                return first.period, 3
-        if before:
-            last = before[-1]
-            if not any(last.end <= o.start < claim.start for o in others):
-                return last.period, 2
-            opening = before[0]
-            if opening.start - sentence.start <= 40:
-                return opening.period, 1
-        if not before and after:
-            return after[0].period, 1
+    in_sentence = [m for m in periods if sentence.start <= m.start < sentence.end]
+    if not in_sentence:
         return None, 0
-    # A list item takes the period of the line that introduces the list.
-    line_start = _line_start(answer, claim.start)
-    if re.match(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]", answer[line_start : line_start + 8]):
-        back = line_start - 1
-        while back > 0:
-            prev_start = _line_start(answer, back)
-            prev = answer[prev_start:back]
-            if prev.strip() and not re.match(r"[ \t]*(?:[-*+•]|[0-9]+[.)])[ \t]", prev):
-                found = _single(mentions(prev))
-                return (found, 1) if found is not None else (None, 0)
-            back = prev_start - 1
+    others = [c for c in claims if c is not claim and c.sentence == claim.sentence]
+    text = answer[sentence.start : sentence.end]
+    # "... were $416.2 billion and $391.0 billion for FY2025 and FY2024, respectively."
+    if "respectively" in text.lower():
+        same = sorted([c for c in [claim, *others] if c.kind == claim.kind], key=lambda c: c.start)
+        if len(same) == len(in_sentence):
+            return in_sentence[same.index(claim)].period, 3
+
+    def figure_between(a: int, b: int) -> bool:
+        return any(a <= o.start < b for o in others)
+
+    def broken(a: int, b: int) -> bool:
+        return _CLAUSE_BREAK.search(answer, a, b) is not None
+
+    attached = _attached_after(answer, claim, claims, periods, sentences)
+    if attached is not None:
+        return attached.period, 3
+    after = [m for m in in_sentence if m.start >= claim.end and id(m) not in owned | asides]
+    before = [m for m in in_sentence if m.end <= claim.start and id(m) not in owned]
+    if before:
+        last = before[-1]
+        if not figure_between(last.end, claim.start) and not broken(last.end, claim.start):
+            return last.period, 2
+    # "it rose 125.9% in FY2024 (to $130.5 billion)": a parenthesis right after a period
+    # elaborates on that period.
+    prior = [m for m in in_sentence if m.end <= claim.start]
+    if prior and re.fullmatch(
+        r"[ \u00a0]*\((?:[a-z]+[ \u00a0]+){0,3}", answer[prior[-1].end : claim.start]
+    ):
+        return prior[-1].period, 2
+    if _compared(answer, claim):
+        return None, 0
+    before = [m for m in before if id(m) not in asides]
+    if before:
+        # The sentence's first period governs it, across "..., and ..." too when it opens
+        # the sentence and no other period is named before the figure.
+        opening = before[0]
+        leads = opening.start - sentence.start <= 12 and len(before) == 1
+        if leads or not broken(opening.end, claim.start):
+            return opening.period, 1
+    if after and not broken(claim.end, after[0].start):
+        return after[0].period, 1
     return None, 0

@@ -72,26 +72,19 @@ def _rank(claim: Claim, match: Match) -> tuple[int, int, int, float]:
     return (relevance, exact_kind, 0 if found.from_ratio else 1, -error)
 
 
-_COMPARING = re.compile(
-    r"\b(?:vs\.?|versus|compared|from|prior|previous|earlier|last year|year[- ]over[- ]year|"
-    r"yoy|y/y|up|down|against|than)\b",
-    re.IGNORECASE,
-)
-
-
-def _enforced_strength(claim: Claim) -> int:
-    """A period only the sentence's opening gives is trusted unless the sentence compares."""
-    return 2 if _COMPARING.search(claim.sentence_text) else 1
-
-
 def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
     found = list(candidates(claim, index))
     if not found:
         return DirectResult(None)
     stated = claim.period
-    if stated is not None and claim.period_strength >= _enforced_strength(claim):
+    if stated is not None and claim.period_strength >= 1:
         dated = [m for m in found if m.found.period is not None and m.found.period.known]
-        fits = [m for m in dated if compatible(stated, m.found.period)]  # type: ignore[arg-type]
+        fits = [
+            m
+            for m in dated
+            if m.found.period is not None
+            and compatible(stated, m.found.period, index.latest_end(m.found))
+        ]
         if dated and not fits:
             # Evidence that dates the number says it is another period's; the same number
             # without a date (a calculation's input, the question) is that number again.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SCALES: dict[str, float] = {
     "thousand": 1e3,
@@ -80,34 +80,35 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 
-# What may follow the number and changes its meaning, tried in this order at its end.
+# What may follow the number and changes its meaning, tried in this order at its end. A
+# single line break is a space (Markdown prose wraps).
 _PERCENT = re.compile(
-    r"[ \u00a0]?(?:%|percent(?:age[ \u00a0]points?)?\b|per[ \u00a0]cent\b|pct\b|"
-    r"percentage[ \u00a0]points?\b|ppts?\b|pp\b)",
+    r"[ \u00a0\n]?(?:%|percent(?:age[ \u00a0\n]points?)?\b|per[ \u00a0\n]cent\b|pct\b|"
+    r"percentage[ \u00a0\n]points?\b|ppts?\b|pp\b)",
     re.IGNORECASE,
 )
-_BPS = re.compile(r"[ \u00a0]?(?:bps|bp|basis[ \u00a0]points?)\b", re.IGNORECASE)
+_BPS = re.compile(r"[ \u00a0\n]?(?:bps|bp|basis[ \u00a0\n]points?)\b", re.IGNORECASE)
 _SCALE_WORD = re.compile(
-    r"[ \u00a0]?(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|trn|bil|mil)"
+    r"[ \u00a0\n]?(?P<w>thousands?|millions?|billions?|trillions?|mn|bn|tn|trn|bil|mil)"
     r"(?![A-Za-z])",
     re.IGNORECASE,
 )
 # Single letters only when glued to the number ("391.0B", "$5M", "12k"), never "5 m".
 _SCALE_LETTER = re.compile(r"(?P<w>MM|mm|[kKmMbBT])(?![A-Za-z0-9])")
-_MULTIPLE = re.compile(r"(?:[ \u00a0]?[x×](?![A-Za-z0-9])|[ \u00a0]times\b)")
+_MULTIPLE = re.compile(r"(?:[ \u00a0\n]?[x×](?![A-Za-z0-9])|[ \u00a0\n]times\b)")
 _CURRENCY_AFTER = re.compile(
-    r"[ \u00a0](?P<c>USD|EUR|GBP|JPY|CNY|RMB|CHF|INR|CAD|AUD|HKD|dollars?|euros?)\b",
+    r"[ \u00a0\n](?P<c>USD|EUR|GBP|JPY|CNY|RMB|CHF|INR|CAD|AUD|HKD|dollars?|euros?)\b",
     re.IGNORECASE,
 )
 _PER_SHARE = re.compile(
-    r"[ \u00a0](?:per|a|each)[ \u00a0]"
-    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0]\w)[ \u00a0])*(?:share|ADS|ADR)\b",
-    re.IGNORECASE,
+    r"[ \u00a0\n](?:per|a|each)[ \u00a0\n]"
+    r"(?:(?:diluted|basic|common|ordinary|class[ \u00a0]\w|[A-Z][A-Za-z.&-]*)[ \u00a0\n])*"
+    r"(?:share|ADS|ADR)\b",
 )
+# "15.1 billion shares", "58,228 Apple shares", "91,978 common shares outstanding".
 _SHARES = re.compile(
-    r"[ \u00a0](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of)[ \u00a0])*"
-    r"shares\b",
-    re.IGNORECASE,
+    r"[ \u00a0\n](?:(?:diluted|basic|common|ordinary|outstanding|weighted[- ]average|of|"
+    r"[A-Z][A-Za-z.&-]*)[ \u00a0\n]){0,3}(?:shares|Shares)\b",
 )
 
 # Words after which a number names something rather than measuring it.
@@ -187,8 +188,9 @@ _WORD_BEFORE = re.compile(r"([A-Za-z&][A-Za-z&.]*)[ \u00a0]+$")
 _LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?$")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One written number (a tuple: a filing holds thousands)."""
+
     start: int
     end: int
     text: str
@@ -221,10 +223,54 @@ class Token:
         return self.decimals == 0
 
 
+# A table cell that is one plain number: "416,161", "-12,715", "(4)%", "$1.02", "46.9%", "1.16x".
+_SIMPLE_CELL = re.compile(
+    r"(?P<open>\()?(?P<sign>[-−])?(?P<cur>\$)?(?P<num>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|"
+    r"[0-9]+(?:\.[0-9]+)?)(?P<close>\))?(?P<suffix>%|x)?"
+)
+
+
+def simple_cell(cell: str) -> Token | None:
+    """The one number a table cell holds, read without the full scanner; None when the cell
+    is anything else (then `scan` reads it)."""
+    m = _SIMPLE_CELL.fullmatch(cell)
+    if m is None or (m.group("open") is None) != (m.group("close") is None):
+        return None
+    num = m.group("num")
+    if "," not in num and "." not in num and len(num) == 4 and num[:2] in ("19", "20"):
+        return None  # a year: let the scanner decide
+    mantissa, decimals = _num_value(num)
+    negative = bool(m.group("sign") or m.group("open"))
+    suffix = m.group("suffix")
+    return Token(
+        start=0,
+        end=len(cell),
+        text=cell,
+        mantissa=-mantissa if negative else mantissa,
+        decimals=decimals,
+        grouped="," in num,
+        negative=negative,
+        currency="USD" if m.group("cur") else None,
+        scale=1.0,
+        scale_word=None,
+        percent=suffix == "%",
+        bps=False,
+        multiple=suffix == "x",
+        per_share=False,
+        shares=False,
+        skip=None,
+    )
+
+
 def _num_value(digits: str) -> tuple[float, int]:
     plain = digits.replace(",", "")
     decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
     return float(plain), decimals
+
+
+_DIGIT = re.compile(r"[0-9]")
+# The longest lead a number may have: "(-US$ " before its first digit.
+_LEAD = 8
 
 
 def scan(text: str, *, start: int = 0, end: int | None = None) -> Iterator[Token]:
@@ -232,7 +278,13 @@ def scan(text: str, *, start: int = 0, end: int | None = None) -> Iterator[Token
     stop = len(text) if end is None else end
     pos = start
     while pos < stop:
-        match = _NUMBER.search(text, pos, stop)
+        # Find the next digit with a cheap search, then read the number from a few characters
+        # before it (its sign, parenthesis or currency): the full pattern tried at every
+        # position of a long filing would cost far more.
+        digit = _DIGIT.search(text, pos, stop)
+        if digit is None:
+            return
+        match = _NUMBER.search(text, max(pos, digit.start() - _LEAD), stop)
         if match is None:
             return
         token = _token(text, match, stop)

@@ -154,6 +154,9 @@ def build_messages_params(
             params["tool_choice"] = {"type": "none"}
         elif isinstance(request.tool_choice, ForcedTool):
             params["tool_choice"] = {"type": "tool", "name": request.tool_choice.name}
+    if request.temperature is not None and not thinking_budget:
+        # With extended thinking the API accepts no temperature but its own. It has no seed.
+        params["temperature"] = request.temperature
     if thinking_budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         # The API rejects max_tokens <= budget_tokens; a small answer allowance (e.g. for a

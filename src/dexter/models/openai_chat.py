@@ -89,6 +89,18 @@ def _shorten(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE_CHARS else text[:_MAX_MESSAGE_CHARS] + "..."
 
 
+# OpenAI's reasoning models refuse any temperature but their own (HTTP 400); everything else
+# on the OpenAI wire takes one.
+_NO_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def takes_temperature(profile: ServerProfile, model: str) -> bool:
+    """Whether to send a temperature: not to OpenAI's reasoning models at OpenAI's endpoint."""
+    return not (
+        profile.server_kind == "openai" and model.lower().startswith(_NO_TEMPERATURE_PREFIXES)
+    )
+
+
 def _body_field(body: object, key: str) -> str | None:
     if isinstance(body, Mapping):
         value = body.get(key)
@@ -523,6 +535,10 @@ class OpenAIChatModel(FollowsProfile):
         )
         if limit is not None:
             params[profile.output_limit_param] = limit
+        if request.temperature is not None and takes_temperature(profile, self._model_name):
+            params["temperature"] = request.temperature
+        if request.seed is not None:
+            params["seed"] = request.seed
         if self._extra_body:
             params.update(self._extra_body)
         return params

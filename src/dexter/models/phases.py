@@ -9,11 +9,12 @@ Call sites just call `stream` / `complete`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dexter.models.base import Model
 from dexter.models.recording import RecordingModel, Sink
 from dexter.models.retry import RetryPolicy, with_retry
+from dexter.models.tuning import Sampling
 from dexter.models.types import RetryNotice
 
 
@@ -28,6 +29,10 @@ class PhaseModels:
     fast_window: int | None
     sink: Sink
     retry: RetryPolicy
+    # How `main` and `fast` were tuned (an evaluation's temperature and seed, its response
+    # cache), so a mid-session model switch tunes the new clients the same way.
+    sampling: Sampling = field(default_factory=Sampling)
+    cached: bool = False
 
     def wrap(self, client: Model, phase: str) -> Model:
         return retried_and_recorded(client, self.retry, self.sink, phase)

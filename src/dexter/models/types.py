@@ -126,10 +126,15 @@ ToolChoice = Literal["auto", "none"] | ForcedTool
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
+    """One call. `temperature` and `seed`: None leaves the server's default (what every
+    interactive run does); evaluations set both so a run can be repeated."""
+
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
     tool_choice: ToolChoice = "auto"
     max_output_tokens: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
 
 
 # ---- stream chunks -------------------------------------------------------------------------

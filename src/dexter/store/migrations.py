@@ -247,6 +247,50 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         7,
+        "evaluation epochs, the process a run lives in, and the model response cache",
+        (
+            # Who runs an evaluation and when it last showed life: a run whose process died
+            # is told apart from one still running (and marked crashed).
+            "ALTER TABLE eval_runs ADD COLUMN pid INTEGER",
+            "ALTER TABLE eval_runs ADD COLUMN host TEXT",
+            "ALTER TABLE eval_runs ADD COLUMN heartbeat_at TEXT",
+            # Runs started by one command (`--model a --model b`) share a group.
+            "ALTER TABLE eval_runs ADD COLUMN group_id TEXT",
+            # A question may now be run several times (epochs): the key gains the epoch.
+            # SQLite cannot change a primary key in place, so the table is rebuilt.
+            """CREATE TABLE eval_results_epochs (
+                run_id TEXT NOT NULL REFERENCES eval_runs(id) ON DELETE CASCADE,
+                question_id TEXT NOT NULL,
+                epoch INTEGER NOT NULL DEFAULT 1,
+                position INTEGER NOT NULL,
+                category TEXT NOT NULL,
+                status TEXT NOT NULL,
+                score REAL,
+                result_json TEXT NOT NULL,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cost_usd REAL,
+                finished_at TEXT NOT NULL,
+                PRIMARY KEY (run_id, question_id, epoch)
+            )""",
+            "INSERT INTO eval_results_epochs (run_id, question_id, epoch, position, category, "
+            "status, score, result_json, input_tokens, output_tokens, cost_usd, finished_at) "
+            "SELECT run_id, question_id, 1, position, category, status, score, result_json, "
+            "input_tokens, output_tokens, cost_usd, finished_at FROM eval_results",
+            "DROP TABLE eval_results",
+            "ALTER TABLE eval_results_epochs RENAME TO eval_results",
+            # Model replies by a hash of the full request (see models/cache.py).
+            """CREATE TABLE model_responses (
+                key TEXT PRIMARY KEY,
+                model TEXT NOT NULL,
+                response_json TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                hits INTEGER NOT NULL DEFAULT 0
+            )""",
+        ),
+    ),
+    Migration(
+        8,
         "how each answer's figures were checked (null: not checked)",
         ("ALTER TABLE turns ADD COLUMN verification_json TEXT",),
     ),

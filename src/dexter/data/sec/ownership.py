@@ -123,8 +123,13 @@ def parse_ownership_document(
     url: str,
     accession_number: str | None = None,
     filing_date: str | None = None,
+    form: str | None = None,
 ) -> OwnershipFiling:
-    """Issuer, reporting owners, transactions and holdings of one Form 3, 4 or 5 XML document."""
+    """Issuer, reporting owners, transactions and holdings of one Form 3, 4 or 5 XML document.
+
+    `form` is the form type as EDGAR's filing list gives it ("4/A", "5"); the document's own
+    `documentType` is used when it is not given. Transaction rows of both tables become trades
+    and holding rows holdings, whatever the form: a Form 5 has both kinds in both tables."""
     root = parse_xml(xml, what="ownership document (Form 3/4/5)", url=url)
     if local_name(root.tag) != "ownershipDocument":
         raise UpstreamError(
@@ -132,7 +137,7 @@ def parse_ownership_document(
             url=url,
             hint="Use the filing's raw XML, not the XSL-rendered page (see ownership_xml_name).",
         )
-    form = text(root, "documentType") or "4"
+    form = (form or "").strip().upper() or text(root, "documentType") or "4"
     ticker = (text(root, "issuer", "issuerTradingSymbol") or "").upper()
     issuer = text(root, "issuer", "issuerName")
     source = Source(
@@ -250,6 +255,7 @@ def _trade(row: ET.Element, ctx: _Context) -> InsiderTrade:
         security_title=_value(row, "securityTitle"),
         direct_or_indirect=_value(row, "ownershipNature", "directOrIndirectOwnership"),
         filing_date=ctx.filing_date,
+        form_type=ctx.form,
         source=ctx.source,
     )
 

@@ -20,12 +20,14 @@ from dexter.data.models import (
     Company,
     FactPoint,
     Filing,
+    FilingList,
     FilingSection,
     FinancialMetrics,
+    HistoryGap,
+    Holdings,
     IncomeStatement,
     InsiderTrade,
     InsiderTrades,
-    InstitutionalHolding,
     NewsItem,
     Period,
     Price,
@@ -35,7 +37,7 @@ from dexter.data.models import (
 )
 from dexter.data.provider import Capability
 from dexter.data.sec import urls
-from dexter.data.sec.history import XBRL_HISTORY, before_edgar
+from dexter.data.sec.history import XBRL_HISTORY, before_edgar, missing_history
 from dexter.data.settings import DataSettings
 
 # The parsers for each kind of SEC document (facts, filings, Form 4, 13F, frames, full-text
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from dexter.data.sec.facts import FactsIndex
     from dexter.data.sec.filing_docs import DocumentEntry, DocumentText, FilingDocuments
     from dexter.data.sec.fulltext import SearchPage
+    from dexter.data.sec.submissions import SubmissionsPage
     from dexter.data.sec.tickers import TickerTable
 
 T = TypeVar("T")
@@ -60,6 +63,9 @@ FRAMES_TTL = 24 * 3600.0
 SEC_PAGE_TTL = 15 * 60.0
 MAX_OLDER_PAGES = 5
 MAX_FORM4_FILINGS = 40
+# Insider transactions are reported on Form 4 (within two business days) and Form 5 (the
+# annual catch-up); amendments (4/A, 5/A) are read too.
+OWNERSHIP_FORMS = ("4", "5")
 
 SEC_403_HINT = (
     "The SEC refuses requests without a declared user agent and blocks clients that send more "
@@ -392,11 +398,15 @@ class SecEdgarProvider:
         filed_gte: str | None = None,
         filed_lte: str | None = None,
         items: list[str] | None = None,
-    ) -> list[Filing]:
+    ) -> FilingList:
         """Newest first; older history pages are fetched only when the recent list is short.
 
         `filed_gte` / `filed_lte` bound the filing date; `items` keeps 8-Ks reporting any of
-        those items (2.02 results, 5.02 officers …). The as-of date caps `filed_lte`."""
+        those items (2.02 results, 5.02 officers …). The as-of date caps `filed_lte`.
+
+        An older page that fails to load (404, 5xx, timeout, damaged JSON) ends the paging: what
+        loaded is returned with the gap named (`FilingList.gaps`), and when nothing matched
+        the error says what could not be read, since "no such filings" would be a guess."""
         from dexter.data.sec.submissions import filings_from_submissions, older_pages
 
         company = await self.company(ticker)
@@ -417,20 +427,32 @@ class SecEdgarProvider:
             )
             if keep(f)
         ][:limit]
-        for page in older_pages(data)[:MAX_OLDER_PAGES] if page_back else ():
+        gaps: list[HistoryGap] = []
+        pages = older_pages(data) if page_back else []
+        # Pages wholly after the range hold nothing wanted; pages wholly before it end the walk.
+        if filed_lte is not None:
+            pages = [p for p in pages if not p.starts_after(filed_lte)]
+        if filed_gte is not None:
+            pages = [p for p in pages if p.reaches_back_to(filed_gte)]
+        for read, page in enumerate(pages):
             if len(found) >= limit:
                 break
-            if filed_gte is not None and not page.reaches_back_to(filed_gte):
+            url = urls.submissions_page(page.name, self._data)
+            if read == MAX_OLDER_PAGES:
+                gaps.append(
+                    _gap(
+                        page,
+                        url,
+                        f"Dexter reads at most {MAX_OLDER_PAGES} older pages per request",
+                        False,
+                    )
+                )
                 break
             try:
-                page_data = await self.http.get_json(
-                    urls.submissions_page(page.name, self._data), ttl=SUBMISSIONS_TTL
-                )
-            except NotFound:
-                break  # history ends where the SEC stops serving pages
-            found += [
-                f
-                for f in filings_from_submissions(
+                page_data = await self.http.get_json(url, ttl=SUBMISSIONS_TTL)
+                if not isinstance(page_data, dict):
+                    raise UpstreamError("SEC submissions page is not a JSON object.", url=url)
+                rows = filings_from_submissions(
                     page_data,
                     ticker=company.ticker,
                     forms=forms,
@@ -439,9 +461,41 @@ class SecEdgarProvider:
                     include_amendments=include_amendments,
                     cik=company.cik,
                 )
-                if keep(f)
-            ][: limit - len(found)]
-        return found[:limit]
+            except NotFound:
+                reason = "the SEC answered 'not found' (HTTP 404), though the history lists it"
+                gaps.append(_gap(page, url, reason, True))
+                break
+            except DataError as error:
+                gaps.append(_gap(page, url, error.message.rstrip("."), True))
+                break
+            found += [f for f in rows if keep(f)][: limit - len(found)]
+        if gaps and not found:
+            raise self._unread_history(company, gaps, forms, filed_gte, filed_lte)
+        return FilingList(found[:limit], gaps)
+
+    def _unread_history(
+        self,
+        company: Company,
+        gaps: list[HistoryGap],
+        forms: list[str] | None,
+        gte: str | None,
+        lte: str | None,
+    ) -> DataError:
+        """Nothing matched in the history that loaded, and part of it did not: an error
+        naming that part, not an empty list that reads as "there are none"."""
+        what = " or ".join(forms) if forms else "filing"
+        when = ""
+        if gte and lte:
+            when = f" filed from {gte} to {lte}"
+        elif gte or lte:
+            when = f" filed on or {'after' if gte else 'before'} {gte or lte}"
+        message = (
+            f"No {what} of {company.name}{when} is in the part of its EDGAR filing history that "
+            f"could be read. {missing_history(gaps)}"
+        )
+        if any(gap.failed for gap in gaps):
+            return UpstreamError(message, url=gaps[0].url)
+        return NotFound(message)
 
     # -- filing documents and full-text search ---------------------------------------------
 
@@ -673,7 +727,16 @@ class SecEdgarProvider:
                     "is in its EDGAR filing history.",
                     hint=before_edgar(self.as_of),
                 ) from None
-            filing = _choose_filing(older, form=form, year=year, accession=accession_number)
+            try:
+                filing = _choose_filing(older, form=form, year=year, accession=accession_number)
+            except NotFound as missing:
+                if not older.gaps:
+                    raise
+                # The filing may be on the page that did not load: say that, not "no such 10-K".
+                said = f"{missing.message} {missing_history(older.gaps)}"
+                if older.failed_gaps:
+                    raise UpstreamError(said, url=older.gaps[0].url, hint=missing.hint) from None
+                raise NotFound(said, hint=missing.hint) from None
         html = await self.http.get_bytes(filing.url, ttl=FOREVER)
         text = await asyncio.to_thread(html_to_text, html)
         section = extract_item(text, form, item)
@@ -696,10 +759,16 @@ class SecEdgarProvider:
         )
 
     async def insider_trades(self, ticker: str, *, limit: int = 20) -> InsiderTrades:
+        """Transactions from Forms 4 and 5 and their amendments, newest first. Form 5 is the
+        annual catch-up for transactions exempt from or missed on Form 4 (gifts, small
+        acquisitions); its holdings-only rows are positions, not transactions, and stay out."""
         from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
 
         filings = await self.filings(
-            ticker, forms=["4"], limit=min(MAX_FORM4_FILINGS, limit), include_amendments=True
+            ticker,
+            forms=list(OWNERSHIP_FORMS),
+            limit=min(MAX_FORM4_FILINGS, limit),
+            include_amendments=True,
         )
 
         async def trades_of(filing: Filing) -> list[InsiderTrade]:
@@ -711,6 +780,7 @@ class SecEdgarProvider:
                 url=url,
                 accession_number=filing.accession_number,
                 filing_date=filing.filing_date,
+                form=filing.filing_type,
             )
             return parsed.trades
 
@@ -727,11 +797,13 @@ class SecEdgarProvider:
         if failures and not trades:
             raise failures[0]
         trades.sort(key=lambda t: (t.transaction_date or "", t.filing_date or ""), reverse=True)
-        return InsiderTrades(trades[:limit], [str(failure) for failure in failures])
+        return InsiderTrades(trades[:limit], [str(failure) for failure in failures], filings.gaps)
 
     async def institutional_holdings(
-        self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int = 50
-    ) -> list[InstitutionalHolding]:
+        self, *, filer_cik: str | None = None, ticker: str | None = None, limit: int | None = 50
+    ) -> Holdings:
+        """The latest 13F-HR's positions, largest value first: `limit` of them (None: all),
+        with the whole report's count and value so a cut list can say what it left out."""
         from dexter.data.sec.filing_index import find_information_table, parse_filing_index
         from dexter.data.sec.holdings13f import parse_information_table
         from dexter.data.sec.submissions import company_info, filings_from_submissions
@@ -771,8 +843,11 @@ class SecEdgarProvider:
             accession_number=filing.accession_number,
             url=table.url,
         )
+        # Largest value first (a stable sort: equal values keep the table's order).
         rows.sort(key=lambda h: h.value_usd or 0, reverse=True)
-        return rows[:limit]
+        shown = rows if limit is None else rows[:limit]
+        total = sum(h.value_usd or 0 for h in rows)
+        return Holdings(shown, total_count=len(rows), total_value_usd=total)
 
     async def _filer(self, filer: str) -> tuple[str, str]:
         text = filer.strip()
@@ -832,6 +907,17 @@ class SecEdgarProvider:
         self, ticker: str, *, period: Period = "annual", limit: int = 4
     ) -> list[dict[str, Any]]:
         raise Unavailable("Segment breakdowns are not in the SEC's companyfacts data.")
+
+
+def _gap(page: SubmissionsPage, url: str, reason: str, failed: bool) -> HistoryGap:
+    return HistoryGap(
+        page=page.name,
+        url=url,
+        filed_from=page.filing_from,
+        filed_to=page.filing_to,
+        reason=reason,
+        failed=failed,
+    )
 
 
 def _filing_filter(

@@ -32,6 +32,11 @@ class SubmissionsPage(Record):
         """True when this page holds filings on or after `date` (so it is worth fetching)."""
         return self.filing_to is None or self.filing_to >= date
 
+    def starts_after(self, date: str) -> bool:
+        """True when every filing on this page is later than `date` (so a range ending on
+        `date` needs nothing from it)."""
+        return self.filing_from is not None and self.filing_from > date
+
 
 class CompanyInfo(Record):
     """Who the filer is, from the top of its submissions file."""

@@ -18,7 +18,8 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from dexter.data.errors import DataError
-from dexter.data.models import Company, Period, StatementBase
+from dexter.data.models import Company, FilingList, Holdings, Period, StatementBase
+from dexter.data.models import InsiderTrades as ResultTrades
 from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.sec import urls as sec_urls
@@ -352,7 +353,12 @@ class HoldingsArgs(CallArgs):
         description="A held company (ticker or name), to list institutions holding it; give "
         "this or filer, not both.",
     )
-    limit: Limit200 = Field(25, description="Positions to return, largest value first (max 200).")
+    limit: Limit200 = Field(25, description="Positions to list, largest value first (max 200).")
+    all: bool = Field(
+        False,
+        description="List every position of the filer's report instead of the largest `limit` "
+        "(a large manager holds thousands).",
+    )
 
 
 class PricesArgs(CompanyArgs):
@@ -589,14 +595,14 @@ class Filings(DataCall[FilingsArgs]):
         content = format_filings(found, ledger=ctx.sources, company=company)
         if self.router.as_of is not None:
             content += f"\n(As of {self.router.as_of.isoformat()}: later filings are hidden.)"
-        return ToolResult(
-            content=content,
-            data={
-                "company": company.model_dump(mode="json"),
-                "count": len(found),
-                "records": _dump(found),
-            },
-        )
+        data: dict[str, Any] = {
+            "company": company.model_dump(mode="json"),
+            "count": len(found),
+            "records": _dump(found),
+        }
+        if isinstance(found, FilingList) and found.gaps:
+            data["incomplete"] = _dump(found.gaps)
+        return ToolResult(content=content, data=data)
 
 
 def _filing_filters(gte: str | None, lte: str | None, items: list[str] | None) -> dict[str, Any]:
@@ -754,32 +760,38 @@ def _same_person(query: str, name: str) -> bool:
 class InsiderTrades(DataCall[InsiderArgs]):
     name: ClassVar[str] = "insider_trades"
     description: ClassVar[str] = (
-        "Insider transactions (SEC Form 4) for one company: who bought, sold or was awarded "
-        "shares, when, how many and at what price, with totals by type."
+        "Insider transactions (SEC Forms 4 and 5) for one company: who bought, sold, gave or "
+        "was awarded shares, when, how many and at what price, with totals by type."
     )
     Args: ClassVar[type[BaseModel]] = InsiderArgs
     capability: ClassVar[Capability] = Capability.INSIDER_TRADES
 
     async def fetch(self, args: InsiderArgs, ctx: ToolContext) -> ToolResult:
         company = await self.company(args.company)
-        trades = await self.router.insider_trades(company.ticker, limit=args.limit)
-        fetched = len(trades)
+        fetched = await self.router.insider_trades(company.ticker, limit=args.limit)
+        trades = fetched
         if args.insider:
-            trades = [t for t in trades if _same_person(args.insider, t.name)]
+            mine = [t for t in fetched if _same_person(args.insider, t.name)]
+            # Filtered, but still carrying what could not be read, so the output says so.
+            if isinstance(fetched, ResultTrades):
+                trades = ResultTrades(mine, fetched.failures, fetched.gaps)
+            else:
+                trades = mine
         content = format_insider_trades(trades, ledger=ctx.sources, company=company)
         if args.insider:
             content += (
-                f"\nFiltered to {args.insider!r}: {len(trades)} of the {fetched} most recent "
+                f"\nFiltered to {args.insider!r}: {len(trades)} of the {len(fetched)} most recent "
                 "transactions fetched."
             )
-        return ToolResult(
-            content=content,
-            data={
-                "company": company.model_dump(mode="json"),
-                "count": len(trades),
-                "records": _dump(trades),
-            },
-        )
+        data: dict[str, Any] = {
+            "company": company.model_dump(mode="json"),
+            "count": len(trades),
+            "records": _dump(trades),
+        }
+        if isinstance(fetched, ResultTrades) and (fetched.failures or fetched.gaps):
+            data["unread_filings"] = fetched.failures
+            data["incomplete"] = _dump(fetched.gaps)
+        return ToolResult(content=content, data=data)
 
 
 class InstitutionalHoldings(DataCall[HoldingsArgs]):
@@ -800,22 +812,29 @@ class InstitutionalHoldings(DataCall[HoldingsArgs]):
                 "company (for the institutions holding it)."
             )
         company: Company | None = None
+        limit = None if args.all else args.limit
         if held:
             company = await self.company(held)
-            rows = await self.router.institutional_holdings(ticker=company.ticker, limit=args.limit)
+            rows = await self.router.institutional_holdings(ticker=company.ticker, limit=limit)
         else:
             cik = filer if filer.isdigit() else await self._filer_cik(filer)
-            rows = await self.router.institutional_holdings(filer_cik=cik, limit=args.limit)
-        content = format_holdings(rows, ledger=ctx.sources, company=company)
-        return ToolResult(
-            content=content,
-            data={
-                "company": company.model_dump(mode="json") if company else None,
-                "filer": filer or None,
-                "count": len(rows),
-                "records": _dump(rows),
-            },
+            rows = await self.router.institutional_holdings(filer_cik=cik, limit=limit)
+        # Every position asked for is listed: the limit is the model's own choice of length.
+        content = format_holdings(
+            rows, ledger=ctx.sources, company=company, max_rows=max(len(rows), 1)
         )
+        data: dict[str, Any] = {
+            "company": company.model_dump(mode="json") if company else None,
+            "filer": filer or None,
+            "count": len(rows),
+            "records": _dump(rows),
+        }
+        if isinstance(rows, Holdings):
+            data["total_count"] = rows.total_count
+            data["total_value_usd"] = rows.total_value_usd
+            data["omitted_count"] = rows.omitted_count
+            data["omitted_value_usd"] = rows.omitted_value_usd
+        return ToolResult(content=content, data=data)
 
     async def _filer_cik(self, name: str) -> str:
         try:

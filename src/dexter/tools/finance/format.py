@@ -25,9 +25,13 @@ from dexter.data.models import (
     Company,
     FactPoint,
     Filing,
+    FilingList,
     FilingSection,
     FinancialMetrics,
+    HistoryGap,
+    Holdings,
     InsiderTrade,
+    InsiderTrades,
     InstitutionalHolding,
     NewsItem,
     Price,
@@ -37,6 +41,7 @@ from dexter.data.models import (
     StatementBase,
 )
 from dexter.data.sec import urls as sec_urls
+from dexter.data.sec.history import missing_history
 from dexter.tools.citations import SourceLedger
 from dexter.tools.untrusted import wrap_untrusted
 
@@ -424,8 +429,18 @@ def format_filings(
     lines = [f"## {who} — {len(filings)} filings, newest first"]
     lines += _table(["Form", "Filed", "Period", "Accession", "Description", "Source"], rows)
     lines.append("Use an accession number with filing_section to read an item of that filing.")
+    if isinstance(filings, FilingList) and filings.gaps:
+        lines.append(incomplete_history_note(filings.gaps))
     lines += _legend(ledger, ids)
     return "\n".join(lines)
+
+
+def incomplete_history_note(gaps: Sequence[HistoryGap]) -> str:
+    """The line that stops a list missing older filings from passing for the whole history."""
+    return (
+        f"INCOMPLETE: {missing_history(gaps)} Say so if the answer depends on older filings; "
+        "do not read this list as all there is."
+    )
 
 
 _STOP_WORDS = frozenset(
@@ -669,7 +684,14 @@ def format_insider_trades(
         return f"## {who} — insider trades\nNo insider transactions were found in recent filings."
     dates = sorted(d for t in trades if (d := t.transaction_date or t.filing_date))
     span = f", {dates[0]} to {dates[-1]}" if dates else ""
-    lines = [f"## {who} — insider trades (Forms 4), {len(trades)} transactions{span}"]
+    forms = Counter(_trade_form(t) for t in trades)
+    by_form = ", ".join(
+        f"{count} from Form {form}" for form, count in sorted(forms.items()) if form != NONE
+    )
+    lines = [
+        f"## {who} — insider trades (Forms 4 and 5), {len(trades)} transactions{span}"
+        + (f" ({by_form})" if by_form else "")
+    ]
 
     totals: dict[str, list[float]] = {}
     for t in trades:
@@ -704,6 +726,7 @@ def format_insider_trades(
         rows.append(
             [
                 _text(t.transaction_date or t.filing_date),
+                _trade_form(t),
                 _text(t.name),
                 _text(t.title or ("Director" if t.is_board_director else None)),
                 _text(_trade_type(t)),
@@ -719,6 +742,7 @@ def format_insider_trades(
     lines += _table(
         [
             "Date",
+            "Form",
             "Insider",
             "Role",
             "Type",
@@ -738,10 +762,24 @@ def format_insider_trades(
         )
     lines.append(
         "Units: shares in shares; prices and values in USD. Negative shares and values are "
-        "dispositions (sales, gifts, withholding)."
+        "dispositions (sales, gifts, withholding). Form: 4 is filed within two business days of "
+        "a trade; 5 is the annual statement of trades exempt from or missed on Form 4; /A an "
+        "amendment, which may repeat rows of the form it amends."
     )
+    if isinstance(trades, InsiderTrades):
+        if trades.failures:
+            lines.append(
+                f"INCOMPLETE: {len(trades.failures)} ownership filing(s) could not be read, so "
+                f"transactions may be missing; first: {trades.failures[0]}"
+            )
+        if trades.gaps:
+            lines.append(incomplete_history_note(trades.gaps))
     lines += _legend(ledger, ids)
     return "\n".join(lines)
+
+
+def _trade_form(trade: InsiderTrade) -> str:
+    return trade.form_type or (trade.source.form if trade.source else None) or NONE
 
 
 def format_holdings(
@@ -819,13 +857,38 @@ def format_holdings(
         )
     if len(holdings) > len(shown):
         lines.append(_showing(len(shown), len(holdings), "positions, largest value first"))
+    if isinstance(holdings, Holdings):
+        lines.append(_holdings_coverage(holdings, listed=len(shown)))
+    else:
+        lines.append(
+            f"Total value of the {len(holdings)} positions listed: USD "
+            f"{fmt_money_millions(total_value)} million."
+        )
     lines.append(
-        f"Total value of the {len(holdings)} positions listed: USD "
-        f"{fmt_money_millions(total_value)} million. Units: shares in shares (PRN = principal "
-        "amount); values in USD millions as reported on Form 13F."
+        "Units: shares in shares (PRN = principal amount); values in USD millions as reported "
+        "on Form 13F."
     )
     lines += _legend(ledger, ids)
     return "\n".join(lines)
+
+
+def _holdings_coverage(report: Holdings, *, listed: int) -> str:
+    """How much of the 13F report the table covers, with the count and value of what it
+    leaves out, so a cut list is never read as the whole portfolio."""
+    whole = f"USD {fmt_money_millions(report.total_value_usd)} million"
+    if listed >= report.total_count:
+        return f"All {report.total_count} positions of the report are listed; total value {whole}."
+    listed_value = sum(h.value_usd or 0 for h in report[:listed])
+    omitted_value = report.total_value_usd - listed_value
+    share = omitted_value / report.total_value_usd if report.total_value_usd else None
+    of_total = f" ({fmt_percent(share)} of the total)" if share is not None else ""
+    return (
+        f"TRUNCATED: the {listed} largest of the report's {report.total_count} positions by "
+        f"value are listed; the other {report.total_count - listed} positions, worth USD "
+        f"{fmt_money_millions(omitted_value)} million{of_total}, are not. Total value of all "
+        f"{report.total_count}: {whole}. Call again with a larger limit or all=true to list "
+        "them."
+    )
 
 
 # ---------------------------------------------------------------------------------------------

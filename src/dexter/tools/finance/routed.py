@@ -211,12 +211,12 @@ class GetMarketData(RoutedTool):
     name: ClassVar[str] = "get_market_data"
     description: ClassVar[str] = (
         "Market and ownership data: prices and quotes, company news, insider transactions "
-        "(Form 4) and institutional holdings (13F). Pass the whole request at once."
+        "(Forms 4 and 5) and institutional holdings (13F). Pass the whole request at once."
     )
     guidance: ClassVar[str] = (
         "Choose: current quote -> price_snapshot; history -> stock_prices with start_date and "
         "end_date; news -> company_news; insider buying or selling -> insider_trades; a fund's "
-        "portfolio -> institutional_holdings with the filer."
+        "portfolio -> institutional_holdings with the filer (all=true for every position)."
     )
 
 
