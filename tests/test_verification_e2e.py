@@ -10,6 +10,7 @@ without asking; `off` and `--no-verify` cost no model call at all.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -328,3 +329,25 @@ def test_a_scheduled_alert_goes_out_with_the_figure_marked(home: Path) -> None:
         "Apple's revenue in FY2024 was $391,305 million† [S1].\n\n"
         "† 1 figure could not be checked against the data: $391,305 million"
     )
+
+
+def test_a_failed_repair_call_keeps_the_first_answer_marked_and_the_json_whole(
+    home: Path,
+) -> None:
+    from dexter.cli.render import JsonRenderer
+    from dexter.models.errors import ErrorKind, ModelError
+
+    refused = ModelError(ErrorKind.BAD_REQUEST, "the server refused the request")
+    model = ScriptedModel([calls(FETCH), Reply(text=WRONG), refused])
+    events = asyncio.run(ask(model))
+    done = the_done(events)
+    assert model.calls_made == 3
+    assert done.answer == WRONG and done.error is None
+    assert done.verification is not None and done.verification.count("unsupported") == 1
+    # `--json`: the superseded round's text is sent after all, since it is the answer.
+    out = io.StringIO()
+    renderer = JsonRenderer(out)
+    for event in events:
+        renderer.handle(event)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert "".join(e["text"] for e in lines if e["type"] == "text") == WRONG
