@@ -344,12 +344,24 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         at += len(line) + 1
     blocks: list[tuple[str, int, int]] = []  # ("prose" | "table", first line, end line)
 
-    def next_row(j: int) -> int | None:
-        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to."""
-        for k in range(j, min(j + 4, len(lines))):
-            if _is_table_line(lines[k]) or _TABLE_SEPARATOR.match(lines[k]):
+    def next_row(j: int, within: bool = False) -> int | None:
+        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to;
+        inside a table also across a blank line ("Gross margin percentage:" after a gap),
+        unless what follows is a new table's header."""
+        for k in range(j, min(j + 5, len(lines))):
+            line = lines[k]
+            if _is_table_line(line) or _TABLE_SEPARATOR.match(line):
+                if k > j and not line.strip():
+                    return None
+                if k > j and any(not x.strip() for x in lines[j:k]):
+                    if _is_header_row(_cells(line)):
+                        return None
                 return k
-            if not _SECTION_LINE.match(lines[k].strip() or "0"):
+            if not line.strip():
+                if not within:
+                    return None
+                continue
+            if not _SECTION_LINE.match(line.strip()):
                 return None
         return None
 
@@ -365,7 +377,7 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
             blocks.append(("prose", prose_start, i))
             prose_start = None
         j = i + 1
-        while (k := next_row(j)) is not None:
+        while (k := next_row(j, within=True)) is not None:
             j = k + 1
         blocks.append(("table", i, j))
         i = j

@@ -420,9 +420,9 @@ def _with_periods(
             answer, claim, claims, periods, sentences, tables, owned, asides
         )
         if period is None and not claim.in_table:
-            earlier = _YEAR_EARLIER.search(
-                answer, *_clause(answer, *_bounds(sentences, claim), claim.start)
-            )
+            # Before the figure, in its clause: "A year earlier it paid $3.1 billion".
+            clause_start, _ = _clause(answer, *_bounds(sentences, claim), claim.start)
+            earlier = _YEAR_EARLIER.search(answer, clause_start, claim.start)
             if earlier is not None or not _compared(answer, claim):
                 period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
                 if earlier is not None and period is not None:

@@ -167,12 +167,14 @@ def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None 
 
 
 def _in_month(end: date, month: int, year: int | None) -> bool:
-    """A period "of September 2025" ends in that month, or a few days into the next."""
-    years = [year] if year is not None else [end.year, end.year - 1]
+    """A period "of September 2025" ends in that month, give or take a few days (52/53-week
+    years end near a month's turn)."""
+    years = [year] if year is not None else [end.year, end.year - 1, end.year + 1]
+    slack = timedelta(days=_PERIOD_END_SLACK)
     for y in years:
         first = date(y, month, 1)
         last = date(y, month, calendar.monthrange(y, month)[1])
-        if first <= end <= last + timedelta(days=_PERIOD_END_SLACK):
+        if first - slack <= end <= last + slack:
             return True
     return False
 
