@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -94,6 +95,8 @@ class StatedPeriod:
     ttm: bool = False
     # A range of dates ("between August 31, 2020 and November 6, 2020"): from `start` to `end`.
     start: date | None = None
+    # "the latest fiscal year" ("annual"), "the most recent quarter" ("quarter").
+    latest: str | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -106,6 +109,7 @@ class StatedPeriod:
             self.first_year,
             self.ttm,
             self.start,
+            self.latest,
         )
 
 
@@ -116,17 +120,27 @@ class Mention:
     period: StatedPeriod
 
 
-def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None = None) -> bool:
+def compatible(
+    stated: StatedPeriod, found: EvidencePeriod, latest: Mapping[str, date] | None = None
+) -> bool:
     """Whether the evidence's period can be the one the answer states (unknown: yes).
 
-    `latest` is the most recent period end the company's evidence reaches: "TTM" without a
-    date means the twelve months to it."""
+    `latest` holds the company's latest fiscal year end ("annual"), quarter end ("quarter")
+    and period end of any length ("trailing"): "the latest fiscal year" and "TTM" without a
+    date mean those."""
     if not found.known:
         return True
+    latest = latest or {}
     if stated.ttm and stated.end is None and stated.year is None:
-        if found.span in ("ttm", "annual") and latest is not None and found.end is not None:
-            return found.end == latest
+        trailing = latest.get("trailing")
+        if found.span in ("ttm", "annual") and trailing is not None and found.end is not None:
+            return found.end == trailing
         return found.span != "quarter"
+    if stated.latest is not None:
+        wanted = latest.get(stated.latest)
+        if found.span in ("annual", "quarter", "ttm") and found.span != stated.latest:
+            return False
+        return wanted is None or found.end is None or found.end == wanted
     end = found.end
     if stated.start is not None and stated.end is not None and end is not None:
         return (
@@ -155,8 +169,8 @@ def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None 
         years = found.fiscal_years if stated.fiscal else found.fiscal_years | found.calendar_years
         if end is not None and not found.fiscal_years:
             years = years | {end.year}
-        wanted = range(stated.first_year or stated.year, stated.year + 1)
-        if years and not any(y in years for y in wanted):
+        named = range(stated.first_year or stated.year, stated.year + 1)
+        if years and not any(y in years for y in named):
             return False
     if stated.quarter is not None:
         if found.quarter is not None and found.quarter != stated.quarter:
@@ -305,6 +319,8 @@ _SINGLE = rf"""
     |(?P<mo>(?<=in{_SP}|at{_SP}|by{_SP}|of{_SP})(?P<mom>{MONTHS})\b)
     |(?P<qo2>\b(?P<qoo>first|second|third|fourth){_SP}(?:fiscal{_SP})?quarter\b)
     |(?P<qq>\bQ(?P<qqn>[1-4])\b)
+    |(?P<lat>\b(?:latest|most{_SP}recent|last{_SP}reported|current){_SP}(?:full{_SP})?
+        (?:fiscal{_SP})?(?P<ltk>year|quarter)s?\b)
     |(?P<ttm>\b(?:TTM|LTM|trailing{_SP}twelve{_SP}months|trailing{_SP}12{_SP}months|
         last{_SP}twelve{_SP}months)\b
         (?:{_SP}(?:to|through|ended|ending|until){_SP}(?:(?P<tm>{MONTHS})\.?{_SP}+(?P<td>[0-3]?[0-9]),?
@@ -425,6 +441,9 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
         return StatedPeriod(None, False, _ORDINAL_QUARTERS[m.group("qoo").lower()], text=whole)
     if m.group("qq"):
         return StatedPeriod(None, False, int(m.group("qqn")), text=whole)
+    if m.group("lat"):
+        kind = "annual" if m.group("ltk").lower() == "year" else "quarter"
+        return StatedPeriod(None, False, text=whole, latest=kind)
     if m.group("ttm"):
         to: date | None = None
         try:
