@@ -463,6 +463,7 @@ _NOT_FIGURE_COLUMNS = frozenset(
         "put/call",
     }
 )
+_CHANGE_COLUMN = re.compile(r"^(?:%\s*)?(?:change|growth|increase|decrease)(?:\s*\(?%\)?)?$", re.I)
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
 
 
@@ -508,6 +509,10 @@ def _read_table(
             if found is not None:
                 break
         column_periods.append(found)
+    # "| 2024 | Change | 2023 | Change | 2022": a change column is its left neighbour's.
+    for col in range(2, width):
+        if column_periods[col] is None and _CHANGE_COLUMN.match(header[col].strip()):
+            column_periods[col] = column_periods[col - 1]
     periods_across = any(p is not None for p in column_periods)
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None

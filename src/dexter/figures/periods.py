@@ -97,6 +97,8 @@ class StatedPeriod:
     start: date | None = None
     # "the latest fiscal year" ("annual"), "the most recent quarter" ("quarter").
     latest: str | None = None
+    # "ended 2021", "at the end of 2021": the year's last day (a price's, a balance's).
+    year_end: bool = False
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -142,6 +144,12 @@ def compatible(
             return False
         return wanted is None or found.end is None or found.end == wanted
     end = found.end
+    if stated.year_end and stated.year is not None and found.span == "instant" and end:
+        # The year's last day, or the Friday before it when it falls on a weekend.
+        last = date(stated.year, 12, 31)
+        while last.weekday() >= 5:
+            last -= timedelta(days=1)
+        return end == last
     if stated.start is not None and stated.end is not None and end is not None:
         return (
             stated.start - timedelta(days=_PERIOD_END_SLACK)
@@ -319,6 +327,9 @@ _SINGLE = rf"""
     |(?P<mo>(?<=in{_SP}|at{_SP}|by{_SP}|of{_SP})(?P<mom>{MONTHS})\b)
     |(?P<qo2>\b(?P<qoo>first|second|third|fourth){_SP}(?:fiscal{_SP})?quarter\b)
     |(?P<qq>\bQ(?P<qqn>[1-4])\b)
+    |(?P<ye>\b(?:ended|end{_SP}of|year[- ]end|close{_SP}of|closed{_SP}out){_SP}
+        (?P<yey>{_Y4})\b(?!-))
+    |(?P<same>\b(?:that|the{_SP}same){_SP}(?:fiscal{_SP})?(?:year|quarter)\b)
     |(?P<lat>\b(?:latest|most{_SP}recent|last{_SP}reported|current){_SP}(?:full{_SP})?
         (?:fiscal{_SP})?(?P<ltk>year|quarter)s?\b)
     |(?P<ttm>\b(?:TTM|LTM|trailing{_SP}twelve{_SP}months|trailing{_SP}12{_SP}months|
@@ -441,6 +452,11 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
         return StatedPeriod(None, False, _ORDINAL_QUARTERS[m.group("qoo").lower()], text=whole)
     if m.group("qq"):
         return StatedPeriod(None, False, int(m.group("qqn")), text=whole)
+    if m.group("ye"):
+        return StatedPeriod(int(m.group("yey")), False, text=whole, year_end=True)
+    if m.group("same"):
+        # "R&D that year": the period named last before it.
+        return found[-1].period if found else None
     if m.group("lat"):
         kind = "annual" if m.group("ltk").lower() == "year" else "quarter"
         return StatedPeriod(None, False, text=whole, latest=kind)
