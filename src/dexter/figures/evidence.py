@@ -344,12 +344,24 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         at += len(line) + 1
     blocks: list[tuple[str, int, int]] = []  # ("prose" | "table", first line, end line)
 
-    def next_row(j: int) -> int | None:
-        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to."""
-        for k in range(j, min(j + 4, len(lines))):
-            if _is_table_line(lines[k]) or _TABLE_SEPARATOR.match(lines[k]):
+    def next_row(j: int, within: bool = False) -> int | None:
+        """The table line a run of up to three row-group titles ("CURRENT ASSETS:") leads to;
+        inside a table also across a blank line ("Gross margin percentage:" after a gap),
+        unless what follows is a new table's header."""
+        for k in range(j, min(j + 5, len(lines))):
+            line = lines[k]
+            if _is_table_line(line) or _TABLE_SEPARATOR.match(line):
+                if k > j and not line.strip():
+                    return None
+                if k > j and any(not x.strip() for x in lines[j:k]):
+                    if _is_header_row(_cells(line)):
+                        return None
                 return k
-            if not _SECTION_LINE.match(lines[k].strip() or "0"):
+            if not line.strip():
+                if not within:
+                    return None
+                continue
+            if not _SECTION_LINE.match(line.strip()):
                 return None
         return None
 
@@ -365,7 +377,7 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
             blocks.append(("prose", prose_start, i))
             prose_start = None
         j = i + 1
-        while (k := next_row(j)) is not None:
+        while (k := next_row(j, within=True)) is not None:
             j = k + 1
         blocks.append(("table", i, j))
         i = j
@@ -451,6 +463,7 @@ _NOT_FIGURE_COLUMNS = frozenset(
         "put/call",
     }
 )
+_CHANGE_COLUMN = re.compile(r"^(?:%\s*)?(?:change|growth|increase|decrease)(?:\s*\(?%\)?)?$", re.I)
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
 
 
@@ -496,6 +509,10 @@ def _read_table(
             if found is not None:
                 break
         column_periods.append(found)
+    # "| 2024 | Change | 2023 | Change | 2022": a change column is its left neighbour's.
+    for col in range(2, width):
+        if column_periods[col] is None and _CHANGE_COLUMN.match(header[col].strip()):
+            column_periods[col] = column_periods[col - 1]
     periods_across = any(p is not None for p in column_periods)
     period_column = next(
         (i for i, h in enumerate(header) if _PERIOD_HEADERS.match(h.strip())), None
@@ -796,14 +813,19 @@ class EvidenceIndex:
         self._keys = [abs(f.value) for f in found]
         # The most recent period end each company's evidence reaches ("TTM" means up to it).
         self._companies = [_context(i, e).company for i, e in enumerate(self.evidence)]
-        self.latest: dict[str, date] = {}
+        # Per company: the latest fiscal year, quarter, and period of any length ("trailing").
+        self.latest: dict[str, dict[str, date]] = {}
         for f in found:
             if f.period is not None and f.period.end is not None:
-                if f.period.span in ("ttm", "annual", "quarter"):
-                    company = self._companies[f.evidence]
-                    known = self.latest.get(company)
-                    if known is None or f.period.end > known:
-                        self.latest[company] = f.period.end
+                span = f.period.span
+                if span in ("ttm", "annual", "quarter"):
+                    ends = self.latest.setdefault(self._companies[f.evidence], {})
+                    for group in ("trailing", "annual" if span != "quarter" else "quarter"):
+                        if group == "annual" and span == "ttm":
+                            continue
+                        known = ends.get(group)
+                        if known is None or f.period.end > known:
+                            ends[group] = f.period.end
         self.by_field_family: dict[int, list[Found]] = {}
         self.by_period_family: dict[int, list[Found]] = {}
         for f in found:
@@ -819,5 +841,54 @@ class EvidenceIndex:
     def label(self, found: Found) -> str:
         return self.evidence[found.evidence].label
 
-    def latest_end(self, found: Found) -> date | None:
-        return self.latest.get(self._companies[found.evidence])
+    def latest_ends(self, found: Found) -> dict[str, date]:
+        """The latest fiscal year, quarter and trailing period of the number's company."""
+        return self.latest.get(self._companies[found.evidence], {})
+
+    def company(self, found: Found) -> str | None:
+        """The ticker of the company the number is about, when its tool result says."""
+        company = self._companies[found.evidence]
+        return None if company.startswith("#") else company
+
+
+_HEADING_COMPANY = re.compile(
+    r"^## (?P<name>[^\n(]{2,80}?) \((?P<ticker>[A-Z][A-Z0-9.\-]{0,9})\)", re.M
+)
+_HEADING_FILING = re.compile(
+    r"^## (?P<name>[A-Za-z][^\n]{1,60}?) (?:10-K|10-Q|8-K|20-F|6-K|40-F|S-1|DEF 14A)\b", re.M
+)
+_NAME_SUFFIX = re.compile(
+    r"[,.]?\s+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|plc|holdings|group|"
+    r"n\.?v|s\.?a|ag|se)\.?$",
+    re.IGNORECASE,
+)
+
+
+def company_names(evidence: Sequence[Evidence]) -> dict[str, str]:
+    """How an answer may name the companies the evidence is about: ticker, name, short name
+    ("NVIDIA CORP (NVDA)" -> NVDA, "nvidia corp", "nvidia"). Names are lower-case."""
+    names: dict[str, str] = {}
+    for e in evidence:
+        company = _COMPANY.search(e.label)
+        if company:
+            names.setdefault(company.group(1).upper(), company.group(1).upper())
+        found = [(m.group("name"), m.group("ticker")) for m in _HEADING_COMPANY.finditer(e.text)]
+        if company and not found:
+            # A filing's heading: "## BUCKLE INC 8-K filed 2024-11-22".
+            filing = _HEADING_FILING.search(e.text)
+            if filing:
+                found = [(filing.group("name"), company.group(1).upper())]
+        for raw_name, ticker in found:
+            if company and company.group(1).upper() != ticker:
+                continue
+            names.setdefault(ticker, ticker)
+            name = raw_name.strip()
+            while (short := _NAME_SUFFIX.sub("", name)) != name:
+                name = short
+            name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE).strip(" ,.")
+            if len(name) >= 3:
+                names.setdefault(name.lower(), ticker)
+                first = name.split()[0].strip(",.")
+                if len(first) >= 4:
+                    names.setdefault(first.lower(), ticker)
+    return names

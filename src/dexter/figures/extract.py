@@ -10,7 +10,7 @@ markers, list numbering, ordinals, identifiers and small counts in prose are not
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dexter.figures.evidence import (
@@ -86,6 +86,8 @@ class Claim:
     row: tuple[int, int] | None = None
     column: tuple[int, int] | None = None
     sentence_text: str = field(default="", compare=False)
+    # The ticker of the company the answer says the figure is about, when it says.
+    company: str | None = None
 
     def tolerance(self, scale: float) -> float:
         return self.half_unit * (1.0 if self.kind == PERCENT else scale)
@@ -97,8 +99,9 @@ class _Span:
     end: int
 
 
-def extract(answer: str) -> list[Claim]:
-    """Every figure in the answer, in order."""
+def extract(answer: str, companies: Mapping[str, str] | None = None) -> list[Claim]:
+    """Every figure in the answer, in order. `companies` maps the names and tickers the
+    answer may use (names lower-case) to tickers, to tell whose figure each one is."""
     table_cells = _table_cells(answer)
     periods = mentions(answer)
     sentences = _sentences(answer)
@@ -108,7 +111,10 @@ def extract(answer: str) -> list[Claim]:
         claim = _read(answer, token, line, sentences)
         if claim is not None:
             claims.append(claim)
-    return _with_periods(answer, claims, periods, sentences, table_cells)
+    claims = _with_periods(answer, claims, periods, sentences, table_cells)
+    if companies:
+        claims = _with_companies(answer, claims, companies, sentences)
+    return claims
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,9 +426,9 @@ def _with_periods(
             answer, claim, claims, periods, sentences, tables, owned, asides
         )
         if period is None and not claim.in_table:
-            earlier = _YEAR_EARLIER.search(
-                answer, *_clause(answer, *_bounds(sentences, claim), claim.start)
-            )
+            # Before the figure, in its clause: "A year earlier it paid $3.1 billion".
+            clause_start, _ = _clause(answer, *_bounds(sentences, claim), claim.start)
+            earlier = _YEAR_EARLIER.search(answer, clause_start, claim.start)
             if earlier is not None or not _compared(answer, claim):
                 period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
                 if earlier is not None and period is not None:
@@ -620,3 +626,53 @@ def _stated_period(
     if after and not broken(claim.end, after[0].start):
         return after[0].period, 1
     return None, 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Whose figure
+
+
+def _company_mentions(answer: str, companies: Mapping[str, str]) -> list[tuple[int, str]]:
+    tickers = [name for name in companies if name.isupper()]
+    names = [name for name in companies if not name.isupper()]
+    found: list[tuple[int, str]] = []
+    if tickers:
+        pattern = r"(?<![A-Za-z0-9])(?:" + "|".join(map(re.escape, tickers)) + r")(?![A-Za-z0-9])"
+        found += [(m.start(), companies[m.group()]) for m in re.finditer(pattern, answer)]
+    if names:
+        pattern = r"\b(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")\b"
+        found += [
+            (m.start(), companies[m.group().lower()])
+            for m in re.finditer(pattern, answer, re.IGNORECASE)
+        ]
+    return sorted(found)
+
+
+def _with_companies(
+    answer: str,
+    claims: list[Claim],
+    companies: Mapping[str, str],
+    sentences: Sequence[_Span],
+) -> list[Claim]:
+    """Each figure's company: the last one named before it in its sentence ("NVIDIA's $8.6
+    billion"), else the only one its paragraph names before it, else the only one the answer
+    names."""
+    named = _company_mentions(answer, companies)
+    if not named:
+        return claims
+    everywhere = {ticker for _, ticker in named}
+    paragraphs = paragraph_starts(answer)
+    out: list[Claim] = []
+    for claim in claims:
+        sentence = sentences[claim.sentence]
+        before = [t for pos, t in named if sentence.start <= pos < claim.start]
+        company: str | None = before[-1] if before else None
+        if company is None:
+            start = max(p for p in paragraphs if p <= claim.start)
+            in_paragraph = {t for pos, t in named if start <= pos < claim.start}
+            if len(in_paragraph) == 1:
+                company = next(iter(in_paragraph))
+            elif not in_paragraph and len(everywhere) == 1:
+                company = next(iter(everywhere))
+        out.append(replace(claim, company=company) if company else claim)
+    return out

@@ -35,8 +35,10 @@ class Match:
 @dataclass(frozen=True, slots=True)
 class DirectResult:
     match: Match | None
-    # Matches set aside because they are for another period than the answer states.
+    # Matches set aside because they are for another period, or another company, than the
+    # answer states.
     other_period: tuple[Match, ...] = ()
+    other_company: tuple[Match, ...] = ()
 
 
 def window(claim: Claim, scale: float) -> tuple[float, float]:
@@ -76,6 +78,13 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
     found = list(candidates(claim, index))
     if not found:
         return DirectResult(None)
+    if claim.company is not None:
+        # A number of another company's results is not this company's figure.
+        theirs = [m for m in found if index.company(m.found) not in (None, claim.company)]
+        if theirs:
+            found = [m for m in found if m not in theirs]
+            if not found:
+                return DirectResult(None, other_company=tuple(theirs))
     stated = claim.period
     if stated is not None and claim.period_strength >= 1:
         dated = [m for m in found if m.found.period is not None and m.found.period.known]
@@ -83,7 +92,7 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
             m
             for m in dated
             if m.found.period is not None
-            and compatible(stated, m.found.period, index.latest_end(m.found))
+            and compatible(stated, m.found.period, index.latest_ends(m.found))
         ]
         if dated and not fits:
             # Evidence that dates the number says it is another period's; the same number
@@ -106,3 +115,8 @@ def describe_other_period(matches: Sequence[Match], index: EvidenceIndex, claim:
     first = matches[0].found
     stated = claim.period.text if claim.period is not None else "the stated period"
     return f"not for {stated}: found as {describe(first, index)}"
+
+
+def describe_other_company(matches: Sequence[Match], index: EvidenceIndex, claim: Claim) -> str:
+    first = matches[0].found
+    return f"not {claim.company}'s: found as {describe(first, index)}"

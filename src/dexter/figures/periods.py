@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -94,6 +95,10 @@ class StatedPeriod:
     ttm: bool = False
     # A range of dates ("between August 31, 2020 and November 6, 2020"): from `start` to `end`.
     start: date | None = None
+    # "the latest fiscal year" ("annual"), "the most recent quarter" ("quarter").
+    latest: str | None = None
+    # "ended 2021", "at the end of 2021": the year's last day (a price's, a balance's).
+    year_end: bool = False
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -106,6 +111,7 @@ class StatedPeriod:
             self.first_year,
             self.ttm,
             self.start,
+            self.latest,
         )
 
 
@@ -116,18 +122,34 @@ class Mention:
     period: StatedPeriod
 
 
-def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None = None) -> bool:
+def compatible(
+    stated: StatedPeriod, found: EvidencePeriod, latest: Mapping[str, date] | None = None
+) -> bool:
     """Whether the evidence's period can be the one the answer states (unknown: yes).
 
-    `latest` is the most recent period end the company's evidence reaches: "TTM" without a
-    date means the twelve months to it."""
+    `latest` holds the company's latest fiscal year end ("annual"), quarter end ("quarter")
+    and period end of any length ("trailing"): "the latest fiscal year" and "TTM" without a
+    date mean those."""
     if not found.known:
         return True
+    latest = latest or {}
     if stated.ttm and stated.end is None and stated.year is None:
-        if found.span in ("ttm", "annual") and latest is not None and found.end is not None:
-            return found.end == latest
+        trailing = latest.get("trailing")
+        if found.span in ("ttm", "annual") and trailing is not None and found.end is not None:
+            return found.end == trailing
         return found.span != "quarter"
+    if stated.latest is not None:
+        wanted = latest.get(stated.latest)
+        if found.span in ("annual", "quarter", "ttm") and found.span != stated.latest:
+            return False
+        return wanted is None or found.end is None or found.end == wanted
     end = found.end
+    if stated.year_end and stated.year is not None and found.span == "instant" and end:
+        # The year's last day, or the Friday before it when it falls on a weekend.
+        last = date(stated.year, 12, 31)
+        while last.weekday() >= 5:
+            last -= timedelta(days=1)
+        return end == last
     if stated.start is not None and stated.end is not None and end is not None:
         return (
             stated.start - timedelta(days=_PERIOD_END_SLACK)
@@ -155,8 +177,8 @@ def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None 
         years = found.fiscal_years if stated.fiscal else found.fiscal_years | found.calendar_years
         if end is not None and not found.fiscal_years:
             years = years | {end.year}
-        wanted = range(stated.first_year or stated.year, stated.year + 1)
-        if years and not any(y in years for y in wanted):
+        named = range(stated.first_year or stated.year, stated.year + 1)
+        if years and not any(y in years for y in named):
             return False
     if stated.quarter is not None:
         if found.quarter is not None and found.quarter != stated.quarter:
@@ -167,12 +189,14 @@ def compatible(stated: StatedPeriod, found: EvidencePeriod, latest: date | None 
 
 
 def _in_month(end: date, month: int, year: int | None) -> bool:
-    """A period "of September 2025" ends in that month, or a few days into the next."""
-    years = [year] if year is not None else [end.year, end.year - 1]
+    """A period "of September 2025" ends in that month, give or take a few days (52/53-week
+    years end near a month's turn)."""
+    years = [year] if year is not None else [end.year, end.year - 1, end.year + 1]
+    slack = timedelta(days=_PERIOD_END_SLACK)
     for y in years:
         first = date(y, month, 1)
         last = date(y, month, calendar.monthrange(y, month)[1])
-        if first <= end <= last + timedelta(days=_PERIOD_END_SLACK):
+        if first - slack <= end <= last + slack:
             return True
     return False
 
@@ -303,6 +327,11 @@ _SINGLE = rf"""
     |(?P<mo>(?<=in{_SP}|at{_SP}|by{_SP}|of{_SP})(?P<mom>{MONTHS})\b)
     |(?P<qo2>\b(?P<qoo>first|second|third|fourth){_SP}(?:fiscal{_SP})?quarter\b)
     |(?P<qq>\bQ(?P<qqn>[1-4])\b)
+    |(?P<ye>\b(?:ended|end{_SP}of|year[- ]end|close{_SP}of|closed{_SP}out){_SP}
+        (?P<yey>{_Y4})\b(?!-))
+    |(?P<same>\b(?:that|the{_SP}same){_SP}(?:fiscal{_SP})?(?:year|quarter)\b)
+    |(?P<lat>\b(?:latest|most{_SP}recent|last{_SP}reported|current){_SP}(?:full{_SP})?
+        (?:fiscal{_SP})?(?P<ltk>year|quarter)s?\b)
     |(?P<ttm>\b(?:TTM|LTM|trailing{_SP}twelve{_SP}months|trailing{_SP}12{_SP}months|
         last{_SP}twelve{_SP}months)\b
         (?:{_SP}(?:to|through|ended|ending|until){_SP}(?:(?P<tm>{MONTHS})\.?{_SP}+(?P<td>[0-3]?[0-9]),?
@@ -423,6 +452,14 @@ def _period(m: re.Match[str], text: str, found: list[Mention]) -> StatedPeriod |
         return StatedPeriod(None, False, _ORDINAL_QUARTERS[m.group("qoo").lower()], text=whole)
     if m.group("qq"):
         return StatedPeriod(None, False, int(m.group("qqn")), text=whole)
+    if m.group("ye"):
+        return StatedPeriod(int(m.group("yey")), False, text=whole, year_end=True)
+    if m.group("same"):
+        # "R&D that year": the period named last before it.
+        return found[-1].period if found else None
+    if m.group("lat"):
+        kind = "annual" if m.group("ltk").lower() == "year" else "quarter"
+        return StatedPeriod(None, False, text=whole, latest=kind)
     if m.group("ttm"):
         to: date | None = None
         try:

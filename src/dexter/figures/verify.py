@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dexter.figures.derive import Derived, Deriver, Operand
-from dexter.figures.evidence import NUMBER, PERCENT, EvidenceIndex, Sieve
+from dexter.figures.evidence import NUMBER, PERCENT, EvidenceIndex, Sieve, company_names
 from dexter.figures.extract import Claim, extract, paragraph_starts
 from dexter.figures.match import (
     DirectResult,
     Match,
     describe,
+    describe_other_company,
     describe_other_period,
     match_direct,
     window,
@@ -25,7 +26,7 @@ from dexter.figures.types import Evidence, Figure, FigureStatus, Verification
 
 def verify_answer(answer: str, evidence: Sequence[Evidence]) -> Verification:
     """Check each figure the answer states against what the run's tools returned."""
-    claims = extract(answer)
+    claims = extract(answer, company_names(evidence))
     if not claims:
         return Verification(())
     sieve = Sieve(window(claim, scale) for claim in claims for scale in claim.scales)
@@ -102,6 +103,8 @@ def _figure(
         status = "unsupported"
         if result.other_period:
             source = describe_other_period(result.other_period, index, claim)
+        elif result.other_company:
+            source = describe_other_company(result.other_company, index, claim)
     return Figure(
         text=claim.text,
         value=claim.value,
