@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from dexter.agent.executor import Approver
     from dexter.agent.loop import Agent
+    from dexter.agent.verification import VerifyMode
     from dexter.data.router import DataRouter
     from dexter.mcp.tools import McpToolset
     from dexter.memory.index import MemoryIndex
@@ -207,6 +208,9 @@ class AgentSpec:
     temperature: float | None = None
     seed: int | None = None
     cache_responses: bool = False
+    # How the answer's figures are checked: "off", "flag" or "repair"; None: the settings'
+    # (`verify_mode`). `dexter ask --no-verify` sets "off".
+    verify: VerifyMode | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -223,6 +227,7 @@ class AgentSpec:
             "temperature": self.temperature,
             "seed": self.seed,
             "cache_responses": self.cache_responses,
+            "verify": self.verify,
         }
 
     @classmethod
@@ -248,7 +253,34 @@ class AgentSpec:
             temperature=data.get("temperature"),
             seed=data.get("seed"),
             cache_responses=bool(data.get("cache_responses")),
+            verify=_verify_or_none(data.get("verify")),
         )
+
+
+def _verify_or_none(raw: object) -> VerifyMode | None:
+    if raw is None:
+        return None
+    from dexter.agent.verification import parse_verify_mode
+
+    try:
+        return parse_verify_mode(str(raw), "a stored agent spec's verify")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def verify_mode(settings: Settings) -> VerifyMode:
+    """How every answer's figures are checked: DEXTER_VERIFY, else `"verify"` in settings.json,
+    else "repair"."""
+    from dexter.agent.verification import DEFAULT_VERIFY_MODE, parse_verify_mode
+    from dexter.settings_model import TopLevel
+
+    raw = settings.env.get("DEXTER_VERIFY", "").strip()
+    if raw:
+        try:
+            return parse_verify_mode(raw, "DEXTER_VERIFY")
+        except ValueError as error:
+            raise ConfigError(f"{error}.") from None
+    return settings.section(TopLevel).verify or DEFAULT_VERIFY_MODE
 
 
 # --------------------------------------------------------------------------- phase models
@@ -1007,6 +1039,7 @@ class Runtime:
             today=self.as_of(spec),
             untrusted_context=spec.untrusted_context,
             principal=principal,
+            verify=spec.verify or verify_mode(self.settings),
         )
         sections = list(prompt_sections)
         skill_tool = tools.get("skill")
@@ -1116,4 +1149,5 @@ __all__ = [
     "Runtime",
     "channel_named",
     "fast_model_plan",
+    "verify_mode",
 ]

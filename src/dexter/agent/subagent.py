@@ -21,7 +21,7 @@ on the sub-agent phase model), with a registry to pick from, a home directory an
 policy. `tool_names` is the parent's requested subset with forbidden names removed, or None for
 "every allowed tool". The tool then runs a clone of it (`Agent.clone`): the filtered registry,
 a config carrying the worker prompt (unless the factory set a `system_prompt` itself) and the
-iteration cap, no history, hooks, approver or constraint learning of its own.
+iteration cap, no history, hooks, approver, constraint learning or figure check of its own.
 """
 
 from __future__ import annotations
@@ -218,6 +218,9 @@ class SubagentTool(Tool[SubagentArgs]):
             or worker_prompt(tools, today=agent.config.today),
             max_iterations=self.max_iterations,
             learn_constraints=False,
+            # The parent checks the answer this one feeds; checking here too would only spend
+            # a second repair call on the same figures.
+            verify="off",
         )
         return agent.clone(tools=ToolRegistry(tools), config=config), ignored
 

@@ -138,6 +138,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="research as of DATE (YYYY-MM-DD): filings, facts and search hits filed later are "
         "hidden, and the prompt's date is DATE",
     )
+    ask.add_argument(
+        "--no-verify",
+        dest="no_verify",
+        action="store_true",
+        help="do not check the answer's figures against the data (overrides the verify setting)",
+    )
 
     tools = commands.add_parser("tools", help="list or run tools directly, without a model")
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
@@ -542,6 +548,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             output=args.output,
             research=args.research,
             as_of=args.as_of,
+            verify=False if args.no_verify else None,
         )
     if args.command == "tools":
         from dexter.cli.tools_command import run_tools_command
