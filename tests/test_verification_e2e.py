@@ -351,3 +351,15 @@ def test_a_failed_repair_call_keeps_the_first_answer_marked_and_the_json_whole(
         renderer.handle(event)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert "".join(e["text"] for e in lines if e["type"] == "text") == WRONG
+
+
+def test_a_revision_that_drops_the_answer_is_not_sent(home: Path) -> None:
+    # A reply such as "Nothing to do." is no answer: the first one stands, with its mark.
+    long_wrong = WRONG + " Services and wearables grew too, and the installed base kept rising."
+    model = ScriptedModel([calls(FETCH), Reply(text=long_wrong), Reply(text="Nothing to do.")])
+    done = the_done(asyncio.run(ask(model)))
+    assert model.calls_made == 3
+    assert done.answer == long_wrong
+    assert done.verification is not None
+    assert done.verification.summary()["unsupported"] == 1
+    assert done.verification.repaired == 0

@@ -39,7 +39,13 @@ from dexter.agent.hooks import RunHooks
 from dexter.agent.prompts import build_system_prompt, load_rules, load_soul
 from dexter.agent.queue import MessageQueue
 from dexter.agent.scratchpad import Scratchpad
-from dexter.agent.verification import EarlierEvidence, FigureCheck, VerifyMode, tool_evidence
+from dexter.agent.verification import (
+    EarlierEvidence,
+    FigureCheck,
+    VerifyMode,
+    keeps_revision,
+    tool_evidence,
+)
 from dexter.figure_marks import verification_to_dict
 from dexter.figures.types import Verification
 from dexter.models.base import Model
@@ -444,7 +450,13 @@ class _Run:
                 else:
                     yield event
             if revised is not None:
-                verification, answer = check.recheck(verification, revised), revised
+                second = check.recheck(verification, revised)
+                if keeps_revision(answer, verification, revised, second):
+                    verification, answer = second, revised
+                else:
+                    self.scratchpad.add_note(
+                        "repair_rejected", "the revision dropped most of the answer or more"
+                    )
         yield self._done(answer, "answered", verification=verification)
 
     async def _repair_round(

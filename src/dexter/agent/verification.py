@@ -36,6 +36,10 @@ MAX_EARLIER_RUNS = 8
 LABEL_ARGS_CHARS = 80
 # Characters of the answer either side of a figure quoted in the repair request.
 CONTEXT_CHARS = 70
+# A revision shorter than this share of an answer of at least REVISION_CHECKED_CHARS dropped
+# more than figures: a reply such as "Nothing to do." is not the answer.
+MIN_REVISION_SHARE = 0.5
+REVISION_CHECKED_CHARS = 120
 
 Verifier = Callable[[str, Sequence[Evidence]], Verification]
 
@@ -192,6 +196,16 @@ def count_repaired(first: Verification, second: Verification) -> int:
     return fixed
 
 
+def keeps_revision(answer: str, first: Verification, revised: str, second: Verification) -> bool:
+    """Whether the revised answer replaces the first: it must still be the whole answer (not
+    most of it gone) and support its figures no worse than the first did. Otherwise the first
+    answer stands, marked, rather than a worse one."""
+    before, after = len(answer.strip()), len(revised.strip())
+    if before >= REVISION_CHECKED_CHARS and after < MIN_REVISION_SHARE * before:
+        return False
+    return len(second.unsupported) <= len(first.unsupported)
+
+
 class FigureCheck:
     """The check of one run's answer, for one mode, against one body of evidence.
 
@@ -256,6 +270,7 @@ __all__ = [
     "count_repaired",
     "evidence_from_scratchpad",
     "evidence_label",
+    "keeps_revision",
     "parse_verify_mode",
     "repair_request",
     "run_evidence",
