@@ -122,11 +122,18 @@ def edgar() -> Mirror:
         extra[f"data.sec.gov/submissions/CIK{info['cik'].zfill(10)}.json"] = _submissions(
             ticker, rows
         )
+    # Apple's FY2024 10-K: the recorded inline-XBRL document and the recorded submissions; its
+    # listing (composed) names no extracted `_htm.xml`, so the inline document itself is read.
+    apple = "www.sec.gov/Archives/edgar/data/320193/000032019324000123"
+    extra[f"{apple}/index.json"] = _listing(
+        ["aapl-20240928.htm", "aapl-20240928.xsd", "0000320193-24-000123.txt"]
+    )
     return Mirror(extra)
 
 
 def _router(cache: Path, mirror: Mirror) -> DataRouter:
-    data = DataSettings(cache_dir=cache, sec_user_agent=AGENT)
+    # The SEC's 10 requests/second is tested with the HTTP client; here it would only add waiting.
+    data = DataSettings(cache_dir=cache, sec_user_agent=AGENT, sec_rate=1000)
     return DataRouter([SecEdgarProvider(data, transport=mirror_transport(mirror))])
 
 
@@ -139,10 +146,14 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolResult]:
     async def run() -> dict[str, ToolResult]:
         try:
             call = Segments(router)
-            return {
+            found = {
                 t: await call.run(SegmentsArgs(company=t, period="annual"), ToolContext())
                 for t in FILINGS
             }
+            found["AAPL"] = await call.run(
+                SegmentsArgs(company="AAPL", year=2024, limit=1), ToolContext()
+            )
+            return found
         finally:
             await router.aclose()
 
@@ -289,6 +300,7 @@ def test_netflix_paid_memberships_by_region(results: dict[str, ToolResult]) -> N
 def test_each_period_cites_the_filing(results: dict[str, ToolResult]) -> None:
     for ticker, info in FILINGS.items():
         record = _records(results, ticker)[0]
+        assert record["period"] == "annual"
         folder = f"https://www.sec.gov/Archives/edgar/data/{info['cik']}/"
         folder += info["accession"].replace("-", "")
         assert record["accession_number"] == info["accession"]
@@ -311,6 +323,28 @@ def test_the_model_reads_labels_totals_notes_and_a_source(results: dict[str, Too
     assert "Paid memberships at end of period" in netflix and "Asia-Pacific 45,338,000" in netflix
 
 
+def test_inline_xbrl_when_the_folder_has_no_extracted_instance(
+    results: dict[str, ToolResult],
+) -> None:
+    (fy2024,) = _records(results, "AAPL")
+    assert fy2024["accession_number"] == "0000320193-24-000123"
+    assert fy2024["instance_url"].endswith("/aapl-20240928.htm")
+    assert (fy2024["start_date"], fy2024["report_period"]) == ("2023-10-01", "2024-09-28")
+    segments = _breakdown(fy2024, AMZN_REVENUE, "business segment")
+    by_member = {m["member"]: m["value"] for m in segments["members"]}
+    assert by_member["aapl:AmericasSegmentMember"] == 167_045 * M
+    assert by_member["aapl:GreaterChinaSegmentMember"] == 66_952 * M
+    assert segments["total"] == 391_035 * M and segments["check"] == "sums to the total"
+    # Services is tagged only in the products-and-services split: the product lines' gap is it.
+    lines = _breakdown(fy2024, AMZN_REVENUE, "product or service", members={"aapl:IPhoneMember"})
+    assert lines["difference"] == 96_169 * M
+    assert "us-gaap:ServiceMember" in lines["note"] and "sum to the total" in lines["note"]
+    # Segment operating income exceeds the consolidated figure by the costs kept outside.
+    income = _breakdown(fy2024, "us-gaap:OperatingIncomeLoss", "business segment")
+    assert income["total"] == 123_216 * M and income["difference"] == -38_828 * M
+    assert "more than the reported total" in income["note"]
+
+
 def test_a_filing_without_xbrl_says_so(tmp_path: Path) -> None:
     router = _router(tmp_path / "cache", edgar())
 
@@ -330,3 +364,27 @@ def test_an_instance_declaring_entities_is_refused() -> None:
     hostile = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><xbrl>&a;</xbrl>'
     with pytest.raises(UpstreamError, match="DOCTYPE or ENTITY"):
         parse_instance(hostile)
+
+
+def test_cli_prints_segments_with_the_filing_cited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dexter.cli.main import main
+    from tests.support.sec_mirror import MirrorServer
+
+    monkeypatch.chdir(tmp_path)
+    with MirrorServer(edgar()) as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        assert main(["data", "segments", "NFLX", "--limit", "1"]) == 0
+        shown = capsys.readouterr().out
+        assert "NFLX — segments from the filing's XBRL" in shown
+        assert "**FY2023 (2023-01-01 to 2023-12-31)** [S1]" in shown
+        assert "United States and Canada 14,873.783" in shown
+        assert "82,839,000 USD gap is revenue outside Streaming" in shown
+        assert "FY2022" not in shown  # --limit 1
+        assert "acc. 0001065280-24-000030" in shown
+        # A 10-K from before XBRL: a clear error, exit 1, no traceback.
+        assert main(["data", "segments", "AMZN", "--year", "2008"]) == 1
+        said = capsys.readouterr()
+        assert "has no XBRL instance" in said.err and "Traceback" not in said.err

@@ -1039,7 +1039,15 @@ def _xbrl_documents(
     ]
     typed = [d for d in own if (d.type or "").upper() == "EX-101.INS"]
     chosen = typed or own
-    return (chosen[0] if chosen else None), labels
+    if chosen:
+        return chosen[0], labels
+    # No extracted instance: the primary document itself, when the filing is inline XBRL
+    # (its `.xsd` schema says so; without one the filing has no XBRL at all).
+    if any(d.name.lower().endswith(".xsd") for d in filing.documents):
+        primary = filing.primary()
+        if primary.name.lower().endswith((".htm", ".html")):
+            return primary, labels
+    return None, labels
 
 
 def _exhibit_label(doc: DocumentEntry, filing: FilingDocuments) -> str | None:

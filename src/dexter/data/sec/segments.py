@@ -270,7 +270,9 @@ def _breakdowns(
             ),
         )
         assigned[best].append(fact)
-    result = [_breakdown(key, group, totals, labels) for key, group in assigned.items()]
+    result = _explain_gaps(
+        [_breakdown(key, group, totals, labels) for key, group in assigned.items()]
+    )
     return sorted(
         result,
         key=lambda b: (
@@ -405,12 +407,50 @@ def _gap_note(
             f"Only {members[0].label} is tagged on this axis: the other {gap} is not broken "
             f"down by {kind} in the filing's XBRL."
         )
-    direction = "short of" if difference > 0 else "over"
+    if difference > 0:
+        return (
+            f"The members come to {_amount(difference, unit)} less than the reported total: "
+            f"the filing assigns that part to no {kind} (a business outside this breakdown, "
+            "corporate items or eliminations)."
+        )
     return (
-        f"The members come to {_amount(abs(difference), unit)} {direction} the reported total: "
-        f"the filing tags that part to no {kind} (corporate items, eliminations, or a business "
-        "outside this breakdown)."
+        f"The members come to {_amount(-difference, unit)} more than the reported total: the "
+        f"difference is what the company keeps outside its {kind} figures (such as corporate "
+        "costs, research and development or eliminations), which reduces the total."
     )
+
+
+def _explain_gaps(breakdowns: list[SegmentBreakdown]) -> list[SegmentBreakdown]:
+    """A gap that equals one member of another split of the same figure on the same axis is
+    that member: Apple tags Services only as `us-gaap:ServiceMember`, in its products-and-
+    services split, and its product lines (iPhone, Mac …) leave exactly Services over."""
+    explained: list[SegmentBreakdown] = []
+    for b in breakdowns:
+        match = None
+        if b.difference and b.check == "does not sum to the total":
+            match = next(
+                (
+                    (other, m)
+                    for other in breakdowns
+                    if other is not b
+                    and (other.concept, other.axis, other.unit, other.within)
+                    == (b.concept, b.axis, b.unit, b.within)
+                    for m in other.members
+                    if m.value == b.difference and m.member not in {x.member for x in b.members}
+                ),
+                None,
+            )
+        if match is None:
+            explained.append(b)
+            continue
+        member = match[1]
+        note = (
+            f"The {_amount(b.difference or 0, b.unit)} gap is {member.label} ({member.member}), "
+            f"which the filing tags only in its other split of {b.measure.lower()} on this axis: "
+            "with it, the members sum to the total."
+        )
+        explained.append(b.model_copy(update={"note": note}))
+    return explained
 
 
 def _non_us_note(members: Sequence[SegmentMember], measure: str, total: float) -> str | None:

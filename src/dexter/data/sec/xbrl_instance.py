@@ -55,11 +55,16 @@ class Instance:
 
 
 def parse_instance(data: bytes, *, url: str | None = None) -> Instance:
-    """The numeric facts of an XBRL instance, each fact once (filers repeat them per table)."""
+    """The numeric facts of an XBRL instance or an inline-XBRL document (XHTML with `ix:`
+    facts), each fact once (filers repeat them per table)."""
     root = parse_xml(data, what="XBRL instance", url=url)
+    if local_name(root.tag) == "html":
+        return _inline_instance(root, _prefixes(data), url=url)
     if local_name(root.tag) != "xbrl":
         raise UpstreamError(
-            "The document is not an XBRL instance (its root is not <xbrl>).", url=url
+            "The document is not an XBRL instance (its root is neither <xbrl> nor inline-XBRL "
+            "<html>).",
+            url=url,
         )
     prefixes = _prefixes(data)
     contexts = {
@@ -129,6 +134,79 @@ def parse_labels(data: bytes, *, url: str | None = None) -> dict[str, str]:
             if concept and text and concept not in labels:
                 labels[concept] = text
     return labels
+
+
+_INLINE_NS = "http://www.xbrl.org/2013/inlineXBRL"
+_DIGITS = re.compile(r"[^0-9.]")
+
+
+def _inline_instance(root: ET.Element, prefixes: dict[str, str], *, url: str | None) -> Instance:
+    """Facts of an inline-XBRL document: `ix:nonFraction` values with their `scale`, `sign` and
+    display `format`, contexts and units from its hidden `ix:resources`."""
+    contexts: dict[str, Context] = {}
+    units: dict[str, str] = {}
+    for element in root.iter():
+        if not isinstance(element.tag, str) or not element.tag.startswith(f"{{{_INSTANCE_NS}}}"):
+            continue
+        if local_name(element.tag) == "context":
+            contexts[element.get("id", "")] = _context(element, prefixes)
+        elif local_name(element.tag) == "unit":
+            units[element.get("id", "")] = _unit(element, prefixes)
+    if not contexts:
+        raise UpstreamError("The document has no inline-XBRL contexts.", url=url)
+    facts: dict[tuple[str, str, str], Fact] = {}
+    document_type = period_end = None
+    for element in root.iter(f"{{{_INLINE_NS}}}nonNumeric"):
+        name = element.get("name")
+        if name == "dei:DocumentType":
+            document_type = "".join(element.itertext()).strip() or None
+        elif name == "dei:DocumentPeriodEndDate":
+            period_end = "".join(element.itertext()).strip() or None
+    for element in root.iter(f"{{{_INLINE_NS}}}nonFraction"):
+        concept, ref, unit_ref = (
+            element.get("name"),
+            element.get("contextRef"),
+            element.get("unitRef"),
+        )
+        context = contexts.get(ref or "")
+        if not concept or context is None or unit_ref is None or element.get(_XSI_NIL) == "true":
+            continue
+        value = _inline_value(element)
+        if value is None:
+            continue
+        decimals = element.get("decimals")
+        fact = Fact(
+            concept=concept,
+            context=context,
+            unit=units.get(unit_ref, unit_ref),
+            value=int(value) if value.is_integer() else value,
+            decimals=int(decimals) if decimals and decimals.lstrip("-").isdigit() else None,
+        )
+        facts.setdefault((concept, ref or "", fact.unit), fact)
+    return Instance(tuple(facts.values()), document_type, period_end)
+
+
+def _inline_value(element: ET.Element) -> float | None:
+    """The number an `ix:nonFraction` stands for: displayed digits (in the format's decimal
+    convention) times 10**scale, negated when `sign="-"`; `fixed-zero` dashes are 0."""
+    shown = "".join(element.itertext()).strip()
+    style = (element.get("format") or "").rpartition(":")[2].lower()
+    if "zero" in style or shown in ("", "-", "—", "–"):
+        number = 0.0
+    else:
+        if "comma-decimal" in style or "numcommadecimal" in style:
+            shown = shown.replace(".", "").replace(" ", "").replace(",", ".")
+        try:
+            number = float(_DIGITS.sub("", shown))
+        except ValueError:
+            return None
+    scale = element.get("scale") or "0"
+    try:
+        number *= 10.0 ** int(scale)
+    except ValueError:
+        return None
+    number = round(number, 6)
+    return -number if element.get("sign") == "-" else number
 
 
 def _prefixes(data: bytes) -> dict[str, str]:
