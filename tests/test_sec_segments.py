@@ -330,6 +330,7 @@ def test_inline_xbrl_when_the_folder_has_no_extracted_instance(
     assert fy2024["accession_number"] == "0000320193-24-000123"
     assert fy2024["instance_url"].endswith("/aapl-20240928.htm")
     assert (fy2024["start_date"], fy2024["report_period"]) == ("2023-10-01", "2024-09-28")
+    assert fy2024["fiscal_period"] == "FY2024"  # the filer's fiscal year, ending in September
     segments = _breakdown(fy2024, AMZN_REVENUE, "business segment")
     by_member = {m["member"]: m["value"] for m in segments["members"]}
     assert by_member["aapl:AmericasSegmentMember"] == 167_045 * M

@@ -202,7 +202,7 @@ def segment_periods(
                 ticker=ticker,
                 company_name=company_name,
                 period=period,
-                fiscal_period=f"FY{end[:4]}" if period == "annual" else f"quarter ended {end}",
+                fiscal_period=_fiscal_label(instance, end, max(durations), period),
                 start_date=start,
                 report_period=end,
                 form=form,
@@ -215,6 +215,22 @@ def segment_periods(
             )
         )
     return result
+
+
+def _fiscal_label(
+    instance: Instance, end: str, latest: str, period: Literal["annual", "quarterly"]
+) -> str:
+    """ "FY2024" or "Q2 FY2024" from the filing's own fiscal year (dei:DocumentFiscalYearFocus),
+    counted back a year per comparative: a year ending in January or February is named by the
+    filer, not by the calendar (a retailer's FY2023 ends 2024-02-03)."""
+    years_back = round((date.fromisoformat(latest) - date.fromisoformat(end)).days / 365.25)
+    if instance.fiscal_year is None:
+        return f"FY{end[:4]}" if period == "annual" else f"quarter ended {end}"
+    year = instance.fiscal_year - years_back
+    quarter = instance.fiscal_period or ""
+    if period == "quarterly" and quarter in ("Q1", "Q2", "Q3", "Q4"):
+        return f"{quarter} FY{year}"
+    return f"FY{year}" if period == "annual" else f"quarter ended {end}"
 
 
 def _kept_members(members: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...] | None:

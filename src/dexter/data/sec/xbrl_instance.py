@@ -51,7 +51,8 @@ class Fact:
 class Instance:
     facts: tuple[Fact, ...]
     document_type: str | None  # dei:DocumentType, "10-K"
-    fiscal_year_end: str | None  # dei:DocumentPeriodEndDate
+    fiscal_year: int | None  # dei:DocumentFiscalYearFocus, the report's own fiscal year
+    fiscal_period: str | None  # dei:DocumentFiscalPeriodFocus: "FY", "Q1", "Q2", "Q3"
 
 
 def parse_instance(data: bytes, *, url: str | None = None) -> Instance:
@@ -72,17 +73,15 @@ def parse_instance(data: bytes, *, url: str | None = None) -> Instance:
     }
     units = {u.get("id", ""): _unit(u, prefixes) for u in root.iter(f"{{{_INSTANCE_NS}}}unit")}
     facts: dict[tuple[str, str, str], Fact] = {}
-    document_type = period_end = None
+    dei: dict[str, str] = {}
     for element in root:
         ref = element.get("contextRef")
         if ref is None or not isinstance(element.tag, str):
             continue
         concept = _qname(element.tag, prefixes)
         raw = (element.text or "").strip()
-        if concept == "dei:DocumentType":
-            document_type = raw or None
-        elif concept == "dei:DocumentPeriodEndDate":
-            period_end = raw or None
+        if concept.startswith("dei:") and raw:
+            dei.setdefault(concept, raw)
         unit_ref = element.get("unitRef")
         context = contexts.get(ref)
         if unit_ref is None or context is None or element.get(_XSI_NIL) == "true":
@@ -100,7 +99,7 @@ def parse_instance(data: bytes, *, url: str | None = None) -> Instance:
             decimals=int(decimals) if decimals and decimals.lstrip("-").isdigit() else None,
         )
         facts.setdefault((concept, ref, fact.unit), fact)
-    return Instance(tuple(facts.values()), document_type, period_end)
+    return _with_dei(tuple(facts.values()), dei)
 
 
 def parse_labels(data: bytes, *, url: str | None = None) -> dict[str, str]:
@@ -136,6 +135,16 @@ def parse_labels(data: bytes, *, url: str | None = None) -> dict[str, str]:
     return labels
 
 
+def _with_dei(facts: tuple[Fact, ...], dei: dict[str, str]) -> Instance:
+    year = dei.get("dei:DocumentFiscalYearFocus", "")[:4]
+    return Instance(
+        facts,
+        document_type=dei.get("dei:DocumentType"),
+        fiscal_year=int(year) if year.isdigit() else None,
+        fiscal_period=(dei.get("dei:DocumentFiscalPeriodFocus") or "").upper() or None,
+    )
+
+
 _INLINE_NS = "http://www.xbrl.org/2013/inlineXBRL"
 _DIGITS = re.compile(r"[^0-9.]")
 
@@ -155,13 +164,11 @@ def _inline_instance(root: ET.Element, prefixes: dict[str, str], *, url: str | N
     if not contexts:
         raise UpstreamError("The document has no inline-XBRL contexts.", url=url)
     facts: dict[tuple[str, str, str], Fact] = {}
-    document_type = period_end = None
+    dei: dict[str, str] = {}
     for element in root.iter(f"{{{_INLINE_NS}}}nonNumeric"):
-        name = element.get("name")
-        if name == "dei:DocumentType":
-            document_type = "".join(element.itertext()).strip() or None
-        elif name == "dei:DocumentPeriodEndDate":
-            period_end = "".join(element.itertext()).strip() or None
+        name, raw = element.get("name") or "", "".join(element.itertext()).strip()
+        if name.startswith("dei:") and raw:
+            dei.setdefault(name, raw)
     for element in root.iter(f"{{{_INLINE_NS}}}nonFraction"):
         concept, ref, unit_ref = (
             element.get("name"),
@@ -183,7 +190,7 @@ def _inline_instance(root: ET.Element, prefixes: dict[str, str], *, url: str | N
             decimals=int(decimals) if decimals and decimals.lstrip("-").isdigit() else None,
         )
         facts.setdefault((concept, ref or "", fact.unit), fact)
-    return Instance(tuple(facts.values()), document_type, period_end)
+    return _with_dei(tuple(facts.values()), dei)
 
 
 def _inline_value(element: ET.Element) -> float | None:
