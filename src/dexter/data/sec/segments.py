@@ -67,7 +67,7 @@ class SegmentBreakdown(Record):
     members: list[SegmentMember]
     members_sum: int | float
     total: int | float | None  # the total the filing reports for this concept and period
-    total_concept_context: str | None  # what the total is: "all revenue", "Streaming revenue"
+    total_scope: str | None  # what the total is: "all revenue", "Streaming revenue"
     difference: int | float | None  # total - members_sum
     check: Literal["sums to the total", "does not sum to the total", "no reported total"]
     note: str | None = None
@@ -155,6 +155,10 @@ def _measure_label(concept: str, labels: Mapping[str, str]) -> str:
     return member_label(concept, labels)
 
 
+# (concept, unit, start, end, members): the value reported for exactly those members.
+_TotalKey = tuple[str, str, str | None, str, tuple[tuple[str, str], ...]]
+
+
 def segment_periods(
     instance: Instance,
     labels: Mapping[str, str],
@@ -171,7 +175,7 @@ def segment_periods(
 ) -> list[SegmentPeriod]:
     """Every period of `period` length in the filing that has segment facts, newest first."""
     facts = [f for f in instance.facts if _is_measure(f.concept) and not f.context.typed]
-    totals: dict[tuple[str, str, str | None, str, tuple[tuple[str, str], ...]], float] = {}
+    totals: dict[_TotalKey, float] = {}
     grouped: dict[str, list[Fact]] = defaultdict(list)
     for fact in facts:
         members = _kept_members(fact.context.members)
@@ -250,7 +254,7 @@ _GroupKey = tuple[str, str, str | None, str, str, tuple[tuple[str, str], ...], b
 
 def _breakdowns(
     facts: Sequence[Fact],
-    totals: Mapping[tuple[str, str, str | None, str, tuple[tuple[str, str], ...]], float],
+    totals: Mapping[_TotalKey, float],
     labels: Mapping[str, str],
 ) -> list[SegmentBreakdown]:
     # Each fact can belong to one breakdown per axis it names; it goes to the breakdown with
@@ -308,7 +312,7 @@ def _breakdowns(
 def _breakdown(
     key: _GroupKey,
     facts: Sequence[Fact],
-    totals: Mapping[tuple[str, str, str | None, str, tuple[tuple[str, str], ...]], float],
+    totals: Mapping[_TotalKey, float],
     labels: Mapping[str, str],
 ) -> SegmentBreakdown:
     concept, unit, start, end, axis, within, _goods = key
@@ -347,7 +351,7 @@ def _breakdown(
             members=members,
             members_sum=_tidy(members_sum),
             total=None,
-            total_concept_context=None,
+            total_scope=None,
             difference=None,
             check="no reported total",
             note=f"The filing reports no total of {measure.lower()} for this period to check "
@@ -377,7 +381,7 @@ def _breakdown(
         members=members,
         members_sum=_tidy(members_sum),
         total=total,
-        total_concept_context=scope,
+        total_scope=scope,
         difference=difference,
         check="sums to the total" if adds_up else "does not sum to the total",
         note=note,
