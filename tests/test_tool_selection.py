@@ -46,6 +46,7 @@ def test_direct_mode_binds_each_available_data_call(tmp_path: Path) -> None:
     assert "income_statements" in bound and "filing_section" in bound
     assert "get_financials" not in bound
     assert "stock_prices" not in bound and "company_news" not in bound  # SEC has neither
+    assert "segments" in bound  # read from the filings' own XBRL
 
 
 def test_a_financial_datasets_key_adds_market_data_calls(tmp_path: Path) -> None:

@@ -430,8 +430,16 @@ async def _dispatch(
         _show(args, console, news, grid, waiting, as_of=as_of, empty=f"No news found for {name}")
         return EXIT_OK
     if action == "segments":
-        segments = await router.segments(ticker, period=args.period, limit=args.limit)
+        extra = {"year": args.year} if getattr(args, "year", None) is not None else {}
+        segments = await router.segments(ticker, period=args.period, limit=args.limit, **extra)
         waiting.stop()
-        _emit_json(segments)  # segment trees are nested; JSON is their readable form
+        if args.json or not all("breakdowns" in s for s in segments):
+            _emit_json(segments)  # a vendor's segment trees are nested; JSON is their form
+            return EXIT_OK
+        from dexter.tools.citations import SourceLedger
+        from dexter.tools.finance.format import format_segments
+
+        ledger = SourceLedger()
+        sys.stdout.write(format_segments(segments, ledger=ledger).rstrip() + "\n")
         return EXIT_OK
     raise AssertionError(f"unhandled data action {action}")

@@ -342,9 +342,12 @@ def _add_data_parser(commands: Any) -> None:
     prices.add_argument("--end", type=iso_day, help="YYYY-MM-DD (default: today)")
     news = action("news", "recent company news (needs a news provider)")
     news.add_argument("--limit", type=int, default=10, metavar="N")
-    segments = action("segments", "segment financials (needs a segments provider)")
+    segments = action(
+        "segments", "revenue and operating income by segment, geography and product (XBRL)"
+    )
     segments.add_argument("--period", choices=["annual", "quarterly"], default="annual")
     segments.add_argument("--limit", type=int, default=4, metavar="N")
+    segments.add_argument("--year", type=int, help="fiscal year of the 10-K/10-Q (default: latest)")
     screen = action(
         "screen", "rank companies by one reported value (SEC XBRL frames)", ticker=False
     )

@@ -379,6 +379,12 @@ class NewsArgs(CompanyArgs):
 class SegmentsArgs(CompanyArgs):
     period: SegmentPeriod = Field("annual", description="annual or quarterly.")
     limit: Limit12 = Field(DEFAULT_PERIODS, description="Most recent periods (max 12).")
+    year: int | None = Field(
+        None,
+        ge=1993,
+        le=2100,
+        description="Fiscal year of the 10-K/10-Q to read (default: latest).",
+    )
 
 
 class ScreenArgs(CallArgs):
@@ -926,14 +932,18 @@ class Segments(DataCall[SegmentsArgs]):
     name: ClassVar[str] = "segments"
     description: ClassVar[str] = (
         "Revenue, operating income and assets broken down by business segment, product and "
-        "geography, per period. USD millions, with source ids [S#]."
+        "geography, per period, in the company's own labels, checked against the reported "
+        "total. USD millions, with source ids [S#]."
     )
     Args: ClassVar[type[BaseModel]] = SegmentsArgs
     capability: ClassVar[Capability] = Capability.SEGMENTS
 
     async def fetch(self, args: SegmentsArgs, ctx: ToolContext) -> ToolResult:
         company = await self.company(args.company)
-        records = await self.router.segments(company.ticker, period=args.period, limit=args.limit)
+        extra: dict[str, Any] = {"year": args.year} if args.year is not None else {}
+        records = await self.router.segments(
+            company.ticker, period=args.period, limit=args.limit, **extra
+        )
         content = format_segments(records, ledger=ctx.sources, company=company)
         return ToolResult(
             content=content,

@@ -201,7 +201,8 @@ class GetFinancials(RoutedTool):
     guidance: ClassVar[str] = (
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
         "balance_sheets; cash flow, capex, free cash flow -> cash_flow_statements; ratios, "
-        "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts. "
+        "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts; "
+        "revenue or operating income by business segment, region or product line -> segments. "
         "For a full picture call the three statements."
     )
 
