@@ -10,6 +10,7 @@ modelled on the companies' accounts, not recorded ones.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,8 @@ from tests.support.esef import (
     EsefServer,
     Routes,
     recorded,
+    recorded_leis,
+    recorded_routes,
     recorded_url,
     standard_routes,
 )
@@ -357,3 +360,55 @@ async def test_get_financials_reads_an_esef_issuer(
     assert any(
         f"acc. {ASML}-2022-12-31-ESEF-NL-0" in label and url == ASML_JSON for label, url in cited
     )
+
+
+async def test_real_recorded_reports_when_someone_has_recorded_them(tmp_path: Path) -> None:
+    """Runs only after `scripts/record_esef.py` (network needed) has added real reports."""
+    leis = recorded_leis()
+    if not leis:
+        pytest.skip("no real xBRL-JSON report recorded; run `uv run python scripts/record_esef.py`")
+    esef = provider(tmp_path, recorded_routes())
+    for lei in leis:
+        rows = await esef.balance_sheets(lei, limit=1)
+        assert rows, f"{lei}: no balance sheet read from its recorded report"
+        [row] = rows
+        assert len(row.currency) == 3 and row.total_assets
+        if row.total_liabilities and row.shareholders_equity and not row.non_controlling_interest:
+            # IFRS balance: assets = liabilities + equity, to within rounding.
+            gap = row.total_assets - row.total_liabilities - row.shareholders_equity
+            assert abs(gap) <= 0.001 * row.total_assets, f"{lei}: does not balance"
+
+
+def _record_with_script(routes: Routes, dest: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run scripts/record_esef.py's recorder for ASML against `routes`, into `dest`."""
+    import importlib.util
+
+    import httpx2
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "record_esef.py"
+    spec = importlib.util.spec_from_file_location("record_esef", script)
+    assert spec is not None and spec.loader is not None
+    recorder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorder)
+    monkeypatch.setattr(recorder, "PAUSE", 0.0)
+    folder = dest / "nonus" / "filings.xbrl.org"
+    manifest: list[dict[str, object]] = []
+    with httpx2.Client(transport=routes.transport()) as client:
+        recorder.record(client, folder, manifest, ASML, 2)
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+    return folder
+
+
+async def test_the_recording_script_saves_what_the_tests_then_read(
+    tmp_path: Path, routes: Routes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scripts/record_esef.py run against the same routes (no network): the files and the
+    manifest it writes are served by `recorded_routes`, and the recorded report reads end to
+    end, as the test above does for real recordings."""
+    folder = _record_with_script(routes, tmp_path / "fixtures", monkeypatch)
+    saved = await asyncio.to_thread((folder / "reports" / "asml-2022-12-31-en.json").read_bytes)
+    assert saved == await asyncio.to_thread(ASML_REPORT.read_bytes)
+    monkeypatch.setenv("DEXTER_FIXTURES", str(tmp_path / "fixtures"))
+    assert recorded_leis() == [ASML]
+    [row] = await provider(tmp_path, recorded_routes()).balance_sheets(ASML)
+    assert row.total_assets == 36_300_300_000 and row.currency == "EUR"

@@ -40,7 +40,10 @@ ASML_REPORT = (
 def esef_fixtures() -> Path:
     path = fixtures_dir() / "nonus" / "filings.xbrl.org"
     if not path.is_dir():
-        pytest.skip(f"{path} is missing; run `uv run python scripts/fetch_fixtures.py --esef`.")
+        pytest.skip(
+            f"{path} is missing; see ../shared/fixtures/README.md (scripts/fetch_fixtures.py) "
+            "and record more with `uv run python scripts/record_esef.py`."
+        )
     return path
 
 
@@ -52,6 +55,22 @@ def _recorded(name: str) -> dict[str, Any]:
 def recorded(name: str) -> dict[str, Any]:
     """A recorded response body, parsed once per session (treat it as read-only)."""
     return _recorded(name)
+
+
+def recorded_routes() -> Routes:
+    """Everything scripts/record_esef.py recorded (if anyone has), served by its URL."""
+    routes = Routes()
+    manifest = json.loads((esef_fixtures() / "MANIFEST.json").read_text())
+    for row in manifest:
+        path = esef_fixtures() / str(row["file"])
+        if path.is_file():
+            routes.add(str(row["url"]), path.read_bytes(), status=int(row["status"]))
+    return routes
+
+
+def recorded_leis() -> list[str]:
+    """The issuers whose entity and filings scripts/record_esef.py recorded."""
+    return sorted(p.stem.removeprefix("entity-") for p in esef_fixtures().glob("entity-*.json"))
 
 
 def recorded_url(name: str) -> str:

@@ -202,7 +202,9 @@ class GetFinancials(RoutedTool):
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
         "balance_sheets; cash flow, capex, free cash flow -> cash_flow_statements; ratios, "
         "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts. "
-        "For a full picture call the three statements."
+        "For a full picture call the three statements. Companies listed in the EU without SEC "
+        "filings (ESEF annual reports, IFRS, in their own currency): pass the LEI, or "
+        "esef:name@country (e.g. esef:kone@FI), to the three statement calls (annual only)."
     )
 
 
