@@ -412,3 +412,22 @@ async def test_the_recording_script_saves_what_the_tests_then_read(
     assert recorded_leis() == [ASML]
     [row] = await provider(tmp_path, recorded_routes()).balance_sheets(ASML)
     assert row.total_assets == 36_300_300_000 and row.currency == "EUR"
+
+
+async def test_a_ticker_is_never_answered_by_esef(esef: EsefProvider) -> None:
+    """Listed before SEC EDGAR, ESEF still leaves other names to the other providers."""
+    from dexter.data.errors import UnknownCompany
+
+    class _Sec:
+        name = "SEC EDGAR"
+        capabilities = frozenset()
+
+        async def company(self, query: str) -> object:
+            raise UnknownCompany(query)
+
+        async def aclose(self) -> None:
+            return None
+
+    router = DataRouter([esef, _Sec()])  # type: ignore[list-item]
+    with pytest.raises(UnknownCompany, match="No SEC filer matches 'APPL'"):
+        await router.company("APPL")

@@ -130,6 +130,8 @@ class DataRouter:
             return await owner.company(query)
         missing: NotFound | None = None
         for provider in self.providers:
+            if getattr(provider, "claims", None) is not None:
+                continue  # it answers only for the names it claims, asked above
             try:
                 return await provider.company(query)
             except NotFound as error:

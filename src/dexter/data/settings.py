@@ -13,12 +13,12 @@ SEC_DATA_URL = "https://data.sec.gov"
 SEC_WWW_URL = "https://www.sec.gov"
 SEC_EFTS_URL = "https://efts.sec.gov"
 FD_BASE_URL = "https://api.financialdatasets.ai"
-ESEF_URL = "https://filings.xbrl.org"
-# filings.xbrl.org publishes no rate limit; a few requests a second is polite for a free service.
-DEFAULT_ESEF_RATE = 2.0
 DEFAULT_SEC_RATE = 8.0
 # The SEC blocks clients above 10 requests/second for about ten minutes.
 MAX_SEC_RATE = 10.0
+ESEF_URL = "https://filings.xbrl.org"
+# filings.xbrl.org publishes no rate limit; a few requests a second is polite for a free service.
+DEFAULT_ESEF_RATE = 2.0
 
 # The examples the README and the help text show: copied as they are, they name nobody.
 _PLACEHOLDER_AGENTS = ("your name", "you@example.com", "jane doe", "jane@example.com")
@@ -49,13 +49,13 @@ class DataSettings:
     sec_www_url: str = SEC_WWW_URL
     sec_efts_url: str = SEC_EFTS_URL
     sec_rate: float = DEFAULT_SEC_RATE
+    # filings.xbrl.org: ESEF annual reports of EU/UK issuers (key-less).
+    esef_url: str = ESEF_URL
+    esef_rate: float = DEFAULT_ESEF_RATE
     # Research "as of" a day: nothing filed after it is listed, read or counted.
     as_of: date | None = None
     fd_api_key: str | None = None
     fd_base_url: str = FD_BASE_URL
-    # filings.xbrl.org: ESEF annual reports of EU/UK issuers (key-less).
-    esef_url: str = ESEF_URL
-    esef_rate: float = DEFAULT_ESEF_RATE
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DataSettings:
@@ -94,11 +94,11 @@ class DataSettings:
             sec_www_url=_base(env.get("DEXTER_SEC_WWW_URL"), SEC_WWW_URL),
             sec_efts_url=_base(env.get("DEXTER_SEC_EFTS_URL"), SEC_EFTS_URL),
             sec_rate=rate,
+            esef_url=_base(env.get("DEXTER_ESEF_URL"), ESEF_URL),
+            esef_rate=esef_rate,
             as_of=as_of_from_settings(settings),
             fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
             fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
-            esef_url=_base(env.get("DEXTER_ESEF_URL"), ESEF_URL),
-            esef_rate=esef_rate,
         )
 
     def with_as_of(self, as_of: date | None) -> DataSettings:

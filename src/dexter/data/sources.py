@@ -19,8 +19,8 @@ def build_router(
     settings: Settings,
     *,
     sec_transport: httpx2.AsyncBaseTransport | None = None,
-    fd_transport: httpx2.AsyncBaseTransport | None = None,
     esef_transport: httpx2.AsyncBaseTransport | None = None,
+    fd_transport: httpx2.AsyncBaseTransport | None = None,
     as_of: date | None = None,
 ) -> DataRouter:
     """The router for these settings. `as_of` (else DEXTER_AS_OF / `asOf`) limits every
@@ -40,13 +40,13 @@ def build_router(
                 transport=fd_transport,
             )
         )
-    sec = SecEdgarProvider(data, transport=sec_transport)
-    # As of a past day, SEC EDGAR answers first wherever it can: it drops every value filed
-    # after that day, which a vendor's latest restated figures cannot promise.
-    providers.insert(0, sec) if data.as_of is not None else providers.append(sec)
     # Key-less ESEF reports of EU/UK issuers; it answers only for the companies it is named
     # for (an LEI, or esef:…), so its place in the list does not matter.
     from dexter.data.esef.provider import EsefProvider
 
     providers.append(EsefProvider(data, transport=esef_transport))
+    sec = SecEdgarProvider(data, transport=sec_transport)
+    # As of a past day, SEC EDGAR answers first wherever it can: it drops every value filed
+    # after that day, which a vendor's latest restated figures cannot promise.
+    providers.insert(0, sec) if data.as_of is not None else providers.append(sec)
     return DataRouter(providers, as_of=data.as_of)

@@ -196,15 +196,15 @@ class GetFinancials(RoutedTool):
     name: ClassVar[str] = "get_financials"
     description: ClassVar[str] = (
         "Company fundamentals from filings: income statements, balance sheets, cash flows, "
-        "ratios, segments and raw XBRL facts, for one or several companies and periods."
+        "ratios, segments and raw XBRL facts, for one or several companies and periods. EU/UK "
+        "issuers without SEC filings: annual statements from their ESEF reports, named by LEI "
+        "or esef:name@country (e.g. esef:kone@FI)."
     )
     guidance: ClassVar[str] = (
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
         "balance_sheets; cash flow, capex, free cash flow -> cash_flow_statements; ratios, "
         "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts. "
-        "For a full picture call the three statements. Companies listed in the EU without SEC "
-        "filings (ESEF annual reports, IFRS, in their own currency): pass the LEI, or "
-        "esef:name@country (e.g. esef:kone@FI), to the three statement calls (annual only)."
+        "For a full picture call the three statements."
     )
 
 
