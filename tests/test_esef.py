@@ -431,3 +431,17 @@ async def test_a_ticker_is_never_answered_by_esef(esef: EsefProvider) -> None:
     router = DataRouter([esef, _Sec()])  # type: ignore[list-item]
     with pytest.raises(UnknownCompany, match="No SEC filer matches 'APPL'"):
         await router.company("APPL")
+
+
+def test_a_bad_rate_limit_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.config import load_settings
+    from dexter.data.errors import ConfigurationNeeded
+
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEXTER_ESEF_RATE_LIMIT", "fast")
+    with pytest.raises(ConfigurationNeeded, match="DEXTER_ESEF_RATE_LIMIT must be a positive"):
+        DataSettings.from_settings(load_settings())
+    monkeypatch.setenv("DEXTER_ESEF_RATE_LIMIT", "0.5")
+    assert DataSettings.from_settings(load_settings()).esef_rate == 0.5

@@ -108,7 +108,9 @@ class DataRouter:
                     f"{capability.value.capitalize()}: not available for {company} from "
                     f"{owner.name}, which serves "
                     + ", ".join(sorted(c.value for c in owner.capabilities))
-                    + "."
+                    + ".",
+                    hint="Name the company by its ticker or CIK instead if it also files with "
+                    "the SEC.",
                 )
             return await call(owner)
         candidates = self._candidates(capability)
