@@ -445,3 +445,26 @@ def test_a_bad_rate_limit_is_a_configuration_error(
         DataSettings.from_settings(load_settings())
     monkeypatch.setenv("DEXTER_ESEF_RATE_LIMIT", "0.5")
     assert DataSettings.from_settings(load_settings()).esef_rate == 0.5
+
+
+async def test_a_year_without_xbrl_json_is_left_out_and_said(
+    tmp_path: Path, routes: Routes
+) -> None:
+    """UPM's listing with its 2022 filing's json_url removed (a recorded object, changed so)."""
+    import copy
+
+    from tests.support.esef import entity_filings_page
+
+    listing = entity_filings_page(
+        "upm-2022-2023-with-validation-messages.1.json",
+        "upm-2022-2023-with-validation-messages.3.json",
+    )
+    listing = copy.deepcopy(listing)
+    listing["data"][0]["attributes"]["json_url"] = None
+    routes.add(f"{BASE}/api/entities/{UPM}/filings?page%5Bsize%5D=100", listing)
+    rows = await provider(tmp_path, routes).income_statements(UPM)
+    assert [r.report_period for r in rows] == ["2023-12-31"]
+    assert rows[0].notes == [
+        f"No xBRL-JSON version of the report for 2022-12-31 ({UPM}-2022-12-31-ESEF-FI-0) at "
+        "filings.xbrl.org; left out."
+    ]

@@ -124,8 +124,6 @@ class EsefProvider:
     ) -> Any:
         try:
             return await self.http.get_json(url, params=params, ttl=ttl)
-        except NotFound:
-            raise
         except UpstreamError as error:
             self._explain(error, what)
 
@@ -338,7 +336,14 @@ class EsefProvider:
             await self._report(chosen[0], entity.name)  # raises: says there is no xBRL-JSON
         readable = [f for f in chosen if f.json_url is not None]
         reports = await asyncio.gather(*(self._report(f) for f in readable))
-        return [build_statement(kind, facts, f) for f, facts in zip(readable, reports, strict=True)]
+        rows = [build_statement(kind, facts, f) for f, facts in zip(readable, reports, strict=True)]
+        unread = [f for f in chosen if f.json_url is None]
+        if unread and rows:
+            # A year left out is said, so no one takes the gap for the company's history.
+            said = ", ".join(f"{f.period_end} ({f.fxo_id})" for f in unread)
+            note = f"No xBRL-JSON version of the report for {said} at {PROVIDER}; left out."
+            rows[0] = rows[0].model_copy(update={"notes": [*(rows[0].notes or []), note]})
+        return rows
 
     async def income_statements(self, ticker: str, **kw: Any) -> list[IncomeStatement]:
         return await self._statements(ticker, "income", **kw)
