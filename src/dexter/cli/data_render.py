@@ -128,7 +128,7 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
     lines = []
     for row in sorted(rows, key=lambda row: row.report_period):
         cited = dict.fromkeys(
-            source.cite(concept=False) for source in row.sources.values() if source.accession_number
+            _cited(source) for source in row.sources.values() if source.accession_number
         )
         period = fiscal_label(row.fiscal_period, row.period)
         if cited:
@@ -136,6 +136,13 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
         elif row.accession_number:
             lines.append(f"{period}: acc. {row.accession_number}")
     return lines
+
+
+def _cited(source: Source) -> str:
+    """A filing's citation; outside EDGAR (ESEF reports) with its URL, which no accession
+    number leads a reader to."""
+    label = source.cite(concept=False)
+    return label if "sec.gov" in source.url or not source.url else f"{label} {source.url}"
 
 
 def print_sources(console: Console, lines: Sequence[str]) -> None:

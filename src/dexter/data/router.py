@@ -69,8 +69,23 @@ class DataRouter:
     def supports(self, capability: Capability) -> bool:
         return any(capability in p.capabilities for p in self.providers)
 
+    def _claimant(self, company: str | None) -> FinanceProvider | None:
+        """The provider that owns this company name outright (e.g. an LEI for the ESEF
+        reports), if any: such a provider answers for its own companies and no others."""
+        if company is None:
+            return None
+        for provider in self.providers:
+            claims = getattr(provider, "claims", None)
+            if claims is not None and claims(company):
+                return provider
+        return None
+
     def _candidates(self, capability: Capability) -> list[FinanceProvider]:
-        found = [p for p in self.providers if capability in p.capabilities]
+        found = [
+            p
+            for p in self.providers
+            if capability in p.capabilities and getattr(p, "claims", None) is None
+        ]
         if not found:
             configured = ", ".join(self.names()) or "none"
             raise Unavailable(
@@ -81,8 +96,23 @@ class DataRouter:
         return found
 
     async def _route(
-        self, capability: Capability, call: Callable[[FinanceProvider], Awaitable[T]]
+        self,
+        capability: Capability,
+        call: Callable[[FinanceProvider], Awaitable[T]],
+        company: str | None = None,
     ) -> T:
+        owner = self._claimant(company)
+        if owner is not None:
+            if capability not in owner.capabilities:
+                raise Unavailable(
+                    f"{capability.value.capitalize()}: not available for {company} from "
+                    f"{owner.name}, which serves "
+                    + ", ".join(sorted(c.value for c in owner.capabilities))
+                    + ".",
+                    hint="Name the company by its ticker or CIK instead if it also files with "
+                    "the SEC.",
+                )
+            return await call(owner)
         candidates = self._candidates(capability)
         for index, provider in enumerate(candidates):
             try:
@@ -97,8 +127,13 @@ class DataRouter:
         """Resolve a ticker, CIK or name with the first provider that knows it."""
         if not self.providers:
             raise Unavailable("No data sources are configured.")
+        owner = self._claimant(query)
+        if owner is not None:
+            return await owner.company(query)
         missing: NotFound | None = None
         for provider in self.providers:
+            if getattr(provider, "claims", None) is not None:
+                continue  # it answers only for the names it claims, asked above
             try:
                 return await provider.company(query)
             except NotFound as error:
@@ -114,31 +149,39 @@ class DataRouter:
         raise missing
 
     async def income_statements(self, ticker: str, **kw: Any) -> list[IncomeStatement]:
-        return await self._route(Capability.STATEMENTS, lambda p: p.income_statements(ticker, **kw))
+        return await self._route(
+            Capability.STATEMENTS, lambda p: p.income_statements(ticker, **kw), ticker
+        )
 
     async def balance_sheets(self, ticker: str, **kw: Any) -> list[BalanceSheet]:
-        return await self._route(Capability.STATEMENTS, lambda p: p.balance_sheets(ticker, **kw))
+        return await self._route(
+            Capability.STATEMENTS, lambda p: p.balance_sheets(ticker, **kw), ticker
+        )
 
     async def cash_flow_statements(self, ticker: str, **kw: Any) -> list[CashFlowStatement]:
         return await self._route(
-            Capability.STATEMENTS, lambda p: p.cash_flow_statements(ticker, **kw)
+            Capability.STATEMENTS, lambda p: p.cash_flow_statements(ticker, **kw), ticker
         )
 
     async def financial_metrics(
         self, ticker: str, *, period: Period = "annual", limit: int = 4
     ) -> list[FinancialMetrics]:
         return await self._route(
-            Capability.METRICS, lambda p: p.financial_metrics(ticker, period=period, limit=limit)
+            Capability.METRICS,
+            lambda p: p.financial_metrics(ticker, period=period, limit=limit),
+            ticker,
         )
 
     async def facts(self, ticker: str, concept: str) -> list[FactPoint]:
-        return await self._route(Capability.FACTS, lambda p: p.facts(ticker, concept))
+        return await self._route(Capability.FACTS, lambda p: p.facts(ticker, concept), ticker)
 
     async def filings(self, ticker: str, **kw: Any) -> list[Filing]:
-        return await self._route(Capability.FILINGS, lambda p: p.filings(ticker, **kw))
+        return await self._route(Capability.FILINGS, lambda p: p.filings(ticker, **kw), ticker)
 
     async def filing_section(self, ticker: str, **kw: Any) -> FilingSection:
-        return await self._route(Capability.FILING_ITEMS, lambda p: p.filing_section(ticker, **kw))
+        return await self._route(
+            Capability.FILING_ITEMS, lambda p: p.filing_section(ticker, **kw), ticker
+        )
 
     async def filing_documents(self, company: str, accession_number: str) -> FilingDocuments:
         return await self._route(
@@ -164,7 +207,7 @@ class DataRouter:
 
     async def insider_trades(self, ticker: str, **kw: Any) -> list[InsiderTrade]:
         return await self._route(
-            Capability.INSIDER_TRADES, lambda p: p.insider_trades(ticker, **kw)
+            Capability.INSIDER_TRADES, lambda p: p.insider_trades(ticker, **kw), ticker
         )
 
     async def institutional_holdings(self, **kw: Any) -> list[InstitutionalHolding]:
@@ -177,7 +220,7 @@ class DataRouter:
         return await self._route(Capability.PRICE_SNAPSHOT, lambda p: p.price_snapshot(ticker))
 
     async def news(self, ticker: str, **kw: Any) -> list[NewsItem]:
-        return await self._route(Capability.NEWS, lambda p: p.news(ticker, **kw))
+        return await self._route(Capability.NEWS, lambda p: p.news(ticker, **kw), ticker)
 
     async def segments(self, ticker: str, **kw: Any) -> list[dict[str, Any]]:
         return await self._route(Capability.SEGMENTS, lambda p: p.segments(ticker, **kw))

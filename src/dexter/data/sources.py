@@ -19,6 +19,7 @@ def build_router(
     settings: Settings,
     *,
     sec_transport: httpx2.AsyncBaseTransport | None = None,
+    esef_transport: httpx2.AsyncBaseTransport | None = None,
     fd_transport: httpx2.AsyncBaseTransport | None = None,
     as_of: date | None = None,
 ) -> DataRouter:
@@ -39,6 +40,11 @@ def build_router(
                 transport=fd_transport,
             )
         )
+    # Key-less ESEF reports of EU/UK issuers; it answers only for the companies it is named
+    # for (an LEI, or esef:…), so its place in the list does not matter.
+    from dexter.data.esef.provider import EsefProvider
+
+    providers.append(EsefProvider(data, transport=esef_transport))
     sec = SecEdgarProvider(data, transport=sec_transport)
     # As of a past day, SEC EDGAR answers first wherever it can: it drops every value filed
     # after that day, which a vendor's latest restated figures cannot promise.

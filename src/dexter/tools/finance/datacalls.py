@@ -191,7 +191,10 @@ def _screen_period(value: object) -> object:
 
 ScreenPeriod = Annotated[str, BeforeValidator(_screen_period)]
 
-COMPANY = "Ticker, CIK or company name (e.g. AAPL, 320193, 'nvidia corp')."
+COMPANY = (
+    "Ticker, CIK or company name (e.g. AAPL, 320193, 'nvidia corp'); for an EU/UK issuer's "
+    "ESEF annual reports (statements only), its LEI or esef:name@country (e.g. esef:kone@FI)."
+)
 GTE = "Only periods ending on or after this date (YYYY-MM-DD); e.g. 'since 2022' = 2022-01-01."
 LTE = "Only periods ending on or before this date (YYYY-MM-DD)."
 

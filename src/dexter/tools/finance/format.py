@@ -397,7 +397,8 @@ def format_statements(
 def filing_source(filing: Filing) -> Source:
     """A filing as a citable source; the same filing always gets the same ledger id."""
     return Source(
-        provider="SEC EDGAR",
+        # ESEF reports listed by the filings.xbrl.org source come as filings too.
+        provider="filings.xbrl.org" if filing.filing_type == "ESEF" else "SEC EDGAR",
         url=filing.url,
         form=filing.filing_type,
         accession_number=filing.accession_number,

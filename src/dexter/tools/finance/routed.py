@@ -196,7 +196,9 @@ class GetFinancials(RoutedTool):
     name: ClassVar[str] = "get_financials"
     description: ClassVar[str] = (
         "Company fundamentals from filings: income statements, balance sheets, cash flows, "
-        "ratios, segments and raw XBRL facts, for one or several companies and periods."
+        "ratios, segments and raw XBRL facts, for one or several companies and periods. EU/UK "
+        "issuers without SEC filings: annual statements from their ESEF reports, named by LEI "
+        "or esef:name@country (e.g. esef:kone@FI)."
     )
     guidance: ClassVar[str] = (
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
