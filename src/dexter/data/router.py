@@ -43,8 +43,10 @@ P = TypeVar("P")
 _FALLBACK_STATUSES = frozenset({401, 402, 403})
 
 ENABLE_HINTS: dict[Capability, str] = {
-    Capability.PRICES: "Set FINANCIAL_DATASETS_API_KEY to enable price data.",
-    Capability.PRICE_SNAPSHOT: "Set FINANCIAL_DATASETS_API_KEY to enable live prices.",
+    Capability.PRICES: "Set FINANCIAL_DATASETS_API_KEY to enable price data (or leave "
+    "DEXTER_YAHOO_URL unset for key-less Yahoo Finance prices).",
+    Capability.PRICE_SNAPSHOT: "Set FINANCIAL_DATASETS_API_KEY to enable live prices (or leave "
+    "DEXTER_YAHOO_URL unset for key-less Yahoo Finance quotes).",
     Capability.NEWS: "Set FINANCIAL_DATASETS_API_KEY to enable company news.",
     Capability.SEGMENTS: "Set FINANCIAL_DATASETS_API_KEY to enable segment financials.",
 }
