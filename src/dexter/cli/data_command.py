@@ -85,7 +85,7 @@ def run_data_command(args: argparse.Namespace) -> int:
 _RANGES = {
     "filings": (("--from", "filed_from"), ("--to", "filed_to")),
     "search": (("--from", "start"), ("--to", "end")),
-    "prices": (("--start", "start"), ("--end", "end")),
+    "prices": (("--from", "start"), ("--to", "end")),
 }
 
 
@@ -175,6 +175,58 @@ def _show(
     return False
 
 
+# Exchange suffixes (WSU.DE), currency pairs (EURUSD=X) and indices (^GSPC) are market symbols,
+# never SEC filers: looked up as typed.
+_MARKET_SYMBOL = re.compile(r"^[\^A-Z0-9][A-Z0-9.\-]*(=X|\.[A-Z]{1,3})$|^\^", re.IGNORECASE)
+_INTERVALS = {"1d": "day", "1wk": "week", "1mo": "month"}
+
+
+async def _price_subject(router: DataRouter, text: str) -> tuple[str, str]:
+    """(symbol, name shown) for a price command: a filer's ticker, or a market symbol as typed
+    when it is one or no filer matches (ETFs, funds and foreign listings file nothing)."""
+    if not _MARKET_SYMBOL.match(text.strip()):
+        try:
+            company = await router.company(text)
+            return company.ticker, f"{company.name} ({company.ticker})"
+        except UnknownCompany:
+            if " " in text.strip():
+                raise
+        except DataError:
+            pass  # the SEC unreachable or unconfigured: prices need neither
+    symbol = text.strip().upper()
+    return symbol, symbol
+
+
+async def _prices(
+    args: argparse.Namespace, router: DataRouter, console: Console, waiting: Waiting
+) -> int:
+    as_of = getattr(router, "as_of", None)
+    ticker, name = await _price_subject(router, args.ticker)
+    if args.data_command == "quote":
+        quote = await router.price_snapshot(ticker)
+        grid = render.quote_table(quote, title=f"{name} — quote")
+        if not _show(args, console, quote, grid, waiting, as_of=as_of) and quote.source:
+            render.print_sources(console, [f"{quote.source.provider} {quote.source.url}"])
+        return EXIT_OK
+    last = as_of or date.today()
+    end = args.end or last.isoformat()
+    start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
+    if start > end:  # --from after the default end, today
+        waiting.stop()
+        print(f"dexter: --from {start} is after the end date {end}.", file=sys.stderr)
+        return EXIT_USAGE
+    prices = await router.prices(
+        ticker, start_date=start, end_date=end, interval=_INTERVALS[args.interval]
+    )
+    title = f"{name} — prices {start} to {end}" + (
+        f", {args.interval}" if args.interval != "1d" else ""
+    )
+    empty = f"No prices for {name} from {start} to {end} (no trading days in that window?)"
+    grid = render.prices_table(prices, title=title)
+    _show(args, console, prices, grid, waiting, as_of=as_of, empty=empty)
+    return EXIT_OK
+
+
 def _warn(text: str) -> None:
     """An error or a note about the answer, on stderr (it never mixes with --json or --csv
     output): wrapped between words on a terminal, one line otherwise (COLUMNS or not)."""
@@ -259,6 +311,9 @@ async def _dispatch(
             if as_of:
                 console.print(f"As of {as_of}: later filings are hidden.")
         return EXIT_OK
+
+    if action in ("prices", "quote"):
+        return await _prices(args, router, console, waiting)
 
     company = await router.company(args.ticker)
     ticker, name = company.ticker, f"{company.name} ({company.ticker})"
@@ -410,19 +465,6 @@ async def _dispatch(
         concept = points[0].concept if points else args.concept
         grid = render.facts_table(points, title=f"{name} — {concept}")
         _show(args, console, points, grid, waiting, as_of=as_of)
-        return EXIT_OK
-    if action == "prices":
-        end = args.end or date.today().isoformat()
-        start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
-        if start > end:  # --start after the default end, today
-            waiting.stop()
-            print(f"dexter: --start {start} is after the end date {end}.", file=sys.stderr)
-            return EXIT_USAGE
-        prices = await router.prices(ticker, start_date=start, end_date=end)
-        title = f"{name} — prices {start} to {end}"
-        empty = f"No prices for {name} from {start} to {end}"
-        grid = render.prices_table(prices, title=title)
-        _show(args, console, prices, grid, waiting, as_of=as_of, empty=empty)
         return EXIT_OK
     if action == "news":
         news = await router.news(ticker, limit=args.limit)

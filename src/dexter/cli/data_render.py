@@ -19,6 +19,7 @@ from dexter.data.models import (
     InstitutionalHolding,
     NewsItem,
     Price,
+    PriceSnapshot,
     ScreenRow,
     Source,
     StatementBase,
@@ -290,20 +291,52 @@ def facts_table(points: Sequence[FactPoint], *, title: str) -> Grid:
     return grid
 
 
+def _price(value: float | int | None) -> Figure:
+    # Currency pairs and penny stocks need the digits a large-cap price does not.
+    return _number(value, ",.2f" if value is None or abs(value) >= 10 else ",.4f")
+
+
 def prices_table(prices: Sequence[Price], *, title: str) -> Grid:
+    """OHLCV; with key-less prices also the adjusted close, dividends and splits."""
+    adjusted = any(p.adjusted_close is not None for p in prices)
+    events = any(p.dividend is not None or p.split for p in prices)
+    currencies = {p.currency for p in prices if p.currency}
+    if len(currencies) == 1:
+        title = f"{title} ({currencies.pop()})"
+    names = ["Open", "High", "Low", "Close"] + (["Adj close"] if adjusted else []) + ["Volume"]
+    columns = [Col("Date", whole=True, key=True), *[Col(n, figure=True) for n in names]]
+    if events:
+        columns += [Col("Dividend", figure=True), Col("Split", whole=True)]
+    grid = Grid(title=title, columns=columns)
+    for p in prices:
+        cells: list[Any] = [p.time[:10], *[_price(v) for v in (p.open, p.high, p.low, p.close)]]
+        if adjusted:
+            cells.append(_price(p.adjusted_close))
+        cells.append(_number(p.volume))
+        if events:
+            cells += [_number(p.dividend, ",.4f") if p.dividend else "", p.split or ""]
+        grid.add_row(*cells)
+    return grid
+
+
+def quote_table(quote: PriceSnapshot, *, title: str) -> Grid:
     grid = Grid(
         title=title,
         columns=[
-            Col("Date", whole=True, key=True),
-            *[Col(name, figure=True) for name in ("Open", "High", "Low", "Close", "Volume")],
+            Col("Price", figure=True),
+            Col("Currency", whole=True),
+            Col("Change", figure=True),
+            Col("Change %", figure=True),
+            Col("Time", whole=True),
         ],
     )
-    for p in prices:
-        grid.add_row(
-            p.time[:10],
-            *[_number(v, ",.2f") for v in (p.open, p.high, p.low, p.close)],
-            _number(p.volume),
-        )
+    grid.add_row(
+        _price(quote.price),
+        quote.currency or "",
+        _number(quote.day_change, "+,.4f" if abs(quote.price) < 10 else "+,.2f"),
+        _number(quote.day_change_percent, "+.2f"),
+        quote.time or "",
+    )
     return grid
 
 

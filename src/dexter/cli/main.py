@@ -337,9 +337,21 @@ def _add_data_parser(commands: Any) -> None:
     )
     facts = action("facts", "the raw XBRL series for one concept")
     facts.add_argument("concept", help="e.g. Revenues or us-gaap:NetIncomeLoss")
-    prices = action("prices", "daily prices (needs a price provider)")
-    prices.add_argument("--start", type=iso_day, help="YYYY-MM-DD (default: 30 days ago)")
-    prices.add_argument("--end", type=iso_day, help="YYYY-MM-DD (default: today)")
+    prices = action(
+        "prices",
+        "daily, weekly or monthly prices (Yahoo Finance without a key; symbols such "
+        "as WSU.DE or EURUSD=X too)",
+    )
+    prices.add_argument(
+        "--from", "--start", dest="start", type=iso_day, help="YYYY-MM-DD (default: 30 days ago)"
+    )
+    prices.add_argument(
+        "--to", "--end", dest="end", type=iso_day, help="YYYY-MM-DD (default: today)"
+    )
+    prices.add_argument(
+        "--interval", choices=["1d", "1wk", "1mo"], default="1d", help="bar length (default 1d)"
+    )
+    action("quote", "the latest price (as of a date with --as-of: that day's close)")
     news = action("news", "recent company news (needs a news provider)")
     news.add_argument("--limit", type=int, default=10, metavar="N")
     segments = action("segments", "segment financials (needs a segments provider)")

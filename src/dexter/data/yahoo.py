@@ -324,7 +324,10 @@ class YahooPriceProvider:
         live = self.as_of is None and chart.market_price is not None
         if live:
             price = chart.market_price
-            previous = closes[-2].close if len(closes) >= 2 else chart.previous_close
+            # The change is against the last close before the market price's own session.
+            session = (chart.market_time or "")[:10]
+            before = [bar for bar in closes if bar.time < session]
+            previous = before[-1].close if before else chart.previous_close
             when = chart.market_time
         elif closes:
             price = closes[-1].close
