@@ -91,3 +91,23 @@ def test_a_refusal_is_one_clear_line(
         assert main(["data", "quote", "AAPL"]) == 1
     err = capsys.readouterr().err
     assert "Yahoo Finance answered HTTP 403" in err and "Traceback" not in err
+
+
+def test_metrics_on_days_is_a_valuation_table_with_formulas_and_filings(
+    yahoo: YahooServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "metrics", "AAPL", "--on", "2020-09-30", "--on", "2020-11-06"]) == 0
+    out = capsys.readouterr().out
+    assert "Apple Inc. (AAPL) — valuation (USD)" in out
+    # Hand-checked in test_valuation.py: 1,980,645 M and 2,017,944 M; P/E 33.9 and 35.1.
+    assert "1,980,645" in out and "2,017,944" in out and "33.9" in out and "35.1" in out
+    assert "price_to_earnings_ratio: market_cap / net_income" in out
+    assert "10-Q filed 2020-07-31" in out and "10-K filed 2020-10-30" in out
+    assert "4:1 (2020) split" in out
+
+
+def test_metrics_month_ends_as_csv(yahoo: YahooServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "metrics", "TSLA", "--on", "2022-08-01..2022-10-31", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["Date"] for r in rows] == ["2022-08-31", "2022-09-30", "2022-10-31"]
+    assert float(rows[-1]["Market cap (M)"]) == pytest.approx(718_514_992_245.46)

@@ -71,7 +71,7 @@ def test_apple_2020_09_30_before_the_10k_with_the_pre_split_share_count() -> Non
     assert v.enterprise_value_to_revenue_ratio == pytest.approx(ev / 273_857e6)  # 7.52
     assert v.dividend_yield == pytest.approx(14_049e6 / cap)  # 0.71%
     assert v.free_cash_flow_yield == pytest.approx(71_706e6 / cap)  # 3.62%
-    assert any("× 4 for later split" in note for note in v.notes)
+    assert any("4:1 (2020) split are × 4" in note for note in v.notes)
 
 
 def test_apple_on_the_10k_filing_day_sees_the_new_year_and_the_day_before_does_not() -> None:

@@ -23,6 +23,7 @@ from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 from dexter.data.models import FilingList, Holdings, InsiderTrades
+from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.sec.history import before_edgar, missing_history
 from dexter.data.settings import parse_as_of
@@ -227,6 +228,38 @@ async def _prices(
     return EXIT_OK
 
 
+async def _valuation(
+    args: argparse.Namespace,
+    router: DataRouter,
+    console: Console,
+    waiting: Waiting,
+    ticker: str,
+    name: str,
+) -> int:
+    from dexter.data.valuation import month_ends, valuations
+
+    days: list[date] = []
+    for given in args.on:
+        first, _, last = given.partition("..")
+        if last:
+            days += month_ends(date.fromisoformat(first), date.fromisoformat(last))
+        else:
+            days.append(date.fromisoformat(first))
+    if router.as_of is not None:
+        days = [day for day in days if day <= router.as_of] or [router.as_of]
+    rows = await valuations(router, ticker, days)
+    grid = render.valuation_table(rows, title=f"{name} — valuation")
+    notes = render.valuation_notes(rows)
+    if _show(args, console, rows, grid, waiting, as_of=router.as_of):
+        if not args.json and notes:
+            _warn("; ".join(notes))
+        return EXIT_OK
+    render.print_sources(console, render.valuation_sources(rows))
+    for note in notes:
+        print_wrapped(console, note, style="dim")
+    return EXIT_OK
+
+
 def _warn(text: str) -> None:
     """An error or a note about the answer, on stderr (it never mixes with --json or --csv
     output): wrapped between words on a terminal, one line otherwise (COLUMNS or not)."""
@@ -318,6 +351,8 @@ async def _dispatch(
     company = await router.company(args.ticker)
     ticker, name = company.ticker, f"{company.name} ({company.ticker})"
 
+    if action == "metrics" and args.on:
+        return await _valuation(args, router, console, waiting, ticker, name)
     if action in ("income", "balance", "cashflow", "metrics"):
         kw: dict[str, Any] = {"period": args.period, "limit": args.limit}
         statements: list[Any]
@@ -340,6 +375,13 @@ async def _dispatch(
             if args.chart:
                 _print_charts(action, statements, company, drawing_width(console))
             render.print_sources(console, render.statement_sources(statements))
+            if action == "metrics" and router.supports(Capability.PRICES):
+                console.print(
+                    "Valuation on any day (from that day's close and the statements filed by "
+                    f"then): dexter data metrics {ticker} --on YYYY-MM-DD",
+                    style="dim",
+                    markup=False,
+                )
         return EXIT_OK
     if action == "filings":
         forms_wanted = [normalise_form(form) for form in args.form] if args.form else None

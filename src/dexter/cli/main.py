@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dexter.cli.argtypes import iso_day
+from dexter.cli.argtypes import iso_day, valuation_days
 from dexter.cli.completion import add_completion_parser
 from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
@@ -287,6 +287,15 @@ def _add_data_parser(commands: Any) -> None:
             "--limit", type=int, default=4, metavar="N", help="latest periods (default 4)"
         )
         sub.add_argument("--chart", action="store_true", help="draw the main lines below the table")
+        if name == "metrics":
+            sub.add_argument(
+                "--on",
+                action="append",
+                type=valuation_days,
+                metavar="DATE",
+                help="valuation on DATE (repeatable; FROM..TO = every month-end between) from "
+                "that day's close and the statements filed by then",
+            )
     filings = action("filings", "recent filings with links")
     filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
     filings.add_argument("--limit", type=int, default=10, metavar="N", help="at most 1000")

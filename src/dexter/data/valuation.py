@@ -266,8 +266,8 @@ def _value(
     if applied:
         ratios = ", ".join(f"{s.ratio:g}:1 ({s.year})" for s in applied)
         notes.append(
-            f"Share count filed {shares_source.filing_date} × {split_factor:g} for later "
-            f"split(s) {ratios}: prices are quoted on today's share basis."
+            f"Share counts filed before the {ratios} split are × {split_factor:g}: prices are "
+            "quoted on today's share basis."
         )
     inputs: dict[str, Number] = {
         "price": bar.close,
