@@ -171,3 +171,29 @@ async def test_a_day_after_the_as_of_date_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="after the as-of date"):
         await valuations(router, "TSLA", [date(2022, 10, 31)])
     await router.aclose()
+
+
+async def test_valuation_tool_cites_each_figure_and_is_offered_by_both_routers(
+    tmp_path: Path,
+) -> None:
+    from dexter.tools.base import ToolContext, ToolResult
+    from dexter.tools.finance.datacalls import available_data_calls
+    from dexter.tools.finance.routed import ROUTED_TOOLS, GetFinancials, GetMarketData
+
+    assert "valuation" in ROUTED_TOOLS[GetFinancials] and "valuation" in ROUTED_TOOLS[GetMarketData]
+    settings = DataSettings(cache_dir=tmp_path, sec_user_agent="T t@example.com")
+    sec = SecEdgarProvider(settings, transport=mirror_transport(Mirror()))
+    yahoo = YahooPriceProvider(transport=yahoo_transport(YahooReplies()), rate_per_second=1e3)
+    router = DataRouter([sec, yahoo])
+    tool = next(t for t in available_data_calls(router) if t.name == "valuation")
+    ctx = ToolContext()
+    args = tool.Args.model_validate({"company": "apple", "dates": ["2020-09-30", "2020-11-06"]})
+    result = await tool.run(args, ctx)
+    assert isinstance(result, ToolResult)
+    text = result.content
+    assert "## Apple Inc. (AAPL) — valuation on 2020-09-30, 2020-11-06" in text
+    assert "| Market cap (M) | 1,980,645 [S" in text and "| 2,017,944 [S" in text
+    assert "| P/E (TTM) | 33.90 [S" in text and "17,102.5 (4,275.6 filed × 4)" in text
+    assert "price_to_earnings_ratio = market_cap / net_income" in text
+    assert "Yahoo Finance daily closes, AAPL" in text and "acc. 0000320193-20-000096" in text
+    await router.aclose()
