@@ -28,7 +28,10 @@ CHART_PATH = "/v8/finance/chart/"
 def _recordings() -> dict[str, dict[str, Any]]:
     folder = fixtures_dir() / "prices" / "yahoo"
     if not folder.is_dir():
-        pytest.skip(f"{folder} is missing; run `uv run python scripts/fetch_fixtures.py`.")
+        pytest.skip(
+            f"{folder} is missing; run `uv run python scripts/fetch_fixtures.py` for the SEC "
+            "files and `uv run python scripts/record_prices.py` to record chart replies."
+        )
     found: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.glob("chart-*.json")):
         recording = json.loads(path.read_text())

@@ -195,7 +195,11 @@ def _latest(
     found = [
         records[0]
         for period in periods
-        if (records := index.statements(ticker=company.ticker, statement=statement, period=period))
+        if (
+            records := index.statements(
+                ticker=company.ticker, statement=statement, period=period, limit=1
+            )
+        )
     ]
     if not found:
         return None
