@@ -13,6 +13,8 @@ import httpx2
 import pytest
 
 from dexter.data.errors import NotFound, RateLimited, UpstreamError
+from dexter.data.models import Price, PriceSnapshot
+from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.yahoo import YahooPriceProvider, parse_chart, yahoo_symbol
 from tests.support.yahoo_fixtures import SERVED, YahooReplies, body, recording, yahoo_transport
@@ -199,3 +201,30 @@ def test_recordings_are_the_documented_ones() -> None:
     for symbol, name in SERVED.items():
         url = recording(name)["request"]["url"]
         assert json.dumps(url).find(symbol.split("-")[0]) > 0
+
+
+class _VendorIgnoringDates:
+    """A keyed price vendor that knows nothing of as-of dates: it answers up to today."""
+
+    name = "Vendor"
+    capabilities = frozenset({Capability.PRICES, Capability.PRICE_SNAPSHOT})
+
+    async def prices(
+        self, ticker: str, *, start_date: str, end_date: str, interval: str = "day"
+    ) -> list[Price]:
+        days = ["2024-12-30", "2024-12-31", "2025-01-02"]
+        return [Price(ticker=ticker, time=d, close=100.0 + i) for i, d in enumerate(days)]
+
+    async def price_snapshot(self, ticker: str) -> PriceSnapshot:
+        return PriceSnapshot(ticker=ticker, price=999.0)  # today's: must not be used as of a day
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_as_of_cuts_any_providers_history_and_quote() -> None:
+    router = DataRouter([_VendorIgnoringDates()], as_of=date(2024, 12, 31))  # type: ignore[list-item]
+    bars = await router.prices("AAPL", start_date="2024-12-01", end_date="2025-01-31")
+    assert [b.time for b in bars] == ["2024-12-30", "2024-12-31"]
+    quote = await router.price_snapshot("AAPL")
+    assert quote.price == 101.0 and quote.time == "2024-12-31" and quote.day_change == 1.0
