@@ -108,7 +108,11 @@ class YahooServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # The default backlog of 5 drops connections when 50 arrive at once (bench/prices.py).
+            request_queue_size = 128
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         # A short poll: shutting down waits for it, once per test.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
