@@ -21,6 +21,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from dexter.data.cache import DiskCache
@@ -243,7 +244,7 @@ class YahooPriceProvider:
         self,
         *,
         base_url: str = YAHOO_URL,
-        cache_dir: Any = None,
+        cache_dir: Path | None = None,
         as_of: date | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
