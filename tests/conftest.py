@@ -51,6 +51,8 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
+    # Key-less prices too (Yahoo Finance): bound everywhere, reachable nowhere.
+    monkeypatch.setenv("DEXTER_YAHOO_URL", "http://127.0.0.1:9")
 
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "", None}

@@ -37,6 +37,7 @@ NAMES = [
     "institutional_holdings",
     "stock_prices",
     "price_snapshot",
+    "valuation",
     "company_news",
     "segments",
     "screen_companies",
@@ -82,7 +83,7 @@ def test_names_flags_and_provider_safe_schemas(router: DataRouter) -> None:
 
 def test_only_calls_a_configured_source_can_serve_are_offered(router: DataRouter) -> None:
     offered = [t.name for t in available_data_calls(router)]
-    for missing in ("stock_prices", "company_news", "price_snapshot"):
+    for missing in ("stock_prices", "company_news", "price_snapshot", "valuation"):
         assert missing not in offered
     # Segments come from the filings' own XBRL, so SEC EDGAR alone serves them.
     assert {"income_statements", "filing_section", "screen_companies", "segments"} <= set(offered)

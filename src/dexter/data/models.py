@@ -346,6 +346,11 @@ class Price(Record):
     low: Number | None = None
     close: Number | None = None
     volume: Number | None = None
+    # Key-less sources (Yahoo Finance) also give these; every price is split-adjusted to today.
+    adjusted_close: Number | None = None  # also dividend-adjusted, for total returns
+    currency: str | None = None  # "USD", "EUR": a non-US listing keeps its own
+    dividend: Number | None = None  # cash dividend per share that went ex on this day
+    split: str | None = None  # a split effective on this day, e.g. "4:1"
 
 
 class PriceSnapshot(Record):
@@ -355,6 +360,7 @@ class PriceSnapshot(Record):
     day_change_percent: Number | None = None
     time: str | None = None
     source: Source | None = None
+    currency: str | None = None
 
 
 class NewsItem(Record):

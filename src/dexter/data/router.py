@@ -43,8 +43,10 @@ P = TypeVar("P")
 _FALLBACK_STATUSES = frozenset({401, 402, 403})
 
 ENABLE_HINTS: dict[Capability, str] = {
-    Capability.PRICES: "Set FINANCIAL_DATASETS_API_KEY to enable price data.",
-    Capability.PRICE_SNAPSHOT: "Set FINANCIAL_DATASETS_API_KEY to enable live prices.",
+    Capability.PRICES: "Set FINANCIAL_DATASETS_API_KEY to enable price data (or leave "
+    "DEXTER_YAHOO_URL unset for key-less Yahoo Finance prices).",
+    Capability.PRICE_SNAPSHOT: "Set FINANCIAL_DATASETS_API_KEY to enable live prices (or leave "
+    "DEXTER_YAHOO_URL unset for key-less Yahoo Finance quotes).",
     Capability.NEWS: "Set FINANCIAL_DATASETS_API_KEY to enable company news.",
     Capability.SEGMENTS: "Set FINANCIAL_DATASETS_API_KEY to enable segment financials.",
 }
@@ -214,10 +216,40 @@ class DataRouter:
         return await self._route(Capability.HOLDINGS, lambda p: p.institutional_holdings(**kw))
 
     async def prices(self, ticker: str, **kw: Any) -> list[Price]:
-        return await self._route(Capability.PRICES, lambda p: p.prices(ticker, **kw))
+        # As of a day, no provider may show a later bar (a keyed vendor does not know the date).
+        last = self.as_of.isoformat() if self.as_of else None
+        if last and str(kw.get("end_date") or last)[:10] > last:
+            kw["end_date"] = last
+        bars = await self._route(Capability.PRICES, lambda p: p.prices(ticker, **kw))
+        return [bar for bar in bars if not last or bar.time[:10] <= last]
 
     async def price_snapshot(self, ticker: str) -> PriceSnapshot:
+        if self.as_of is not None and not self.supports(Capability.PRICES):
+            raise Unavailable(f"No price history to read a price as of {self.as_of} from.")
+        if self.as_of is not None:
+            return await self._close_as_of(ticker, self.as_of)
         return await self._route(Capability.PRICE_SNAPSHOT, lambda p: p.price_snapshot(ticker))
+
+    async def _close_as_of(self, ticker: str, day: date) -> PriceSnapshot:
+        """A live quote would look past the as-of day: the day's close (or the last before)."""
+        start = date.fromordinal(day.toordinal() - 14).isoformat()
+        bars = await self.prices(ticker, start_date=start, end_date=day.isoformat())
+        closes = [bar for bar in bars if bar.close is not None]
+        if not closes:
+            raise NotFound(f"No close for {ticker} in the two weeks to {day}.")
+        last, previous = closes[-1], closes[-2].close if len(closes) > 1 else None
+        assert last.close is not None
+        change = last.close - previous if previous else None
+        return PriceSnapshot(
+            ticker=last.ticker,
+            price=last.close,
+            day_change=round(change, 6) if change is not None else None,
+            day_change_percent=(
+                round(change / previous * 100, 4) if change is not None and previous else None
+            ),
+            time=last.time[:10],
+            currency=last.currency,
+        )
 
     async def news(self, ticker: str, **kw: Any) -> list[NewsItem]:
         return await self._route(Capability.NEWS, lambda p: p.news(ticker, **kw), ticker)

@@ -13,6 +13,7 @@ SEC_DATA_URL = "https://data.sec.gov"
 SEC_WWW_URL = "https://www.sec.gov"
 SEC_EFTS_URL = "https://efts.sec.gov"
 FD_BASE_URL = "https://api.financialdatasets.ai"
+YAHOO_BASE_URL = "https://query1.finance.yahoo.com"
 DEFAULT_SEC_RATE = 8.0
 # The SEC blocks clients above 10 requests/second for about ten minutes.
 MAX_SEC_RATE = 10.0
@@ -56,6 +57,8 @@ class DataSettings:
     as_of: date | None = None
     fd_api_key: str | None = None
     fd_base_url: str = FD_BASE_URL
+    # Key-less prices from Yahoo Finance's unofficial chart API; DEXTER_YAHOO_URL=off turns it off.
+    yahoo_url: str | None = YAHOO_BASE_URL
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DataSettings:
@@ -99,6 +102,7 @@ class DataSettings:
             as_of=as_of_from_settings(settings),
             fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
             fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
+            yahoo_url=_yahoo_url(env.get("DEXTER_YAHOO_URL")),
         )
 
     def with_as_of(self, as_of: date | None) -> DataSettings:
@@ -119,6 +123,12 @@ class DataSettings:
 def _base(value: str | None, default: str) -> str:
     text = (value or "").strip()
     return (text or default).rstrip("/")
+
+
+def _yahoo_url(value: str | None) -> str | None:
+    if (value or "").strip().lower() in ("off", "none", "0", "false"):
+        return None
+    return _base(value, YAHOO_BASE_URL)
 
 
 def parse_as_of(value: str | date | None) -> date | None:

@@ -1,4 +1,5 @@
-"""Build the data router from settings: Financial Datasets first when keyed, then SEC EDGAR."""
+"""Build the data router from settings: Financial Datasets first when keyed, then SEC EDGAR,
+then Yahoo Finance for key-less prices."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def build_router(
     sec_transport: httpx2.AsyncBaseTransport | None = None,
     esef_transport: httpx2.AsyncBaseTransport | None = None,
     fd_transport: httpx2.AsyncBaseTransport | None = None,
+    yahoo_transport: httpx2.AsyncBaseTransport | None = None,
     as_of: date | None = None,
 ) -> DataRouter:
     """The router for these settings. `as_of` (else DEXTER_AS_OF / `asOf`) limits every
@@ -49,4 +51,16 @@ def build_router(
     # As of a past day, SEC EDGAR answers first wherever it can: it drops every value filed
     # after that day, which a vendor's latest restated figures cannot promise.
     providers.insert(0, sec) if data.as_of is not None else providers.append(sec)
+    if data.yahoo_url:
+        from dexter.data.yahoo import YahooPriceProvider
+
+        # Last: a configured keyed price provider is always asked first.
+        providers.append(
+            YahooPriceProvider(
+                base_url=data.yahoo_url,
+                cache_dir=data.cache_dir / "yahoo",
+                as_of=data.as_of,
+                transport=yahoo_transport,
+            )
+        )
     return DataRouter(providers, as_of=data.as_of)

@@ -203,6 +203,26 @@ class SecEdgarProvider:
 
         return await self._once(f"facts:{company.cik}", load)
 
+    async def companyfacts_document(self, ticker: str) -> tuple[Company, dict[str, Any]]:
+        """The company's whole companyfacts document, NOT cut at the as-of date: for callers
+        that cut it at several dates themselves (point-in-time valuation, see valuation.py)."""
+        company = await self.company(ticker)
+
+        async def load() -> dict[str, Any]:
+            url = urls.companyfacts(company.cik, self._data)
+            try:
+                data = await self.http.get_json(url, ttl=FACTS_TTL)
+            except NotFound:
+                raise NotFound(
+                    f"The SEC has no XBRL company facts for {company.name} ({company.ticker}).",
+                    hint="Funds, trusts and some foreign filers file no XBRL financial data.",
+                ) from None
+            if not isinstance(data, dict):
+                raise UpstreamError("SEC companyfacts JSON is not an object.", url=url)
+            return data
+
+        return company, await self._once(f"companyfacts:{company.cik}", load)
+
     async def fetch_sec_url(self, url: str) -> bytes:
         """GET any sec.gov URL through this client (user agent, shared limiter, retries),
         pointed at the configured base URLs; Archives documents are cached for good."""

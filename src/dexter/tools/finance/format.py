@@ -1003,7 +1003,7 @@ def format_price_snapshot(
     when = f" as of {snapshot.time}" if snapshot.time else ""
     lines = [
         f"## {_who(company, snapshot.ticker)} — latest price",
-        f"{fmt_price(snapshot.price)} USD{change}{when}{cite}",
+        f"{fmt_price(snapshot.price)} {snapshot.currency or 'USD'}{change}{when}{cite}",
     ]
     lines += _legend(ledger, [sid])
     return "\n".join(lines)

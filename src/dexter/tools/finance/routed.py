@@ -205,6 +205,7 @@ class GetFinancials(RoutedTool):
         "balance_sheets; cash flow, capex, free cash flow -> cash_flow_statements; ratios, "
         "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts; "
         "revenue or operating income by business segment, region or product line -> segments. "
+        "market cap, P/E, EV/EBITDA and other multiples on given days -> valuation. "
         "For a full picture call the three statements."
     )
 
@@ -217,7 +218,8 @@ class GetMarketData(RoutedTool):
     )
     guidance: ClassVar[str] = (
         "Choose: current quote -> price_snapshot; history -> stock_prices with start_date and "
-        "end_date; news -> company_news; insider buying or selling -> insider_trades; a fund's "
+        "end_date; market cap and multiples (P/E, EV/EBITDA, yields) on given days -> valuation; "
+        "news -> company_news; insider buying or selling -> insider_trades; a fund's "
         "portfolio -> institutional_holdings with the filer (all=true for every position)."
     )
 
@@ -259,10 +261,10 @@ class StockScreener(RoutedTool):
 ROUTED_TOOLS: dict[type[RoutedTool], tuple[str, ...]] = {
     GetFinancials: (
         "income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics",
-        "segments", "xbrl_facts",
+        "segments", "xbrl_facts", "valuation",
     ),
     GetMarketData: (
-        "price_snapshot", "stock_prices", "company_news", "insider_trades",
+        "price_snapshot", "stock_prices", "valuation", "company_news", "insider_trades",
         "institutional_holdings",
     ),
     ReadFilings: (
