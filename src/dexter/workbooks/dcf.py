@@ -214,6 +214,7 @@ class _InputsSheet:
     def __init__(self, sheet: Sheet, history: History) -> None:
         self.sheet = sheet
         self.refs: dict[tuple[str, str], list[str]] = {}
+        self.parts: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self.rows: list[tuple[int, Fact]] = []
         sheet.put(0, 0, f"{history.name} ({history.ticker}): filed figures", style="title")
         note = "Each value as filed in XBRL (SEC EDGAR companyfacts); the columns to its right "
@@ -237,16 +238,18 @@ class _InputsSheet:
             sheet.put(row, 7, fact.filed)
             sheet.put(row, 8, fact.url)
             self.refs.setdefault((fact.line, fact.fiscal_year), []).append(cell)
+            self.parts.setdefault((fact.line, fact.fiscal_year), []).append((cell, fact.sign))
             self.rows.append((row, fact))
             row += 1
 
-    def formula(self, line: str, year: str, sign: str = "") -> str | None:
-        """A formula for the year's line (summing a line filed as components), or None."""
-        cells = self.refs.get((line, year))
-        if not cells:
+    def formula(self, line: str, year: str) -> str | None:
+        """A formula for the year's line (summing a line filed as components), or None. A
+        part filed as a payment the line counts the other way is negated."""
+        parts = self.parts.get((line, year))
+        if not parts:
             return None
-        body = cells[0] if len(cells) == 1 else "SUM(" + ",".join(cells) + ")"
-        return sign + body
+        terms = [("-" if sign < 0 else "") + cell for cell, sign in parts]
+        return terms[0] if len(terms) == 1 else "SUM(" + ",".join(terms) + ")"
 
 
 @dataclass
@@ -391,8 +394,8 @@ def _dcf_sheet(
         sheet.put(YEAR, c, int(year[:4]), style="year")
         sheet.put(KIND, c, "Actual", style="header")
         rev = history.value("revenue", year)
-        for row, line, sign in ((REV, "revenue", ""), (EBIT, "operating_income", "")):
-            formula = inputs.formula(line, year, sign)
+        for row, line in ((REV, "revenue"), (EBIT, "operating_income")):
+            formula = inputs.formula(line, year)
             if formula:
                 sheet.put(row, c, history.value(line, year), formula=formula, style="money")
         for row, line in ((DA, "depreciation_and_amortization"), (CAPEX, "capital_expenditure")):

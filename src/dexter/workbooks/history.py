@@ -36,6 +36,11 @@ class Fact:
     filed: str
     form: str
     url: str
+    sign: int = 1  # the model's line value is sign x the filed value
+
+    @property
+    def line_value(self) -> float:
+        return self.sign * self.value
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class History:
 
     def value(self, line: str, year: str) -> float | None:
         found = self.of(line, year)
-        return sum(f.value for f in found) if found else None
+        return sum(f.line_value for f in found) if found else None
 
 
 # (statement, field, label): what a DCF needs from each year.
@@ -69,14 +74,47 @@ LINES: list[tuple[str, str, str]] = [
     ("balance", "total_debt", "Debt"),
     ("balance", "outstanding_shares", "Shares outstanding"),
 ]
+# Lines the model reads as amounts paid out (positive), which the statements show as outflows.
+OUTFLOWS = frozenset(
+    {
+        "capital_expenditure",
+        "dividends_and_other_cash_distributions",
+        "issuance_or_purchase_of_equity_shares",
+    }
+)
 # Share counts of earlier years come restated to the latest split basis; the model needs only
 # the latest, which is as filed.
 RESTATED_ON_SPLITS = frozenset({"outstanding_shares"})
 REQUIRED = ("revenue", "operating_income", "cash_and_equivalents", "outstanding_shares")
 
 
-async def annual_history(source: StatementSource, query: str, years: int) -> History:
-    """The last `years` fiscal years (plus the one before, for growth) of the lines in LINES."""
+# What a three-statement model adds: the balance sheet's totals and working capital, the
+# income statement's cost of revenue and net income, and what was paid out to shareholders.
+THREE_STATEMENT_LINES: list[tuple[str, str, str]] = [
+    *LINES,
+    ("income", "cost_of_revenue", "Cost of revenue"),
+    ("income", "net_income", "Net income"),
+    ("balance", "trade_and_non_trade_receivables", "Receivables"),
+    ("balance", "inventory", "Inventory"),
+    ("balance", "property_plant_and_equipment", "Property, plant and equipment"),
+    ("balance", "total_assets", "Total assets"),
+    ("balance", "trade_and_non_trade_payables", "Payables"),
+    ("balance", "total_liabilities", "Total liabilities"),
+    ("balance", "shareholders_equity", "Shareholders' equity"),
+    ("cashflow", "dividends_and_other_cash_distributions", "Dividends paid"),
+    ("cashflow", "issuance_or_purchase_of_equity_shares", "Shares bought back less issued"),
+]
+THREE_STATEMENT_REQUIRED = (*REQUIRED, "total_assets", "total_liabilities", "shareholders_equity")
+
+
+async def annual_history(
+    source: StatementSource,
+    query: str,
+    years: int,
+    lines: list[tuple[str, str, str]] = LINES,
+    required: tuple[str, ...] = REQUIRED,
+) -> History:
+    """The last `years` fiscal years (plus the one before, for growth) of `lines`."""
     company = await source.company(query)
     ticker = company.ticker
     limit = years + 1
@@ -91,7 +129,7 @@ async def annual_history(source: StatementSource, query: str, years: int) -> His
     fiscal = [s.fiscal_period for s in income]
     ends = [s.report_period for s in income]
     facts: list[Fact] = []
-    for kind, line, label in LINES:
+    for kind, line, label in lines:
         for statement in by_kind[kind]:
             if statement.fiscal_period not in fiscal:
                 continue
@@ -104,10 +142,10 @@ async def annual_history(source: StatementSource, query: str, years: int) -> His
             facts += await _facts_of(source, ticker, statement, line, label, value, source_of)
     history = History(ticker, company.name, fiscal, ends, facts)
     latest = fiscal[-1]
-    missing = [line for line in REQUIRED if history.value(line, latest) is None]
+    missing = [line for line in required if history.value(line, latest) is None]
     if missing:
         raise DataError(
-            f"{ticker}: the {latest} filing has no {', '.join(missing)}; a DCF needs them."
+            f"{ticker}: the {latest} filing has no {', '.join(missing)}; the model needs them."
         )
     return history
 
@@ -122,23 +160,23 @@ async def _facts_of(
     filed: Source,
 ) -> list[Fact]:
     def fact(concept: str, amount: float, suffix: str = "") -> Fact:
+        # Payments are filed as positive amounts the statements show as outflows.
+        filed_value = -amount if ":Payments" in concept and amount < 0 else amount
         return Fact(
             line=line,
             label=label + suffix,
             fiscal_year=statement.fiscal_period,
             period_end=statement.report_period,
-            value=amount,
+            value=filed_value,
             concept=concept,
             accession=filed.accession_number or "",
             filed=filed.filing_date or "",
             form=filed.form or "",
             url=filed.url,
+            sign=_sign(line, filed_value, amount),
         )
 
     concept = filed.concept or ""
-    if line == "capital_expenditure" and value < 0:
-        # The statements show capex as an outflow; the filing reports the payment (positive).
-        value = -value
     if not concept.startswith("computed:"):
         return [fact(concept, value)]
     rule = concept.removeprefix("computed:")
@@ -169,11 +207,18 @@ async def _facts_of(
                 filed=point.filed or "",
                 form=point.form or "",
                 url=_same_folder(filed, point.accession_number),
+                sign=-1 if line in OUTFLOWS else 1,
             )
         )
     if abs(sum(f.value for f in found) - value) > 0.5:
         return [fact(concept, value)]
     return found
+
+
+def _sign(line: str, filed_value: float, statement_value: float) -> int:
+    """+1 or -1 so that the line's value (payments for OUTFLOWS) is sign x filed value."""
+    wanted = -statement_value if line in OUTFLOWS else statement_value
+    return -1 if wanted == -filed_value and filed_value != 0 else 1
 
 
 def _same_folder(filed: Source, accession: str) -> str:
@@ -186,4 +231,12 @@ def _same_folder(filed: Source, accession: str) -> str:
     )
 
 
-__all__ = ["LINES", "Fact", "History", "StatementSource", "annual_history"]
+__all__ = [
+    "LINES",
+    "THREE_STATEMENT_LINES",
+    "THREE_STATEMENT_REQUIRED",
+    "Fact",
+    "History",
+    "StatementSource",
+    "annual_history",
+]
