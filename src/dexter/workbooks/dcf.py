@@ -9,10 +9,10 @@ are the formulas' cached results, and the tests hold the recalculated workbook t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
-from dexter.workbooks.book import Book, Sheet, address, ref
-from dexter.workbooks.history import Fact, History
+from dexter.workbooks.book import Book, address
+from dexter.workbooks.history import History
+from dexter.workbooks.inputs import InputsSheet, cash_ties, checks_sheet
 
 SENSITIVITY_STEPS = (-2, -1, 0, 1, 2)
 
@@ -192,64 +192,11 @@ def _per_share_at(
 def dcf_workbook(history: History, a: Assumptions) -> tuple[Book, DcfValues]:
     values = dcf_values(history, a)
     book = Book()
-    inputs = _InputsSheet(book.sheet("Inputs"), history)
+    inputs = InputsSheet(book.sheet("Inputs"), history)
     assume = _assumptions_sheet(book, history, a)
     _dcf_sheet(book, history, a, values, inputs, assume)
-    _checks_sheet(book.sheet("Checks"), history, inputs)
+    checks_sheet(book.sheet("Checks"), inputs, cash_ties(history, inputs))
     return book, values
-
-
-class _InputsSheet:
-    """Filed figures, one per row, each beside where it was filed."""
-
-    HEADER: ClassVar[list[str]] = [
-        "Line",
-        "Fiscal year",
-        "Period end",
-        "Value (USD or shares)",
-        "XBRL concept",
-    ]
-    HEADER += ["Form", "Accession", "Filed", "Source"]
-
-    def __init__(self, sheet: Sheet, history: History) -> None:
-        self.sheet = sheet
-        self.refs: dict[tuple[str, str], list[str]] = {}
-        self.parts: dict[tuple[str, str], list[tuple[str, int]]] = {}
-        self.rows: list[tuple[int, Fact]] = []
-        sheet.put(0, 0, f"{history.name} ({history.ticker}): filed figures", style="title")
-        note = "Each value as filed in XBRL (SEC EDGAR companyfacts); the columns to its right "
-        note += "say where. Shares are not in USD."
-        sheet.put(1, 0, note, style="note")
-        for column, text in enumerate(self.HEADER):
-            sheet.put(3, column, text, style="header")
-        for column, width in enumerate((38, 11, 11, 20, 60, 7, 22, 11, 90)):
-            sheet.widths[column] = width
-        row = 4
-        for fact in history.facts:
-            style = "input_shares" if fact.line == "outstanding_shares" else "input_money"
-            value = int(fact.value) if float(fact.value).is_integer() else fact.value
-            sheet.put(row, 0, fact.label)
-            sheet.put(row, 1, fact.fiscal_year)
-            sheet.put(row, 2, fact.period_end)
-            cell = sheet.put(row, 3, value, style=style)
-            sheet.put(row, 4, fact.concept)
-            sheet.put(row, 5, fact.form)
-            sheet.put(row, 6, fact.accession)
-            sheet.put(row, 7, fact.filed)
-            sheet.put(row, 8, fact.url)
-            self.refs.setdefault((fact.line, fact.fiscal_year), []).append(cell)
-            self.parts.setdefault((fact.line, fact.fiscal_year), []).append((cell, fact.sign))
-            self.rows.append((row, fact))
-            row += 1
-
-    def formula(self, line: str, year: str) -> str | None:
-        """A formula for the year's line (summing a line filed as components), or None. A
-        part filed as a payment the line counts the other way is negated."""
-        parts = self.parts.get((line, year))
-        if not parts:
-            return None
-        terms = [("-" if sign < 0 else "") + cell for cell, sign in parts]
-        return terms[0] if len(terms) == 1 else "SUM(" + ",".join(terms) + ")"
 
 
 @dataclass
@@ -338,7 +285,7 @@ def _dcf_sheet(
     history: History,
     a: Assumptions,
     v: DcfValues,
-    inputs: _InputsSheet,
+    inputs: InputsSheet,
     s: _Assumed,
 ) -> None:
     sheet = book.sheet("DCF")
@@ -587,74 +534,6 @@ def _dcf_sheet(
 
 def _div(top: float | None, bottom: float) -> float | None:
     return None if top is None else top / bottom
-
-
-def _checks_sheet(sheet: Sheet, history: History, inputs: _InputsSheet) -> None:
-    """Formulas a reader can trust at a glance: every input still equals what was filed, and the
-    cash flow statement's cash rolls from one year to the next."""
-    sheet.widths.update({0: 90, 1: 10})
-    sheet.put(0, 0, "Checks (TRUE when the model's inputs agree with the filings)", style="title")
-    sheet.put(2, 0, "Check", style="header")
-    sheet.put(2, 1, "Result", style="header")
-    row = 4
-    first = row
-    passed: list[bool] = []
-    for input_row, fact in inputs.rows:
-        value = int(fact.value) if float(fact.value).is_integer() else fact.value
-        label = (
-            f"{fact.label} {fact.fiscal_year} equals the filed {fact.concept} ({fact.accession})"
-        )
-        sheet.put(row, 0, label)
-        sheet.put(row, 1, True, formula=f"{ref('Inputs', input_row, 3)}={value!r}", style="check")
-        passed.append(True)
-        row += 1
-    for i in range(1, len(history.years)):
-        before, year = history.years[i - 1], history.years[i]
-        opening = inputs.refs.get(("ending_cash_balance", before))
-        change = inputs.refs.get(("change_in_cash_and_equivalents", year))
-        closing = inputs.refs.get(("ending_cash_balance", year))
-        facts = [
-            history.of(line, y)
-            for line, y in (
-                ("ending_cash_balance", before),
-                ("change_in_cash_and_equivalents", year),
-                ("ending_cash_balance", year),
-            )
-        ]
-        if not (opening and change and closing) or any(len(f) != 1 for f in facts):
-            continue
-        if (
-            not facts[1][0].concept.startswith(facts[0][0].concept)
-            or facts[0][0].concept != facts[2][0].concept
-        ):
-            sheet.put(
-                row,
-                0,
-                f"Cash {year}: not tied; the filings' ending cash "
-                f"({facts[2][0].concept}) and change in cash ({facts[1][0].concept}) "
-                "measure different things",
-                style="note",
-            )
-            row += 1
-            continue
-        holds = round(facts[0][0].value + facts[1][0].value - facts[2][0].value) == 0
-        sheet.put(
-            row,
-            0,
-            f"Cash ties {year}: ending cash {before} + change in cash {year} = ending cash {year}",
-        )
-        sheet.put(
-            row,
-            1,
-            holds,
-            formula=f"ROUND({opening[0]}+{change[0]}-{closing[0]},0)=0",
-            style="check",
-        )
-        passed.append(holds)
-        row += 1
-    results = f"{address(first, 1)}:{address(row - 1, 1)}"
-    sheet.put(1, 0, "All checks pass", style="header")
-    sheet.put(1, 1, all(passed), formula=f"AND({results})", style="check")
 
 
 __all__ = ["Assumptions", "DcfValues", "dcf_values", "dcf_workbook", "default_assumptions"]
