@@ -1,4 +1,5 @@
-"""`dexter model dcf TICKER -o FILE.xlsx`: a DCF workbook with live formulas from SEC filings."""
+"""`dexter model dcf|three-statement TICKER -o FILE.xlsx`: workbooks with live formulas built
+from SEC filings."""
 
 from __future__ import annotations
 
@@ -36,6 +37,18 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="USD",
         help="share price for the WACC weights and the upside (default: the latest quote)",
     )
+    three = kinds.add_parser(
+        "three-statement",
+        help="linked income statement, balance sheet and cash flow forecast that balance",
+    )
+    three.add_argument("ticker", metavar="TICKER")
+    three.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
+    three.add_argument(
+        "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
+    )
+    three.add_argument(
+        "--history", type=int, default=4, help="filed years shown (default 4, from 2 to 10)"
+    )
     return model
 
 
@@ -45,7 +58,7 @@ def run_model_command(args: argparse.Namespace) -> int:
 
     if not 3 <= args.years <= 10 or not 2 <= args.history <= 10:
         return _fail("--years must be 3 to 10 and --history 2 to 10", EXIT_USAGE)
-    if args.price is not None and not args.price > 0:
+    if getattr(args, "price", None) is not None and not args.price > 0:
         return _fail("--price must be a positive number", EXIT_USAGE)
     output = Path(args.output).expanduser()
     if output.suffix.lower() != ".xlsx":
@@ -69,6 +82,38 @@ def run_model_command(args: argparse.Namespace) -> int:
 
 
 async def _build(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
+    if args.model_kind == "three-statement":
+        return await _build_three_statement(router, args)
+    return await _build_dcf(router, args)
+
+
+async def _build_three_statement(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
+    from dexter.workbooks.history import (
+        THREE_STATEMENT_LINES,
+        THREE_STATEMENT_REQUIRED,
+        annual_history,
+    )
+    from dexter.workbooks.three_statement import default_drivers, three_statement_workbook
+    from dexter.workbooks.xlsx import to_xlsx
+
+    try:
+        history = await annual_history(
+            router, args.ticker, args.history, THREE_STATEMENT_LINES, THREE_STATEMENT_REQUIRED
+        )
+    finally:
+        await router.aclose()
+    drivers = default_drivers(history, args.years)
+    book, values = await asyncio.to_thread(three_statement_workbook, history, drivers)
+    data = await asyncio.to_thread(to_xlsx, book)
+    said = (
+        f"{history.ticker} three statements, {history.years[0]}..{history.years[-1]} filed, "
+        f"{len(drivers.growth)} forecast years; total assets in the last forecast year "
+        f"{values.total_assets[-1] / 1e6:,.0f} M USD, balancing"
+    )
+    return data, said
+
+
+async def _build_dcf(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
     from dexter.data.errors import DataError
     from dexter.workbooks.dcf import dcf_workbook, default_assumptions
     from dexter.workbooks.history import annual_history
