@@ -446,7 +446,7 @@ def _model_sheet(
         )
         checks.append(
             Check(
-                f"Cash {forecast_year}: balance sheet cash = last year's + the year's change in cash",
+                f"Cash {forecast_year}: balance sheet cash = last year's + change in cash",
                 f"ROUND('Model'!{address(CASH, c)}-'Model'!{address(CASH, c - 1)}"
                 f"-'Model'!{address(CF_CHANGE, c)},0)=0",
             )
