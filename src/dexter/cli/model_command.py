@@ -29,7 +29,10 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
     )
     dcf.add_argument(
-        "--history", type=int, default=4, help="filed years shown (default 4, from 2 to 10)"
+        "--history",
+        type=int,
+        default=4,
+        help="filed growth years shown (default 4: five filed years; 2 to 10)",
     )
     dcf.add_argument(
         "--price",
@@ -47,7 +50,10 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
     )
     three.add_argument(
-        "--history", type=int, default=4, help="filed years shown (default 4, from 2 to 10)"
+        "--history",
+        type=int,
+        default=4,
+        help="filed growth years shown (default 4: five filed years; 2 to 10)",
     )
     return model
 
