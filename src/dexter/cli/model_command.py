@@ -55,16 +55,52 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         default=4,
         help="filed growth years shown (default 4: five filed years; 2 to 10)",
     )
+    comps = kinds.add_parser(
+        "comps",
+        help="comparable companies: market and enterprise value, EV/revenue, EV/EBITDA, P/E",
+    )
+    comps.add_argument("tickers", metavar="TICKER", nargs="+")
+    comps.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
+    comps.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="TICKER=USD",
+        help="a share price to use (repeatable); the others from the latest quotes",
+    )
     return model
+
+
+def _prices(given: list[str]) -> dict[str, float]:
+    """`--price NVDA=180` pairs; ValueError with the one that is not."""
+    prices: dict[str, float] = {}
+    for pair in given:
+        ticker, _, number = pair.partition("=")
+        try:
+            price = float(number)
+        except ValueError:
+            price = 0.0
+        if not ticker.strip() or not price > 0:
+            raise ValueError(f"--price {pair}: write it as TICKER=USD, e.g. --price NVDA=180")
+        prices[ticker.strip().upper()] = price
+    return prices
 
 
 def run_model_command(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
     from dexter.data.errors import DataError
 
-    if not 3 <= args.years <= 10 or not 2 <= args.history <= 10:
+    years, history = getattr(args, "years", 5), getattr(args, "history", 4)
+    if not 3 <= years <= 10 or not 2 <= history <= 10:
         return _fail("--years must be 3 to 10 and --history 2 to 10", EXIT_USAGE)
-    if getattr(args, "price", None) is not None and not args.price > 0:
+    if args.model_kind == "comps":
+        try:
+            args.prices = _prices(args.price)
+        except ValueError as error:
+            return _fail(str(error), EXIT_USAGE)
+        if len(args.tickers) < 2:
+            return _fail("comps compares at least two companies", EXIT_USAGE)
+    elif getattr(args, "price", None) is not None and not args.price > 0:
         return _fail("--price must be a positive number", EXIT_USAGE)
     output = Path(args.output).expanduser()
     if output.suffix.lower() != ".xlsx":
@@ -90,6 +126,8 @@ def run_model_command(args: argparse.Namespace) -> int:
 async def _build(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
     if args.model_kind == "three-statement":
         return await _build_three_statement(router, args)
+    if args.model_kind == "comps":
+        return await _build_comps(router, args)
     return await _build_dcf(router, args)
 
 
@@ -119,25 +157,51 @@ async def _build_three_statement(router: Any, args: argparse.Namespace) -> tuple
     return data, said
 
 
-async def _build_dcf(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
+async def _build_comps(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
+    from dexter.workbooks.comps import COMPS_LINES, COMPS_REQUIRED, Peer, comps_workbook
+    from dexter.workbooks.history import annual_history
+    from dexter.workbooks.xlsx import to_xlsx
+
+    peers = []
+    try:
+        for query in args.tickers:
+            history = await annual_history(router, query, 1, COMPS_LINES, COMPS_REQUIRED)
+            price, basis = await _price(router, history.ticker, args.prices.get(history.ticker))
+            peers.append(Peer(history, price, basis))
+    finally:
+        await router.aclose()
+    book, values = await asyncio.to_thread(comps_workbook, peers)
+    data = await asyncio.to_thread(to_xlsx, book)
+    shown = ", ".join(
+        f"{v.ticker} EV/EBITDA {v.ev_ebitda:.1f}"
+        if isinstance(v.ev_ebitda, float)
+        else f"{v.ticker} EV/EBITDA n/m"
+        for v in values
+    )
+    return data, f"comparable companies: {shown}"
+
+
+async def _price(router: Any, ticker: str, given: float | None) -> tuple[float, str]:
     from dexter.data.errors import DataError
+
+    if given is not None:
+        return given, "given with --price"
+    try:
+        quote = await router.price_snapshot(ticker)
+    except DataError as error:
+        raise DataError(f"no share price for {ticker} ({error}); pass --price.") from error
+    provider = quote.source.provider if quote.source else ""
+    return float(quote.price), f"quote {quote.time or ''} ({provider})".strip()
+
+
+async def _build_dcf(router: Any, args: argparse.Namespace) -> tuple[bytes, str]:
     from dexter.workbooks.dcf import dcf_workbook, default_assumptions
     from dexter.workbooks.history import annual_history
     from dexter.workbooks.xlsx import to_xlsx
 
     try:
         history = await annual_history(router, args.ticker, args.history)
-        if args.price is not None:
-            price, basis = args.price, "given with --price"
-        else:
-            try:
-                quote = await router.price_snapshot(history.ticker)
-            except DataError as error:
-                raise DataError(
-                    f"no share price for {history.ticker} ({error}); pass --price."
-                ) from error
-            price = float(quote.price)
-            basis = f"quote {quote.time or ''} ({quote.source.provider if quote.source else ''})"
+        price, basis = await _price(router, history.ticker, args.price)
     finally:
         await router.aclose()
     assumptions = default_assumptions(history, price, basis.strip(), args.years)
