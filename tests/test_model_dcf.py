@@ -250,3 +250,5 @@ def test_cli_writes_the_workbook(
         assert "xlsx" in capsys.readouterr().err
         assert main(["model", "dcf", "NVDA", "--price", "180", "-o", "no/such/x.xlsx"]) == 1
         assert "does not exist" in capsys.readouterr().err
+        assert main(["model", "dcf", "NVDAX", "--price", "180", "-o", "x.xlsx"]) == 2
+        assert "NVDAX" in capsys.readouterr().err and not (tmp_path / "x.xlsx").exists()

@@ -88,7 +88,7 @@ def _prices(given: list[str]) -> dict[str, float]:
 
 def run_model_command(args: argparse.Namespace) -> int:
     from dexter.config import ConfigError, load_settings
-    from dexter.data.errors import DataError
+    from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 
     years, history = getattr(args, "years", 5), getattr(args, "history", 4)
     if not 3 <= years <= 10 or not 2 <= history <= 10:
@@ -111,6 +111,8 @@ def run_model_command(args: argparse.Namespace) -> int:
         return _fail(str(error), EXIT_USAGE)
     try:
         data = asyncio.run(_build(runtime.data_router, args))
+    except (ConfigurationNeeded, UnknownCompany) as error:
+        return _fail(str(error), EXIT_USAGE)
     except DataError as error:
         return _fail(str(error), EXIT_FAILED)
     from dexter.outputfile import write_output
