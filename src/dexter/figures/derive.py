@@ -258,12 +258,17 @@ class Deriver:
         # one row compare across periods; any two may be compared when one of them stands in
         # the derived figure's own sentence ("a high of $137.98 and a low of $103.10, a 25.3%
         # drop"; "the December quarter's $143.8 billion was 32.0% above that average").
-        yield from self._runs(target, near)
+        if _TOTAL.search(target.sentence_text):
+            yield from self._runs(target, near)
         for (ca, a), (cb, b) in permutations(near_claims, 2):
-            beside = target.sentence in (ca.sentence, cb.sentence)
+            beside = target.sentence in (ca.sentence, cb.sentence) or ca.sentence == cb.sentence
             if a.field_family != b.field_family and not beside:
                 continue
             yield from _pair(target, a, b, same_field=True, stated=True)
+        if target.kind == PERCENT and target.decimals == 0 and target.half_unit >= 0.5:
+            # A whole percent is too coarse to tell a derivation from a coincidence unless
+            # both operands are the answer's own.
+            return
         # 2. A stated figure with its own row (the periods analysts compare it with) or column
         # (other fields the sentence names).
         for op in near:
@@ -279,7 +284,9 @@ class Deriver:
                 other = self.evidence_operand(found)
                 if other.field_family == op.field_family:
                     continue
-                if not self._family_named(found.field_family, found.field, words):
+                # A per-share figure divides by the share count beside its amount.
+                per_share = target.kind == PER_SHARE and found.kind == SHARES
+                if not per_share and not self._family_named(found.field_family, found.field, words):
                     continue
                 yield from _pair(target, op, other, same_field=False)
                 yield from _pair(target, other, op, same_field=False)
@@ -318,7 +325,8 @@ class Deriver:
         (sequential), or both named by the sentence ("from FY2021 to FY2025")."""
         pa, pb = a.period, b.period
         if pa is None or pb is None or pa.end is None or pb.end is None:
-            return True
+            # Rows of a record table (holdings, trades) are other records, not other periods.
+            return False
         ya, yb = _year(pa), _year(pb)
         if ya is not None and yb is not None and {ya, yb} <= named_years:
             return True

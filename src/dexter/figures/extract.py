@@ -53,7 +53,7 @@ _ATTACHED_AFTER = re.compile(
 )
 # A period followed by its figure labels that figure: "(2020: $2.79 billion)", "Q3 942.1",
 # "FY2026's $215.9 billion".
-_LABELS_NEXT = re.compile(r"^(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
+_LABELS_NEXT = re.compile(r"(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
 _WORD = re.compile(r"[a-z][a-z&]+")
 
 
@@ -269,6 +269,11 @@ def _read(
         # scale of the bare numbers in it.
         sentence_span = sentences[s_index]
         declared = _prose_scale(answer[sentence_span.start : sentence_span.end])
+        if declared is None:
+            # Or the paragraph before it: "(USD millions): Q2 868.8, ... Operating losses
+            # were (355.3), ..."
+            paragraph = answer.rfind("\n\n", 0, token.start) + 1
+            declared = _prose_scale(answer[paragraph : sentence_span.start])
     skip = token.skip
     if skip in ("small count",) and (declared or declared_percent):
         skip = None
@@ -664,6 +669,10 @@ def _with_companies(
     paragraphs = paragraph_starts(answer)
     out: list[Claim] = []
     for claim in claims:
+        if not claim.in_table and _compared(answer, claim):
+            # "($157.3 billion vs $73.7 billion)": the figure compared against is the other's.
+            out.append(claim)
+            continue
         sentence = sentences[claim.sentence]
         before = [t for pos, t in named if sentence.start <= pos < claim.start]
         company: str | None = before[-1] if before else None

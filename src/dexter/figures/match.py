@@ -19,7 +19,7 @@ from dexter.figures.extract import Claim
 from dexter.figures.periods import compatible
 
 # Relative slack for binary floating point, far below any display rounding.
-_EPSILON = 1e-9
+_EPSILON = 1e-12
 _STOP_WORDS = frozenset(
     {"total", "and", "the", "of", "in", "per", "usd", "millions", "value", "line", "item", "net"}
 )
@@ -56,8 +56,11 @@ def candidates(claim: Claim, index: EvidenceIndex) -> Iterable[Match]:
         for found in index.window(low - high * 0.01 - slack, high * 1.01 + slack):
             if found.kind not in claim.kinds or (found.from_ratio and claim.kind != PERCENT):
                 continue
+            # The two displays agree when the ranges their last digits allow overlap; ranges
+            # that only touch are two different roundings ("8.3" against "8.2").
             size = abs(found.value)
-            if size + found.half + slack >= low and size - found.half - slack <= high:
+            centre, reach = (low + high) / 2, (high - low) / 2 + found.half
+            if abs(size - centre) < reach - slack or (reach == 0 and size == centre):
                 yield Match(found, scale)
 
 
