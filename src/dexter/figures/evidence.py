@@ -531,9 +531,22 @@ def _read_table(
         if _GENERIC_COLUMNS.match(field) and context.concept:
             field = context.concept
         column_fields.append(families.key("field", context.company, field.lower()))
+    # Columns that are periods themselves, not their changes: a short row ("Percentage of
+    # total net sales | 8% | 8% | 7%") holds one value for each.
+    own_periods = [
+        c
+        for c in range(1, width)
+        if column_periods[c] is not None and not _CHANGE_COLUMN.match(header[c].strip())
+    ]
     for row in parsed[head:]:
         if len(row) < width:
-            row = row + [""] * (width - len(row))
+            if periods_across and len(row) - 1 == len(own_periods) < width - 1:
+                spread = [row[0]] + [""] * (width - 1)
+                for col, cell in zip(own_periods, row[1:], strict=True):
+                    spread[col] = cell
+                row = spread
+            else:
+                row = row + [""] * (width - len(row))
         label = row[0]
         if label == "Sources":
             continue  # Dexter's row of citation ids
@@ -799,16 +812,60 @@ def _prose_kinds(token: Token) -> list[tuple[float, str, bool]]:
 # The index
 
 
+def _is_calculation(evidence: Evidence) -> bool:
+    return evidence.label.startswith("calculate")
+
+
+def _calculation(
+    index: int,
+    evidence: Evidence,
+    families: _Families,
+    found: Sequence[Found],
+    keys: Sequence[float],
+) -> list[Found]:
+    numbers = list(read_evidence(index, evidence, families))
+    votes: dict[float, int] = {}
+    for number in numbers:
+        if number.kind != NUMBER or number.from_ratio:
+            continue
+        for scale in (1e3, 1e6, 1e9):
+            size = abs(number.value) * scale
+            at = bisect.bisect_left(keys, size - number.half * scale)
+            if at < len(keys) and keys[at] <= size + number.half * scale:
+                votes[scale] = votes.get(scale, 0) + 1
+    if not votes:
+        return numbers
+    scale = max(votes, key=lambda s: votes[s])
+    scaled = [
+        f._replace(value=f.value * scale, half=f.half * scale)
+        if f.kind == NUMBER and not f.from_ratio
+        else f
+        for f in numbers
+    ]
+    return numbers + scaled
+
+
 class EvidenceIndex:
     """All numbers of a run's evidence, sorted by magnitude for window queries."""
 
     def __init__(self, evidence: Sequence[Evidence], sieve: Sieve | None = None) -> None:
         self.evidence = tuple(evidence)
         families = _Families()
+        calculations = [i for i, e in enumerate(self.evidence) if _is_calculation(e)]
         found = [
-            f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families, sieve)
+            f
+            for i, e in enumerate(self.evidence)
+            if i not in calculations
+            for f in read_evidence(i, e, families, sieve)
         ]
         found.sort(key=lambda f: abs(f.value))
+        if calculations:
+            # A calculation's numbers carry no unit: they are in the scale its inputs were
+            # taken in, which the other evidence tells.
+            keys = [abs(f.value) for f in found]
+            for i in calculations:
+                found += _calculation(i, self.evidence[i], families, found, keys)
+            found.sort(key=lambda f: abs(f.value))
         self.found: tuple[Found, ...] = tuple(found)
         self._keys = [abs(f.value) for f in found]
         # The most recent period end each company's evidence reaches ("TTM" means up to it).
