@@ -55,6 +55,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "r&d": ("research", "development", "r&d"),
     "sg&a": ("selling", "general", "administrative", "sg&a"),
     "opex": ("operating", "expense"),
+    "operating": ("operations",),
     "cogs": ("cost", "revenue"),
     "leverage": ("debt", "equity"),
     "payout": ("dividends", "income"),
@@ -252,6 +253,9 @@ class Deriver:
         words = self._words(target)
         named_years = _years_named(target.sentence_text)
         near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
+        # "Those values imply about $281 per share": a sentence that points back may draw on
+        # two figures of the sentence before.
+        referred = bool(_REFERS_BACK.search(target.sentence_text))
         near = [op for _, op in near_claims]
         index = self.index
         # 1. Figures the answer states near it, and runs of them just before it. Figures of
@@ -261,7 +265,9 @@ class Deriver:
         if _TOTAL.search(target.sentence_text):
             yield from self._runs(target, near)
         for (ca, a), (cb, b) in permutations(near_claims, 2):
-            beside = target.sentence in (ca.sentence, cb.sentence) or ca.sentence == cb.sentence
+            beside = target.sentence in (ca.sentence, cb.sentence) or (
+                ca.sentence == cb.sentence and referred
+            )
             if a.field_family != b.field_family and not beside:
                 continue
             yield from _pair(target, a, b, same_field=True, stated=True)
@@ -303,6 +309,9 @@ class Deriver:
         if totals:
             for family in {op.field_family for op in near} - set(named_families):
                 yield from self._row_sums(target, index.by_field_family.get(family, []))
+        if _TOP.search(target.sentence_text):
+            for family in {op.field_family for op in near} | set(named_families):
+                yield from self._top_sums(target, index.by_field_family.get(family, []))
         for members in named:
             ops = [self.evidence_operand(f) for f in members]
             for a, b in permutations(ops, 2):
@@ -372,6 +381,19 @@ class Deriver:
             run = [op for _, op in before[-size:]]
             yield from _total(target, run)
 
+    def _top_sums(self, target: Claim, members: Sequence[Found]) -> Iterator[Derived]:
+        """Totals of the first rows of a ranked list ("the top two", "the five largest")."""
+        ranked: dict[int, Found] = {}
+        for f in members:
+            if f.rank >= 0 and not f.from_ratio:
+                ranked.setdefault(f.rank, f)
+        ordered = [ranked[r] for r in sorted(ranked)]
+        if len(ordered) < 2 or any(f.rank != i for i, f in enumerate(ordered)):
+            return
+        ops = [self.evidence_operand(f) for f in ordered]
+        for size in range(2, min(len(ops), _MAX_TOP) + 1):
+            yield from _total(target, ops[:size])
+
     def _row_sums(self, target: Claim, members: Sequence[Found]) -> Iterator[Derived]:
         """Totals of consecutive periods of one row (a TTM, a year to date, a multi-year
         total), each period once however many tool results showed it."""
@@ -390,6 +412,13 @@ class Deriver:
                     yield from _total(target, ops[start : start + size])
 
 
+_REFERS_BACK = re.compile(
+    r"\b(?:this|that|these|those|which|implies|imply|implying|means|works out|gives|giving)\b",
+    re.IGNORECASE,
+)
+# Words that say a figure is a total of a ranked list's first rows.
+_TOP = re.compile(r"\b(?:top|largest|biggest|together|combined)\b", re.IGNORECASE)
+_MAX_TOP = 10
 # Words that say a figure is a total of several periods or parts.
 _TOTAL = re.compile(
     r"\b(?:total(?:l?ed|l?ing|s)?|combined|together|cumulative(?:ly)?|in all|sum|altogether|"
@@ -438,8 +467,10 @@ def _pair(
     )
     across = same_field and not same_period
     period = _later(a.period, b.period) if across else a.period or b.period
-    if target.period is not None and target.period_strength >= 1 and period is not None:
-        if not compatible(target.period, period):
+    # The answer's own figures were held to their periods already; a figure derived from
+    # them (a ratio of two years, of two companies) has no single period of its own.
+    if not stated and target.period is not None and target.period_strength >= 1:
+        if period is not None and not compatible(target.period, period):
             return
     family = a.period_family if same_period else 0
 
@@ -484,7 +515,8 @@ def _pair(
     # Amounts, per-share values, share counts, bare numbers.
     if PERCENT in (a.kind, b.kind):
         return
-    if PER_SHARE in target.kinds and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
+    per_unit = PER_SHARE in target.kinds or bool(_PER_UNIT.search(target.sentence_text))
+    if per_unit and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
         if same_period or (a.from_answer and b.from_answer):
             value = _fits(target, lambda x, y: x / y, a, b)
             if value is not None:
@@ -512,6 +544,10 @@ def _pair(
         value = _fits(target, lambda x, y: x + y, a, b)
         if value is not None:
             yield made(f"{a.name} + {b.name} (sum)", value)
+
+
+# "$2.38 million of revenue per employee": an amount divided by a count.
+_PER_UNIT = re.compile(r"\bper[ \u00a0](?!cent\b)[a-z]+|\bapiece\b|\beach\b", re.IGNORECASE)
 
 
 def _comparable(a: Operand, b: Operand) -> bool:

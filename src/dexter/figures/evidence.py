@@ -51,6 +51,9 @@ class Found(NamedTuple):
     from_ratio: bool = False
     # Half the unit of the last digit written, in `value`'s terms (0 for exact JSON numbers).
     half: float = 0.0
+    # The row of a record table (holdings, trades) it stands in, counted from the top; -1
+    # elsewhere. A ranked list's "top five" are its first rows.
+    rank: int = -1
 
 
 @dataclass(slots=True)
@@ -538,7 +541,7 @@ def _read_table(
         for c in range(1, width)
         if column_periods[c] is not None and not _CHANGE_COLUMN.match(header[c].strip())
     ]
-    for row in parsed[head:]:
+    for rank, row in enumerate(parsed[head:]):
         if len(row) < width:
             if periods_across and len(row) - 1 == len(own_periods) < width - 1:
                 spread = [row[0]] + [""] * (width - 1)
@@ -600,6 +603,7 @@ def _read_table(
                         period_family,
                         from_ratio,
                         _half(token, value),
+                        -1 if periods_across else rank,
                     )
 
 

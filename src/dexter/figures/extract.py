@@ -45,7 +45,7 @@ _SHARES_CONTEXT = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \u00a0]+(?=[A-Z(\"“*])|\n")
 _ATTACHED_AFTER = re.compile(
-    r"^[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
+    r"^\)?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
     r"(?:,?[ \u00a0]*(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)"
     r"[ \u00a0]+(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
     r"[ \u00a0]+)*)?\(?$",

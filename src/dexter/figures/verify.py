@@ -59,7 +59,8 @@ def verify_answer(answer: str, evidence: Sequence[Evidence]) -> Verification:
 
 
 def _shown(claim: Claim, scale: float) -> float:
-    return abs(claim.mantissa) * (1.0 if claim.kind == PERCENT else scale)
+    """The value as the answer shows it, with the sign it writes ("-7%", "(355.3)")."""
+    return claim.mantissa * (1.0 if claim.kind == PERCENT else scale)
 
 
 def _stated(claim: Claim, match: Match) -> Operand:
