@@ -268,7 +268,12 @@ class Deriver:
             beside = target.sentence in (ca.sentence, cb.sentence) or (
                 ca.sentence == cb.sentence and referred
             )
-            if a.field_family != b.field_family and not beside:
+            # Two periods of one row, when the sentence names the row ("Sequential growth
+            # slowed from 8.4% ..." after the quarters' revenue).
+            row = a.field_family == b.field_family != 0 and self._family_named(
+                a.field_family, _field_of(index, a), words
+            )
+            if not (beside or row):
                 continue
             yield from _pair(target, a, b, same_field=True, stated=True)
         if target.kind == PERCENT and target.decimals == 0 and target.half_unit >= 0.5:
@@ -437,6 +442,11 @@ def _years_named(sentence: str) -> frozenset[int]:
         first = m.period.first_year or m.period.year
         years.update(range(first, m.period.year + 1))
     return frozenset(years)
+
+
+def _field_of(index: EvidenceIndex, operand: Operand) -> str:
+    members = index.by_field_family.get(operand.field_family)
+    return members[0].field if members else ""
 
 
 def _total(target: Claim, run: Sequence[Operand], *, average: bool = False) -> Iterator[Derived]:
