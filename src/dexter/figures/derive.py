@@ -56,6 +56,12 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "sg&a": ("selling", "general", "administrative", "sg&a"),
     "opex": ("operating", "expense"),
     "operating": ("operations",),
+    "gm": ("gross", "profit", "revenue", "margin"),
+    "om": ("operating", "income", "revenue", "margin"),
+    "ni": ("net", "income"),
+    "rev": ("revenue",),
+    "inc": ("income",),
+    "ocf": ("operating", "cash", "flow"),
     "cogs": ("cost", "revenue"),
     "leverage": ("debt", "equity"),
     "payout": ("dividends", "income"),
@@ -185,13 +191,34 @@ def _expanded(words: frozenset[str]) -> frozenset[str]:
     return words | frozenset(extra)
 
 
+def _stem(word: str) -> str:
+    """Plural to singular, near enough to match field names ("taxes", "tax")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("es") and word[-3] in "xsh":
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(w) for w in words)
+
+
+_GENERIC_STEMS = _stems(_GENERIC)
+
+
 def _named(field: str, words: frozenset[str]) -> bool:
-    """Whether a sentence names a field: by one of its distinctive words, or by all its words
-    when it has none ("operating income")."""
-    needed = field_words(field)
+    """Whether a sentence (its words stemmed) names a field: by one of the field's
+    distinctive words, or by all its words when it has none ("operating income"); "the
+    total" names a table's total row."""
+    if "total" in words and field.lower().startswith("total"):
+        return True
+    needed = _stems(field_words(field))
     if not needed:
         return False
-    distinctive = needed - _GENERIC
+    distinctive = needed - _GENERIC_STEMS
     if distinctive:
         return bool(distinctive & words)
     return needed <= words
@@ -239,10 +266,14 @@ class Deriver:
         return known
 
     def _words(self, target: Claim) -> frozenset[str]:
-        extra = [
-            w for pattern, words in _PHRASES if pattern.search(target.sentence_text) for w in words
-        ]
-        return _expanded(target.words) | frozenset(extra)
+        text = target.sentence_text
+        words = target.words
+        if _REFERS_BACK.search(text) or _PRONOUN.search(text):
+            # "In FY2023 it was 26.0%": what "it" is, the sentences before say.
+            text = target.context_text or text
+            words = words | frozenset(_WORDS.findall(text.lower()))
+        extra = [w for pattern, found in _PHRASES if pattern.search(text) for w in found]
+        return _stems(_expanded(words) | frozenset(extra))
 
     def derive(self, target: Claim) -> Derived | None:
         for found in self._search(target):
@@ -251,7 +282,7 @@ class Deriver:
 
     def _search(self, target: Claim) -> Iterator[Derived]:
         words = self._words(target)
-        named_years = _years_named(target.sentence_text)
+        named_years = _years_named(target.context_text or target.sentence_text)
         near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
         # "Those values imply about $281 per share": a sentence that points back may draw on
         # two figures of the sentence before.
@@ -273,13 +304,18 @@ class Deriver:
             row = a.field_family == b.field_family != 0 and self._family_named(
                 a.field_family, _field_of(index, a), words
             )
-            if not (beside or row):
+            if not (beside or row or _table_related(ca, cb, words)):
                 continue
             yield from _pair(target, a, b, same_field=True, stated=True)
         if target.kind == PERCENT and target.decimals == 0 and target.half_unit >= 0.5:
             # A whole percent is too coarse to tell a derivation from a coincidence unless
             # both operands are the answer's own.
             return
+        # An annualised rate: a quarterly figure of the sentence times four.
+        if _ANNUALISED.search(target.sentence_text):
+            for claim, op in near_claims:
+                if claim.sentence == target.sentence and _fits_value(target, op.exact * 4):
+                    yield Derived(f"{op.name} × 4 (annualised)", op.exact * 4, None, 0, 0)
         # 2. A stated figure with its own row (the periods analysts compare it with) or column
         # (other fields the sentence names).
         for op in near:
@@ -417,6 +453,9 @@ class Deriver:
                     yield from _total(target, ops[start : start + size])
 
 
+_PRONOUN = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
+_WORDS = re.compile(r"[a-z][a-z&]+")
+_ANNUALISED = re.compile(r"\bannuali[sz]ed|\bannual(?:ized)? rate|\brun[- ]rate", re.IGNORECASE)
 _REFERS_BACK = re.compile(
     r"\b(?:this|that|these|those|which|implies|imply|implying|means|works out|gives|giving)\b",
     re.IGNORECASE,
@@ -442,6 +481,18 @@ def _years_named(sentence: str) -> frozenset[int]:
         first = m.period.first_year or m.period.year
         years.update(range(first, m.period.year + 1))
     return frozenset(years)
+
+
+def _table_related(a: Claim, b: Claim, words: frozenset[str]) -> bool:
+    """Two cells of one row or column of the answer's table, whose heading the derived
+    figure's sentence names ("gross margin expanded by 70 basis points")."""
+    if not (a.in_table and b.in_table) or not (a.row == b.row or a.column == b.column):
+        return False
+    shared = _stems(a.words & b.words) - _GENERIC_STEMS - _stems(_STOP)
+    return bool(shared & words)
+
+
+_STOP = frozenset({"the", "and", "of", "in", "fy", "fiscal", "year", "total", "usd", "millions"})
 
 
 def _field_of(index: EvidenceIndex, operand: Operand) -> str:

@@ -86,6 +86,8 @@ class Claim:
     row: tuple[int, int] | None = None
     column: tuple[int, int] | None = None
     sentence_text: str = field(default="", compare=False)
+    # Its paragraph up to the end of its sentence, for what the sentence refers back to.
+    context_text: str = field(default="", compare=False)
     # The ticker of the company the answer says the figure is about, when it says.
     company: str | None = None
 
@@ -365,6 +367,7 @@ def _read(
         row=row_key,
         column=col_key,
         sentence_text=answer[sentence.start : sentence.end],
+        context_text=answer[answer.rfind("\n\n", 0, sentence.start) + 1 : sentence.end],
     )
 
 
