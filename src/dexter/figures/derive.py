@@ -195,7 +195,11 @@ def _stem(word: str) -> str:
     """Plural to singular, near enough to match field names ("taxes", "tax")."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("es") and word[-3] in "xsh":
+    if (
+        len(word) > 4
+        and word.endswith("es")
+        and (word[-3] in "xz" or word[-4:-2] in ("sh", "ch", "ss"))
+    ):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
@@ -385,7 +389,8 @@ class Deriver:
         days = abs((pa.end - pb.end).days)
         if 345 <= days <= 385:
             return True
-        return self._adjacent(a, b)
+        # Next to each other: quarters, years; not two days of a price series.
+        return pa.span != "instant" and self._adjacent(a, b)
 
     def _adjacent(self, a: Operand, b: Operand) -> bool:
         ends = self._ends.get(a.field_family)
@@ -474,12 +479,14 @@ _TOTAL = re.compile(
 
 
 def _years_named(sentence: str) -> frozenset[int]:
+    """The years a text names, a range by its two ends ("FY2021-FY2025")."""
     years: set[int] = set()
     for m in mentions(sentence):
         if m.period.year is None:
             continue
-        first = m.period.first_year or m.period.year
-        years.update(range(first, m.period.year + 1))
+        years.add(m.period.year)
+        if m.period.first_year is not None:
+            years.add(m.period.first_year)
     return frozenset(years)
 
 

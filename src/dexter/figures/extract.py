@@ -433,9 +433,12 @@ def _with_periods(
         period, strength = _stated_period(
             answer, claim, claims, periods, sentences, tables, owned, asides
         )
-        if period is None and not claim.in_table:
+        sentence_start, sentence_end = _bounds(sentences, claim)
+        own = any(sentence_start <= m.start < sentence_end for m in periods)
+        # A sentence that names periods of its own does not take the paragraph's.
+        if period is None and not claim.in_table and not own:
             # Before the figure, in its clause: "A year earlier it paid $3.1 billion".
-            clause_start, _ = _clause(answer, *_bounds(sentences, claim), claim.start)
+            clause_start, _ = _clause(answer, sentence_start, sentence_end, claim.start)
             earlier = _YEAR_EARLIER.search(answer, clause_start, claim.start)
             if earlier is not None or not _compared(answer, claim):
                 period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
