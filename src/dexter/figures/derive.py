@@ -286,7 +286,7 @@ class Deriver:
 
     def _search(self, target: Claim) -> Iterator[Derived]:
         words = self._words(target)
-        named_years = _years_named(target.context_text or target.sentence_text)
+        named_years, named_days = _named_periods(target.context_text or target.sentence_text)
         near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
         # "Those values imply about $281 per share": a sentence that points back may draw on
         # two figures of the sentence before.
@@ -327,7 +327,7 @@ class Deriver:
                 other = self.evidence_operand(found)
                 if other.period_family == op.period_family or other.exact == op.exact:
                     continue
-                if not self._compared_periods(op, other, named_years):
+                if not self._compared_periods(op, other, named_years, named_days):
                     continue
                 yield from _pair(target, op, other, same_field=True)
                 yield from _pair(target, other, op, same_field=True)
@@ -360,7 +360,9 @@ class Deriver:
         for members in named:
             ops = [self.evidence_operand(f) for f in members]
             for a, b in permutations(ops, 2):
-                if a.period_family != b.period_family and self._compared_periods(a, b, named_years):
+                if a.period_family != b.period_family and self._compared_periods(
+                    a, b, named_years, named_days
+                ):
                     yield from _pair(target, a, b, same_field=True)
             if totals:
                 yield from self._row_sums(target, members)
@@ -374,16 +376,28 @@ class Deriver:
                 if a.field_family != b.field_family:
                     yield from _pair(target, a, b, same_field=False)
 
-    def _compared_periods(self, a: Operand, b: Operand, named_years: frozenset[int]) -> bool:
+    def _compared_periods(
+        self,
+        a: Operand,
+        b: Operand,
+        named_years: frozenset[int],
+        named_days: frozenset[tuple[int, int]],
+    ) -> bool:
         """Periods analysts compare: a year apart (year over year), next to each other
-        (sequential), or both named by the sentence ("from FY2021 to FY2025")."""
+        (sequential), or both named by the text ("from FY2021 to FY2025", "from October 13
+        to October 30")."""
         pa, pb = a.period, b.period
         if pa is None or pb is None or pa.end is None or pb.end is None:
             # Rows of a record table (holdings, trades) are other records, not other periods.
             return False
         ya, yb = _year(pa), _year(pb)
-        if ya is not None and yb is not None and {ya, yb} <= named_years:
-            return True
+        if pa.span == pb.span == "annual" and ya is not None and yb is not None:
+            if {ya, yb} <= named_years:
+                return True
+        if pa.span == pb.span == "instant":
+            days_named = {(pa.end.month, pa.end.day), (pb.end.month, pb.end.day)}
+            if days_named <= named_days:
+                return True
         if pa.span != pb.span:
             return False
         days = abs((pa.end - pb.end).days)
@@ -478,16 +492,22 @@ _TOTAL = re.compile(
 )
 
 
-def _years_named(sentence: str) -> frozenset[int]:
-    """The years a text names, a range by its two ends ("FY2021-FY2025")."""
+def _named_periods(text: str) -> tuple[frozenset[int], frozenset[tuple[int, int]]]:
+    """The years a text names (a range by its two ends: "FY2021-FY2025"), and the days."""
     years: set[int] = set()
-    for m in mentions(sentence):
-        if m.period.year is None:
+    days: set[tuple[int, int]] = set()
+    for m in mentions(text):
+        period = m.period
+        if period.month is not None and period.day is not None:
+            days.add((period.month, period.day))
+        if period.start is not None:
+            days.add((period.start.month, period.start.day))
+        if period.year is None:
             continue
-        years.add(m.period.year)
-        if m.period.first_year is not None:
-            years.add(m.period.first_year)
-    return frozenset(years)
+        years.add(period.year)
+        if period.first_year is not None:
+            years.add(period.first_year)
+    return frozenset(years), frozenset(days)
 
 
 def _table_related(a: Claim, b: Claim, words: frozenset[str]) -> bool:

@@ -440,7 +440,7 @@ def _with_periods(
             # Before the figure, in its clause: "A year earlier it paid $3.1 billion".
             clause_start, _ = _clause(answer, sentence_start, sentence_end, claim.start)
             earlier = _YEAR_EARLIER.search(answer, clause_start, claim.start)
-            if earlier is not None or not _compared(answer, claim):
+            if earlier is not None or not _compared(answer, claim, claims):
                 period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
                 if earlier is not None and period is not None:
                     period = _year_before(period)
@@ -492,9 +492,25 @@ def paragraph_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer(r"\n[ \t]*\n", text)]
 
 
-def _compared(answer: str, claim: Claim) -> bool:
+def _compared(answer: str, claim: Claim, claims: Sequence[Claim] = ()) -> bool:
+    """Whether the figure is what another is compared against ("up from $391.0 billion"),
+    or listed with or restating such a figure ("compared with $54.8 billion in 2023 and
+    $51.3 billion in 2022", "the $836 million you mention ($836.1 million)")."""
     before = answer[max(0, claim.start - 40) : claim.start]
-    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]))
+    if _COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]):
+        return True
+    earlier = [c for c in claims if c.sentence == claim.sentence and c.end <= claim.start]
+    if earlier and _COORDINATED.match(answer[earlier[-1].end : claim.start]):
+        return _compared(answer, earlier[-1], claims)
+    return False
+
+
+_COORDINATED = re.compile(
+    r"^(?:[ \u00a0]+(?:in|for|at|on|by)[ \u00a0][^,;.()$€£]{1,25})?"
+    r"(?:[ \u00a0]*,[ \u00a0]*|[ \u00a0]+and[ \u00a0]+|[ \u00a0]*,[ \u00a0]*and[ \u00a0]+)$"
+    r"|^[^.;,()]{0,25}\([ \u00a0]*$",
+    re.IGNORECASE,
+)
 
 
 _TOPIC_SHIFT = re.compile(
@@ -555,7 +571,7 @@ def _asides(
             # "on December 23, 2021": the day of an event, not the period a paragraph is about
             out.add(id(m))
     for claim in claims:
-        if not claim.in_table and _compared(answer, claim):
+        if not claim.in_table and _compared(answer, claim, claims):
             attached = _attached_after(answer, claim, claims, periods, sentences)
             if attached is not None:
                 out.add(id(attached))
@@ -624,7 +640,7 @@ def _stated_period(
         r"[ \u00a0]*\((?:[a-z]+[ \u00a0]+){0,3}", answer[prior[-1].end : claim.start]
     ):
         return prior[-1].period, 2
-    if _compared(answer, claim):
+    if _compared(answer, claim, claims):
         return None, 0
     before = [m for m in before if id(m) not in asides]
     if before:
@@ -636,6 +652,11 @@ def _stated_period(
             return opening.period, 1
     if after and not broken(claim.end, after[0].start):
         return after[0].period, 1
+    # "... averaged 15.0 million in FY2025, and basic weighted shares were 15,343.8 million":
+    # a sentence about one period is about it throughout.
+    main = {m.period.key: m.period for m in in_sentence if id(m) not in asides}
+    if len(main) == 1:
+        return next(iter(main.values())), 1
     return None, 0
 
 
@@ -675,7 +696,7 @@ def _with_companies(
     paragraphs = paragraph_starts(answer)
     out: list[Claim] = []
     for claim in claims:
-        if not claim.in_table and _compared(answer, claim):
+        if not claim.in_table and _compared(answer, claim, claims):
             # "($157.3 billion vs $73.7 billion)": the figure compared against is the other's.
             out.append(claim)
             continue
