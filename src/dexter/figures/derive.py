@@ -299,6 +299,8 @@ class Deriver:
         # drop"; "the December quarter's $143.8 billion was 32.0% above that average").
         if _TOTAL.search(target.sentence_text):
             yield from self._runs(target, near)
+        if target.kind == PERCENT:
+            yield from self._run_shares(target, near_claims)
         for (ca, a), (cb, b) in permutations(near_claims, 2):
             beside = target.sentence in (ca.sentence, cb.sentence) or (
                 ca.sentence == cb.sentence and referred
@@ -350,6 +352,20 @@ class Deriver:
             if members and members[0].field and self._family_named(family, members[0].field, words)
         ]
         named = [index.by_field_family[family] for family in named_families]
+        # 2b. A stated figure as a share of a row the sentence names, in a period it may be
+        # of ("online sales were $46.6 million, 15.9% of net sales").
+        if target.kind in (PERCENT, MULTIPLE):
+            for op in near:
+                for family in named_families:
+                    for found in index.by_field_family[family]:
+                        if found.field_family == op.field_family or found.from_ratio:
+                            continue
+                        if op.period is not None and op.period.end is not None:
+                            if found.period is None or found.period.end != op.period.end:
+                                continue
+                        other = self.evidence_operand(found)
+                        yield from _pair(target, op, other, same_field=False)
+                        yield from _pair(target, other, op, same_field=False)
         totals = bool(_TOTAL.search(target.sentence_text))
         if totals:
             for family in {op.field_family for op in near} - set(named_families):
@@ -425,6 +441,32 @@ class Deriver:
         except ValueError:
             return False
         return abs(i - j) == 1
+
+    def _run_shares(
+        self, target: Claim, near_claims: Sequence[tuple[Claim, Operand]]
+    ) -> Iterator[Derived]:
+        """Two or three figures listed together as a share of another in the target's
+        sentence ("the Growth ETF ($26.7 million) and Value ETF ($24.5 million) alone are
+        14.6% of the report's $350.2 million")."""
+        mine = sorted(
+            (pair for pair in near_claims if pair[0].sentence == target.sentence),
+            key=lambda pair: pair[0].start,
+        )
+        for size in (2, 3):
+            for start in range(0, len(mine) - size + 1):
+                run = [op for _, op in mine[start : start + size]]
+                if PERCENT in (op.kind for op in run) or not all(
+                    _comparable(run[0], op) for op in run
+                ):
+                    continue
+                total = sum(op.exact for op in run)
+                for _, whole in mine:
+                    if whole in run or not _comparable(run[0], whole) or whole.exact == 0:
+                        continue
+                    share = abs(total / whole.exact) * 100
+                    if _fits_value(target, share):
+                        names = " + ".join(op.name for op in run)
+                        yield Derived(f"({names}) / {whole.name} (share)", share, None, 0, 0)
 
     def _runs(self, target: Claim, near: Sequence[Operand]) -> Iterator[Derived]:
         """A total of the figures listed just before it, of its own kind."""
@@ -573,7 +615,7 @@ def _pair(
                 if value is not None:
                     yield made(f"{a.name} - {b.name} (percentage points)", value)
             return
-        if PERCENT in (a.kind, b.kind) or not _comparable(a, b):
+        if PERCENT in (a.kind, b.kind) or not _comparable(a, b, relative=True):
             return
         if across:
             value = _fits(target, lambda x, y: (y - x) / abs(x) * 100, a, b)
@@ -638,8 +680,12 @@ def _pair(
 _PER_UNIT = re.compile(r"\bper[ \u00a0](?!cent\b)[a-z]+|\bapiece\b|\beach\b", re.IGNORECASE)
 
 
-def _comparable(a: Operand, b: Operand) -> bool:
-    return a.kind == b.kind or NUMBER in (a.kind, b.kind)
+def _comparable(a: Operand, b: Operand, *, relative: bool = False) -> bool:
+    """Whether a and b measure the same kind of thing. For a relative change or share, a
+    price and an amount are both currency ("$276.05, 21.1% below the $349.67 peak")."""
+    if a.kind == b.kind or NUMBER in (a.kind, b.kind):
+        return True
+    return relative and {a.kind, b.kind} == {MONEY, PER_SHARE}
 
 
 def _cagr(start: float, end: float, years: int) -> float:
