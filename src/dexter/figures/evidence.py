@@ -541,6 +541,7 @@ def _read_table(
         for c in range(1, width)
         if column_periods[c] is not None and not _CHANGE_COLUMN.match(header[c].strip())
     ]
+    cells: list[tuple[Found, int]] = []
     for rank, row in enumerate(parsed[head:]):
         if len(row) < width:
             if periods_across and len(row) - 1 == len(own_periods) < width - 1:
@@ -592,19 +593,31 @@ def _read_table(
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
                 for value, kind, from_ratio in _cell_kinds(token, cell, flags, cell_scale, scale):
-                    yield Found(
-                        value,
-                        kind,
-                        context.index,
-                        field,
-                        period,
-                        token.text,
-                        field_family,
-                        period_family,
-                        from_ratio,
-                        _half(token, value),
-                        -1 if periods_across else rank,
+                    cells.append(
+                        (
+                            Found(
+                                value,
+                                kind,
+                                context.index,
+                                field,
+                                period,
+                                token.text,
+                                field_family,
+                                period_family,
+                                from_ratio,
+                                _half(token, value),
+                                -1 if periods_across else rank,
+                            ),
+                            token.decimals,
+                        )
                     )
+    # A table prints its amounts to one precision and drops trailing zeros ("1,907.9" and
+    # "-816" in one table): a shorter amount is exact to the table's precision.
+    places = max((d for f, d in cells if f.kind == MONEY), default=0)
+    for number, decimals in cells:
+        if number.kind == MONEY and decimals < places and number.half:
+            number = number._replace(half=number.half * 10.0 ** (decimals - places))
+        yield number
 
 
 _DIGIT_IN = re.compile(r"[0-9]")
