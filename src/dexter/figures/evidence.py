@@ -54,6 +54,8 @@ class Found(NamedTuple):
     # The row of a record table (holdings, trades) it stands in, counted from the top; -1
     # elsewhere. A ranked list's "top five" are its first rows.
     rank: int = -1
+    # The company (ticker) its section of the tool result is about; "#n" when unknown.
+    company: str = ""
 
 
 @dataclass(slots=True)
@@ -250,6 +252,9 @@ def _walk_json(
                     field_family,
                     row_family or families.new(),
                     from_ratio,
+                    0.0,
+                    -1,
+                    str(ticker).upper(),
                 )
         elif isinstance(value, str) and len(value) > 40:
             yield from _read_text(context, value, families)
@@ -372,6 +377,10 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
     prose_start: int | None = None
     while i < len(lines):
         if not (_is_table_line(lines[i]) and next_row(i + 1) is not None):
+            if lines[i].startswith("#") and prose_start is not None:
+                # A section of a merged tool result starts: its own company, its own prose.
+                blocks.append(("prose", prose_start, i))
+                prose_start = None
             if prose_start is None:
                 prose_start = i
             i += 1
@@ -386,14 +395,44 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         i = j
     if prose_start is not None:
         blocks.append(("prose", prose_start, len(lines)))
+    sections = _sections(lines)
     for n, (kind, first, end) in enumerate(blocks):
+        local = context
+        for line_no, company, concept in sections:
+            if line_no > first:
+                break
+            local = _Context(
+                context.index,
+                company or local.company,
+                concept if company else (concept or local.concept),
+                context.sieve,
+            )
         if kind == "prose":
             start_char = offsets[first]
             end_char = offsets[end - 1] + len(lines[end - 1]) if end > first else start_char
-            yield from _read_prose(context, text, start_char, end_char, families)
+            yield from _read_prose(local, text, start_char, end_char, families)
         else:
             scale = _table_scale(lines, blocks, n)
-            yield from _read_table(context, lines[first:end], scale, families)
+            yield from _read_table(local, lines[first:end], scale, families)
+
+
+def _sections(lines: Sequence[str]) -> list[tuple[int, str | None, str]]:
+    """Where a merged tool result's sections start ("### income_statements(company=AAPL,
+    ...)", "## NVIDIA CORP (NVDA) — ..."), with the company and XBRL concept each is about."""
+    found: list[tuple[int, str | None, str]] = []
+    for i, line in enumerate(lines):
+        if not line.startswith("##"):
+            continue
+        company = _COMPANY.search(line)
+        heading = _HEADING_COMPANY.match(line)
+        concept = _CONCEPT.search(line)
+        ticker = (
+            company.group(1).upper() if company else heading.group("ticker") if heading else None
+        )
+        words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
+        if ticker or words:
+            found.append((i, ticker, words))
+    return found
 
 
 def _table_scale(
@@ -607,6 +646,7 @@ def _read_table(
                                 from_ratio,
                                 _half(token, value),
                                 -1 if periods_across else rank,
+                                context.company,
                             ),
                             token.decimals,
                         )
@@ -775,6 +815,8 @@ def _read_prose(
                     family,
                     from_ratio,
                     _half(token, value),
+                    -1,
+                    context.company,
                 )
 
 
@@ -893,7 +935,7 @@ class EvidenceIndex:
             if f.period is not None and f.period.end is not None:
                 span = f.period.span
                 if span in ("ttm", "annual", "quarter"):
-                    ends = self.latest.setdefault(self._companies[f.evidence], {})
+                    ends = self.latest.setdefault(f.company or self._companies[f.evidence], {})
                     for group in ("trailing", "annual" if span != "quarter" else "quarter"):
                         if group == "annual" and span == "ttm":
                             continue
@@ -917,11 +959,11 @@ class EvidenceIndex:
 
     def latest_ends(self, found: Found) -> dict[str, date]:
         """The latest fiscal year, quarter and trailing period of the number's company."""
-        return self.latest.get(self._companies[found.evidence], {})
+        return self.latest.get(found.company or self._companies[found.evidence], {})
 
     def company(self, found: Found) -> str | None:
         """The ticker of the company the number is about, when its tool result says."""
-        company = self._companies[found.evidence]
+        company = found.company or self._companies[found.evidence]
         return None if company.startswith("#") else company
 
 
@@ -942,27 +984,37 @@ def company_names(evidence: Sequence[Evidence]) -> dict[str, str]:
     """How an answer may name the companies the evidence is about: ticker, name, short name
     ("NVIDIA CORP (NVDA)" -> NVDA, "nvidia corp", "nvidia"). Names are lower-case."""
     names: dict[str, str] = {}
+
+    def add(raw_name: str, ticker: str) -> None:
+        names.setdefault(ticker, ticker)
+        name = raw_name.strip()
+        while (short := _NAME_SUFFIX.sub("", name)) != name:
+            name = short
+        name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE).strip(" ,.")
+        if len(name) >= 3 and name.upper() != ticker:
+            names.setdefault(name.lower(), ticker)
+            first = name.split()[0].strip(",.")
+            if len(first) >= 4:
+                names.setdefault(first.lower(), ticker)
+
     for e in evidence:
-        company = _COMPANY.search(e.label)
-        if company:
-            names.setdefault(company.group(1).upper(), company.group(1).upper())
-        found = [(m.group("name"), m.group("ticker")) for m in _HEADING_COMPANY.finditer(e.text)]
-        if company and not found:
-            # A filing's heading: "## BUCKLE INC 8-K filed 2024-11-22".
-            filing = _HEADING_FILING.search(e.text)
-            if filing:
-                found = [(filing.group("name"), company.group(1).upper())]
-        for raw_name, ticker in found:
-            if company and company.group(1).upper() != ticker:
+        labelled = _COMPANY.search(e.label)
+        current = labelled.group(1).upper() if labelled else None
+        if current:
+            names.setdefault(current, current)
+        for line in re.finditer(r"^##.*$", e.text, re.M):
+            heading = line.group()
+            called = _COMPANY.search(heading)
+            if called:
+                current = called.group(1).upper()
+                names.setdefault(current, current)
                 continue
-            names.setdefault(ticker, ticker)
-            name = raw_name.strip()
-            while (short := _NAME_SUFFIX.sub("", name)) != name:
-                name = short
-            name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE).strip(" ,.")
-            if len(name) >= 3:
-                names.setdefault(name.lower(), ticker)
-                first = name.split()[0].strip(",.")
-                if len(first) >= 4:
-                    names.setdefault(first.lower(), ticker)
+            titled = _HEADING_COMPANY.match(heading)
+            if titled:
+                add(titled.group("name"), titled.group("ticker"))
+                continue
+            filing = _HEADING_FILING.match(heading)
+            if filing and current:
+                # "## BUCKLE INC 8-K filed 2024-11-22", under its call's company.
+                add(filing.group("name"), current)
     return names
