@@ -56,6 +56,8 @@ class Found(NamedTuple):
     rank: int = -1
     # The company (ticker) its section of the tool result is about; "#n" when unknown.
     company: str = ""
+    # The data call its section of a merged tool result came from ("income_statements(...)").
+    section: str = ""
 
 
 @dataclass(slots=True)
@@ -334,6 +336,7 @@ class _Context:
     company: str
     concept: str
     sieve: Sieve | None = None
+    section: str = ""
 
 
 def _context(index: int, evidence: Evidence, sieve: Sieve | None = None) -> _Context:
@@ -398,7 +401,7 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
     sections = _sections(lines)
     for n, (kind, first, end) in enumerate(blocks):
         local = context
-        for line_no, company, concept in sections:
+        for line_no, company, concept, call in sections:
             if line_no > first:
                 break
             local = _Context(
@@ -406,6 +409,7 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
                 company or local.company,
                 concept if company else (concept or local.concept),
                 context.sieve,
+                call or local.section,
             )
         if kind == "prose":
             start_char = offsets[first]
@@ -416,13 +420,14 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
             yield from _read_table(local, lines[first:end], scale, families)
 
 
-def _sections(lines: Sequence[str]) -> list[tuple[int, str | None, str]]:
+def _sections(lines: Sequence[str]) -> list[tuple[int, str | None, str, str]]:
     """Where a merged tool result's sections start ("### income_statements(company=AAPL,
     ...)", "## NVIDIA CORP (NVDA) — ..."), with the company and XBRL concept each is about."""
-    found: list[tuple[int, str | None, str]] = []
+    found: list[tuple[int, str | None, str, str]] = []
     for i, line in enumerate(lines):
         if not line.startswith("##"):
             continue
+        call = line[4:].strip() if line.startswith("### ") else ""
         company = _COMPANY.search(line)
         heading = _HEADING_COMPANY.match(line)
         concept = _CONCEPT.search(line)
@@ -430,8 +435,8 @@ def _sections(lines: Sequence[str]) -> list[tuple[int, str | None, str]]:
             company.group(1).upper() if company else heading.group("ticker") if heading else None
         )
         words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
-        if ticker or words:
-            found.append((i, ticker, words))
+        if ticker or words or call:
+            found.append((i, ticker, words, call))
     return found
 
 
@@ -647,6 +652,7 @@ def _read_table(
                                 _half(token, value),
                                 -1 if periods_across else rank,
                                 context.company,
+                                context.section,
                             ),
                             token.decimals,
                         )
@@ -817,6 +823,7 @@ def _read_prose(
                     _half(token, value),
                     -1,
                     context.company,
+                    context.section,
                 )
 
 

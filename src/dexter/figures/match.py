@@ -109,6 +109,8 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
 def describe(found: Found, index: EvidenceIndex) -> str:
     """Where a number was found, for a person: "label: field period = raw"."""
     where = index.label(found)
+    if found.section and found.section not in where:
+        where = f"{where} › {found.section}"
     parts = [p for p in (found.field, found.period.describe() if found.period else "") if p]
     detail = " ".join(parts)
     return f"{where}: {detail} = {found.raw}" if detail else f"{where}: {found.raw}"
