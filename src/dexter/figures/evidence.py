@@ -404,10 +404,12 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         for line_no, company, concept, call in sections:
             if line_no > first:
                 break
+            # A data call's section ("### ...") starts afresh; a title under it ("## ...")
+            # adds to it.
             local = _Context(
                 context.index,
                 company or local.company,
-                concept if company else (concept or local.concept),
+                concept if call else (concept or local.concept),
                 context.sieve,
                 call or local.section,
             )
