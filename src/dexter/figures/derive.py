@@ -36,96 +36,11 @@ from dexter.figures.evidence import (
     Found,
 )
 from dexter.figures.extract import Claim
-from dexter.figures.match import field_words, window
+from dexter.figures.fields import GENERIC_STEMS, PHRASES, expanded, named, stems
+from dexter.figures.match import window
 from dexter.figures.periods import EvidencePeriod, compatible, mentions
 
 _EPSILON = 1e-9
-# What a sentence's words imply about the fields it draws on.
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "margin": ("revenue", "sales", "profit", "income"),
-    "margins": ("revenue", "sales", "profit", "income"),
-    "sales": ("revenue",),
-    "revenue": ("sales",),
-    "revenues": ("revenue", "sales"),
-    "earnings": ("income", "net", "eps"),
-    "profit": ("income",),
-    "eps": ("eps", "earnings"),
-    "fcf": ("free", "cash", "flow", "fcf"),
-    "capex": ("capital", "expenditure"),
-    "r&d": ("research", "development", "r&d"),
-    "sg&a": ("selling", "general", "administrative", "sg&a"),
-    "opex": ("operating", "expense"),
-    "operating": ("operations",),
-    "gm": ("gross", "profit", "revenue", "margin"),
-    "om": ("operating", "income", "revenue", "margin"),
-    "ni": ("net", "income"),
-    "rev": ("revenue",),
-    "inc": ("income",),
-    "ocf": ("operating", "cash", "flow"),
-    "cogs": ("cost", "revenue"),
-    "leverage": ("debt", "equity"),
-    "payout": ("dividends", "income"),
-    "buybacks": ("repurchases", "purchase", "equity"),
-    "repurchases": ("purchase", "equity"),
-    "sbc": ("share", "based", "compensation"),
-    "d&a": ("depreciation", "amortization"),
-    "tax": ("tax",),
-}
-# Words too common in field names to say which field a sentence means on their own.
-_GENERIC = frozenset(
-    {
-        "income",
-        "expense",
-        "expenses",
-        "cash",
-        "flow",
-        "operating",
-        "other",
-        "current",
-        "non",
-        "assets",
-        "liabilities",
-        "from",
-        "share",
-        "shares",
-        "common",
-        "stock",
-        "average",
-        "weighted",
-        "basic",
-        "diluted",
-        "consolidated",
-        "equity",
-        "ratio",
-        "growth",
-        "margin",
-        "investments",
-        "investing",
-        "financing",
-        "activities",
-        "provided",
-        "used",
-        "before",
-        "after",
-    }
-)
-# Ratios analysts name by what they divide.
-_PHRASES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), words)
-    for pattern, words in (
-        (r"\bcurrent ratio", ("current", "assets", "liabilities")),
-        (r"\bquick ratio", ("current", "assets", "liabilities", "inventory")),
-        (r"\bdebt[- ]to[- ]equity", ("debt", "equity", "shareholders")),
-        (r"\bdebt[- ]to[- ]assets", ("debt", "assets")),
-        (r"\bnet (?:debt|cash)", ("debt", "cash", "equivalents")),
-        (r"\btax rate", ("tax", "pre")),
-        (r"\binterest coverage", ("operating", "income", "interest", "ebit")),
-        (r"\bpayout", ("dividends", "net", "income")),
-        (r"\bfree cash flow", ("operating", "capital", "expenditure", "free")),
-        (r"\bconversion", ("free", "cash", "flow", "net", "income")),
-        (r"\bbook value", ("shareholders", "equity")),
-    )
-)
 _YEARS_SAID = re.compile(
     r"\b(?P<n>[2-9]|1[0-9]|two|three|four|five|six|seven|eight|nine|ten)[- ](?:year|yr)s?\b"
     r"|\bover (?:the (?:past|last|same) )?(?P<m>[2-9]|1[0-9]|two|three|four|five|six|seven|"
@@ -186,48 +101,6 @@ def _operand(found: Found, shown: float | None, from_answer: bool) -> Operand:
     )
 
 
-def _expanded(words: frozenset[str]) -> frozenset[str]:
-    extra = [s for w in words for s in _SYNONYMS.get(w, ())]
-    return words | frozenset(extra)
-
-
-def _stem(word: str) -> str:
-    """Plural to singular, near enough to match field names ("taxes", "tax")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if (
-        len(word) > 4
-        and word.endswith("es")
-        and (word[-3] in "xz" or word[-4:-2] in ("sh", "ch", "ss"))
-    ):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _stems(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(_stem(w) for w in words)
-
-
-_GENERIC_STEMS = _stems(_GENERIC)
-
-
-def _named(field: str, words: frozenset[str]) -> bool:
-    """Whether a sentence (its words stemmed) names a field: by one of the field's
-    distinctive words, or by all its words when it has none ("operating income"); "the
-    total" names a table's total row."""
-    if "total" in words and field.lower().startswith("total"):
-        return True
-    needed = _stems(field_words(field))
-    if not needed:
-        return False
-    distinctive = needed - _GENERIC_STEMS
-    if distinctive:
-        return bool(distinctive & words)
-    return needed <= words
-
-
 class Deriver:
     """Derivations for one answer: operands are built once and shared by every figure."""
 
@@ -266,7 +139,7 @@ class Deriver:
         key = (family, words)
         known = self._named_cache.get(key)
         if known is None:
-            known = self._named_cache[key] = _named(field, words)
+            known = self._named_cache[key] = named(field, words)
         return known
 
     def _words(self, target: Claim) -> frozenset[str]:
@@ -276,8 +149,8 @@ class Deriver:
             # "In FY2023 it was 26.0%": what "it" is, the sentences before say.
             text = target.context_text or text
             words = words | frozenset(_WORDS.findall(text.lower()))
-        extra = [w for pattern, found in _PHRASES if pattern.search(text) for w in found]
-        return _stems(_expanded(words) | frozenset(extra))
+        extra = [w for pattern, found in PHRASES if pattern.search(text) for w in found]
+        return stems(expanded(words) | frozenset(extra))
 
     def derive(self, target: Claim) -> Derived | None:
         for found in self._search(target):
@@ -557,7 +430,7 @@ def _table_related(a: Claim, b: Claim, words: frozenset[str]) -> bool:
     figure's sentence names ("gross margin expanded by 70 basis points")."""
     if not (a.in_table and b.in_table) or not (a.row == b.row or a.column == b.column):
         return False
-    shared = _stems(a.words & b.words) - _GENERIC_STEMS - _stems(_STOP)
+    shared = stems(a.words & b.words) - GENERIC_STEMS - stems(_STOP)
     return bool(shared & words)
 
 

@@ -10,20 +10,16 @@ wrong for its period.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dexter.figures.evidence import PERCENT, EvidenceIndex, Found
 from dexter.figures.extract import Claim
+from dexter.figures.fields import field_words
 from dexter.figures.periods import compatible
 
 # Relative slack for binary floating point, far below any display rounding.
 _EPSILON = 1e-12
-_STOP_WORDS = frozenset(
-    {"total", "and", "the", "of", "in", "per", "usd", "millions", "value", "line", "item", "net"}
-)
-_WORD = re.compile(r"[a-z][a-z&]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +58,6 @@ def candidates(claim: Claim, index: EvidenceIndex) -> Iterable[Match]:
             centre, reach = (low + high) / 2, (high - low) / 2 + found.half
             if abs(size - centre) < reach - slack or (reach == 0 and size == centre):
                 yield Match(found, scale)
-
-
-def field_words(field: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(field.lower()) if w not in _STOP_WORDS)
 
 
 def _rank(claim: Claim, match: Match) -> tuple[int, int, int, float]:
