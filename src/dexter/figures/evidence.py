@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, NamedTuple
 
+from dexter.figures.fields import named
 from dexter.figures.numbers import SCALES, Token, scan, simple_cell
 from dexter.figures.periods import EvidencePeriod, header_period, years_in
 from dexter.figures.types import Evidence
@@ -956,6 +957,24 @@ class EvidenceIndex:
         for f in found:
             self.by_field_family.setdefault(f.field_family, []).append(f)
             self.by_period_family.setdefault(f.period_family, []).append(f)
+        # Each row's field, company and the kinds of number in it.
+        self._fields: dict[int, tuple[str, str, frozenset[str]]] = {
+            family: (members[0].field, members[0].company, frozenset(m.kind for m in members))
+            for family, members in self.by_field_family.items()
+            if members[0].field
+        }
+
+    def named_families(self, words: frozenset[str], claim: Any) -> frozenset[int]:
+        """The rows (field families) of the claim's company and kind its words name."""
+        kinds: frozenset[str] = claim.kinds
+        company: str | None = claim.company
+        out = []
+        for family, (field, owner, family_kinds) in self._fields.items():
+            if company is not None and owner not in (company, "") and not owner.startswith("#"):
+                continue
+            if kinds & family_kinds and named(field, words):
+                out.append(family)
+        return frozenset(out)
 
     def window(self, low: float, high: float) -> Iterable[Found]:
         """Numbers whose magnitude lies in [low, high]."""

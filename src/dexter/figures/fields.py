@@ -46,6 +46,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "d&a": ("depreciation", "amortization"),
     "tax": ("tax",),
 }
+_ABBREVIATIONS = frozenset({"fcf", "eps", "r&d", "sg&a", "d&a", "sbc", "ocf", "cogs", "opex"})
 # Words too common in field names to say which field a sentence means on their own.
 GENERIC = frozenset(
     {
@@ -144,9 +145,14 @@ def named(field: str, words: frozenset[str]) -> bool:
     if not needed:
         return False
     distinctive = needed - GENERIC_STEMS
-    if distinctive:
-        return bool(distinctive & words)
-    return needed <= words
+    if distinctive & words:
+        return True
+    # A field named by an abbreviation ("FCF growth") is named by its words too ("free cash
+    # flow fell 9.2%").
+    spelled = stems(frozenset(w for a in needed & _ABBREVIATIONS for w in SYNONYMS[a]))
+    if spelled - GENERIC_STEMS & words:
+        return True
+    return not distinctive and needed <= words
 
 
 def clause_words(words: frozenset[str], text: str) -> frozenset[str]:

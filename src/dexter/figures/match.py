@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dexter.figures.evidence import PERCENT, EvidenceIndex, Found
 from dexter.figures.extract import Claim
-from dexter.figures.fields import field_words
+from dexter.figures.fields import clause_words, field_words
 from dexter.figures.periods import compatible
 
 # Relative slack for binary floating point, far below any display rounding.
@@ -35,6 +35,7 @@ class DirectResult:
     # answer states.
     other_period: tuple[Match, ...] = ()
     other_company: tuple[Match, ...] = ()
+    other_field: tuple[Match, ...] = ()
 
 
 def window(claim: Claim, scale: float) -> tuple[float, float]:
@@ -95,7 +96,22 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
             return DirectResult(None, tuple(dated))
         if fits:
             found = fits + [m for m in found if m not in dated]
+    if _coarse(claim):
+        named = index.named_families(clause_words(claim.words, claim.sentence_text), claim)
+        if named:
+            # A figure of one or two digits is easily some other line's: when its clause names
+            # lines the evidence has, it must be one of them ("iPad fell 6%" is not Greater
+            # China's 6%).
+            fitting = [m for m in found if not m.found.field or m.found.field_family in named]
+            if not fitting:
+                return DirectResult(None, other_field=tuple(found))
+            found = fitting
     return DirectResult(max(found, key=lambda m: _rank(claim, m)))
+
+
+def _coarse(claim: Claim) -> bool:
+    digits = f"{abs(claim.mantissa):.{claim.decimals}f}".replace(".", "").lstrip("0")
+    return len(digits) <= 2
 
 
 def describe(found: Found, index: EvidenceIndex) -> str:
@@ -112,6 +128,10 @@ def describe_other_period(matches: Sequence[Match], index: EvidenceIndex, claim:
     first = matches[0].found
     stated = claim.period.text if claim.period is not None else "the stated period"
     return f"not for {stated}: found as {describe(first, index)}"
+
+
+def describe_other_field(matches: Sequence[Match], index: EvidenceIndex) -> str:
+    return f"found only as another line: {describe(matches[0].found, index)}"
 
 
 def describe_other_company(matches: Sequence[Match], index: EvidenceIndex, claim: Claim) -> str:

@@ -17,6 +17,7 @@ from dexter.figures.match import (
     Match,
     describe,
     describe_other_company,
+    describe_other_field,
     describe_other_period,
     match_direct,
     window,
@@ -106,6 +107,8 @@ def _figure(
             source = describe_other_period(result.other_period, index, claim)
         elif result.other_company:
             source = describe_other_company(result.other_company, index, claim)
+        elif result.other_field:
+            source = describe_other_field(result.other_field, index)
     return Figure(
         text=claim.text,
         value=claim.value,
