@@ -387,6 +387,7 @@ class Deriver:
                     yield from _total(target, ops[start : start + size])
 
 
+_POINTS = re.compile(r"\bpoints?\b|\bpp\b|\bppts?\b|\bbps\b|\bbp\b|basis", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
 _WORDS = re.compile(r"[a-z][a-z&]+")
 _ANNUALISED = re.compile(r"\bannuali[sz]ed|\bannual(?:ized)? rate|\brun[- ]rate", re.IGNORECASE)
@@ -482,8 +483,11 @@ def _pair(
 
     if kind == PERCENT:
         if a.kind == PERCENT and b.kind == PERCENT:
-            # Percentage points between two percents (a margin's change).
-            if a.exact >= b.exact:
+            # Percentage points between two percents: a rate's change (one row across
+            # periods), or when the figure says it is in points.
+            points = _POINTS.search(target.text) or _POINTS.search(target.sentence_text)
+            one_row = a.field_family == b.field_family != 0
+            if a.exact >= b.exact and (points or one_row):
                 value = _fits(target, lambda x, y: x - y, a, b, magnitude=False)
                 if value is not None:
                     yield made(f"{a.name} - {b.name} (percentage points)", value)
@@ -495,7 +499,7 @@ def _pair(
             if value is not None:
                 yield made(f"({b.name} - {a.name}) / {a.name} (growth)", value)
                 return
-            for n in _years_between(a.period, b.period, target):
+            for n in _years_between(a.period, b.period, target, stated):
 
                 def cagr(x: float, y: float, n: int = n) -> float:
                     return _cagr(x, y, n)
@@ -510,6 +514,11 @@ def _pair(
                 yield made(f"{a.name} / {b.name} (in percent)", value)
         return
     if kind == MULTIPLE:
+        # A multiple divides like by like: price by earnings, debt by equity.
+        if PERCENT in (a.kind, b.kind) or MULTIPLE in (a.kind, b.kind):
+            return
+        if not _comparable(a, b, relative=True):
+            return
         if same_period or (a.from_answer and b.from_answer):
             value = _fits(target, lambda x, y: x / y, a, b)
             if value is not None:
@@ -568,7 +577,12 @@ def _cagr(start: float, end: float, years: int) -> float:
     return growth
 
 
-def _years_between(a: EvidencePeriod | None, b: EvidencePeriod | None, target: Claim) -> list[int]:
+def _years_between(
+    a: EvidencePeriod | None, b: EvidencePeriod | None, target: Claim, stated: bool = False
+) -> list[int]:
+    """The spans a CAGR may be over: the years the sentence says ("over four years"), and the
+    gap between the two periods. For the answer's own figures, the periods must be the ones
+    the text names, when it names any."""
     said = []
     for m in _YEARS_SAID.finditer(target.sentence_text):
         word = (m.group("n") or m.group("m")).lower()
@@ -579,6 +593,9 @@ def _years_between(a: EvidencePeriod | None, b: EvidencePeriod | None, target: C
     if a is not None and b is not None:
         ya, yb = _year(a), _year(b)
         if ya is not None and yb is not None and abs(yb - ya) >= 2:
+            named, _ = _named_periods(target.context_text or target.sentence_text)
+            if stated and named and not {ya, yb} <= named:
+                return []
             said.append(abs(yb - ya))
     return [n for n in dict.fromkeys(said) if n >= 2]
 
