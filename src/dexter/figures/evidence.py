@@ -322,12 +322,6 @@ class Sieve:
         at = bisect.bisect_right(self._lows, magnitude) - 1
         return at >= 0 and magnitude <= self._highs[at]
 
-    def wants_any(self, text: str, start: int, end: int) -> bool:
-        for m in _DIGIT_RUN.finditer(text, start, end):
-            if self.wants(float(m.group().replace(",", "") or 0)):
-                return True
-        return False
-
 
 @dataclass(frozen=True, slots=True)
 class _Context:

@@ -218,10 +218,6 @@ class Token(NamedTuple):
             return self.mantissa / 100
         return self.mantissa * self.scale
 
-    @property
-    def integer(self) -> bool:
-        return self.decimals == 0
-
 
 # A table cell that is one plain number: "416,161", "-12,715", "(4)%", "$1.02", "46.9%", "1.16x".
 _SIMPLE_CELL = re.compile(

@@ -529,25 +529,3 @@ def _date_range(first: Mention, m: re.Match[str], text: str) -> Mention | None:
         start=start,
     )
     return Mention(first.start, m.end(), period)
-
-
-def with_year(period: StatedPeriod, year: int) -> StatedPeriod:
-    """A day or month the answer gives without a year, in the year its context names."""
-    end = None
-    if period.month is not None and period.day is not None:
-        try:
-            end = date(year, period.month, period.day)
-        except ValueError:
-            end = None
-    return StatedPeriod(
-        year,
-        period.fiscal,
-        period.quarter,
-        end,
-        period.text,
-        period.month,
-        period.day,
-        period.first_year,
-        period.ttm,
-        period.start,
-    )
