@@ -1,10 +1,14 @@
-"""The figures an answer states: each with its value, unit, display rounding and stated period.
+"""The figures an answer states: each with its value, unit, display rounding, stated period and
+company.
 
 Prose and Markdown tables are read alike: a table cell takes its unit and scale from its column
 header, row label or caption ("USD millions", "($B)", "(%)") and its period from the column or
-row it stands in; a prose figure takes its period from the sentence (the year or quarter attached
-to it, else the one that opens the sentence). Years, dates, item and form numbers, citation
-markers, list numbering, ordinals, identifiers and small counts in prose are not figures.
+row it stands in. A prose figure takes the period written with it ("$416.2 billion in FY2025",
+"(2020: $2.79 billion)"), else the one before it in its clause, else the one its sentence or
+paragraph is about; a figure compared against ("up from $391.0 billion", "vs $73.7 billion")
+takes none, unless its clause says "a year earlier". Its company is the one named before it.
+Years, dates, item and form numbers, citation markers, list numbering, ordinals, identifiers and
+small counts in prose are not figures.
 """
 
 from __future__ import annotations
