@@ -208,3 +208,19 @@ def test_long_prose_read_only_where_a_figure_could_be_quoted_gives_the_same_verd
     answer = "Net sales rose $7.8 billion in 2024, and $7.9 billion in 2023."
     verdicts = [(f.text, f.status) for f in verify_answer(answer, [prose]).figures]
     assert verdicts == [("$7.8 billion", "verified"), ("$7.9 billion", "unsupported")]
+
+
+def test_a_spanning_header_tells_the_quarter_from_the_year_to_date() -> None:
+    spans = {f.raw: f.period.span for f in _found(BUCKLE) if f.period is not None}
+    assert spans["$293,618"] == "quarter"
+    assert spans["$838,490"] == "ytd"
+    statuses = [
+        f.status
+        for f in verify_answer(
+            "Buckle's Q3 net sales were $293.6 million; year to date they were $838.5 million, "
+            "and year-to-date net income was $44.2 million.",
+            [BUCKLE],
+        ).figures
+    ]
+    # $44.2 million is the quarter's net income, not the year to date's.
+    assert statuses == ["verified", "verified", "unsupported"]

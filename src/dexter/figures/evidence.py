@@ -15,7 +15,7 @@ import bisect
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
@@ -511,6 +511,38 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*)?(?:change|growth|increase|decrease)(?:\s
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
 
 
+def _spread_header(row: Sequence[str], width: int) -> list[str]:
+    """A header row aligned to the table's columns. A row of fewer titles than columns spans
+    them evenly ("| Thirteen Weeks Ended | Thirty-Nine Weeks Ended" over four dates)."""
+    titles = [c for c in row if c]
+    values = width - 1
+    if row and not row[0] and titles and len(titles) < values and values % len(titles) == 0:
+        each = values // len(titles)
+        return ["", *(t for t in titles for _ in range(each))]
+    return [""] * (width - len(row)) + list(row)
+
+
+_QUARTER_WORDS = re.compile(
+    r"\b(?:thirteen|fourteen|13|14)[ -]weeks?\b|\bthree months\b|\bquarter\b", re.IGNORECASE
+)
+_YTD_WORDS = re.compile(
+    r"\b(?:twenty-six|thirty-nine|26|39|52|53)[ -]weeks?\b|\b(?:six|nine) months\b|"
+    r"\byear[- ]to[- ]date\b|\bYTD\b",
+    re.IGNORECASE,
+)
+
+
+def _span_words(text: str) -> str | None:
+    """The span a heading or sentence gives its figures: "13-week" a quarter, "39-week" or
+    "nine months" a year to date."""
+    quarter, ytd = _QUARTER_WORDS.search(text), _YTD_WORDS.search(text)
+    if quarter and not ytd:
+        return "quarter"
+    if ytd and not quarter:
+        return "ytd"
+    return None
+
+
 def _is_header_row(cells: Sequence[str]) -> bool:
     """A row of column titles: nothing in it is a figure (years and dates are not)."""
     for cell in cells[1:]:
@@ -542,7 +574,7 @@ def _read_table(
     head = 1
     while head < len(parsed) and head < 3 and _is_header_row(parsed[head]):
         head += 1
-    headers = [[""] * (width - len(r)) + r for r in parsed[:head]]
+    headers = [_spread_header(r, width) for r in parsed[:head]]
     header = [" ".join(h[col] for h in headers if h[col]).strip() for col in range(width)]
     header_scale = [declared_scale(h) for h in header]
     column_periods: list[EvidencePeriod | None] = [None]
@@ -552,6 +584,10 @@ def _read_table(
             found = header_period(h[col])
             if found is not None:
                 break
+        # "Thirteen Weeks Ended" over "November 2, 2024": a quarter, not a year to date.
+        span = _span_words(header[col])
+        if found is not None and span is not None:
+            found = replace(found, span=span)
         column_periods.append(found)
     # "| 2024 | Change | 2023 | Change | 2022": a change column is its left neighbour's.
     for col in range(2, width):
@@ -803,7 +839,11 @@ def _read_prose(
             if token.skip in _NOT_NUMBERS:
                 continue
             if not period_read:
-                period = years_in(text[s_start:s_end])
+                sentence = text[s_start:s_end]
+                period = years_in(sentence)
+                span = _span_words(sentence)
+                if period is not None and span is not None:
+                    period = replace(period, span=span)
                 period_read = True
                 family = families.new()
             for value, kind, from_ratio in _prose_kinds(token):

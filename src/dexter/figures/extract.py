@@ -449,8 +449,50 @@ def _with_periods(
                 if earlier is not None and period is not None:
                     period = _year_before(period)
                 strength = 1 if period is not None else 0
+        span = _clause_span(answer, *_segment(claims, claim, answer, sentence_start, sentence_end))
+        if span is not None and not claim.in_table:
+            # "Comparable sales were down 5.4% in the quarter": a quarter, not a year to date.
+            period = replace(period, span=span) if period is not None else StatedPeriod(span=span)
+            strength = max(strength, 1)
         out.append(replace(claim, period=period, period_strength=strength))
     return out
+
+
+_QUARTER_SPAN = re.compile(
+    r"\b(?:in|for|during|of)[ \u00a0]the[ \u00a0](?:fiscal[ \u00a0])?quarter\b|\bquarterly\b|"
+    r"\bthe[ \u00a0]quarter['’]s\b|\b(?:thirteen|13)[- ]weeks?\b|\bthree[ \u00a0]months\b",
+    re.IGNORECASE,
+)
+_YTD_SPAN = re.compile(
+    r"\byear[- ]to[- ]date\b|\bYTD\b|\b(?:nine|six)[ \u00a0]months\b|\bfirst[ \u00a0]half\b|"
+    r"\b(?:thirty-nine|twenty-six|39|26)[- ]weeks?\b",
+    re.IGNORECASE,
+)
+
+
+def _segment(
+    claims: Sequence[Claim], claim: Claim, answer: str, start: int, end: int
+) -> tuple[int, int]:
+    """The stretch of its clause that is the figure's own: up to the figures either side."""
+    left, right = _clause(answer, start, end, claim.start)
+    for other in claims:
+        if other.sentence != claim.sentence or other is claim:
+            continue
+        if left <= other.end <= claim.start:
+            left = other.end
+        if claim.end <= other.start < right:
+            right = other.start
+    return left, right
+
+
+def _clause_span(answer: str, start: int, end: int) -> str | None:
+    text = answer[start:end]
+    quarter, ytd = _QUARTER_SPAN.search(text), _YTD_SPAN.search(text)
+    if quarter and not ytd:
+        return "quarter"
+    if ytd and not quarter:
+        return "ytd"
+    return None
 
 
 def _attached_after(

@@ -99,6 +99,8 @@ class StatedPeriod:
     latest: str | None = None
     # "ended 2021", "at the end of 2021": the year's last day (a price's, a balance's).
     year_end: bool = False
+    # "in the quarter" ("quarter"), "year to date" ("ytd").
+    span: str | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -112,6 +114,7 @@ class StatedPeriod:
             self.ttm,
             self.start,
             self.latest,
+            self.span,
         )
 
 
@@ -132,6 +135,8 @@ def compatible(
     date mean those."""
     if not found.known:
         return True
+    if stated.span is not None and found.span in ("quarter", "ytd") and found.span != stated.span:
+        return False
     latest = latest or {}
     if stated.ttm and stated.end is None and stated.year is None:
         trailing = latest.get("trailing")
@@ -183,7 +188,7 @@ def compatible(
     if stated.quarter is not None:
         if found.quarter is not None and found.quarter != stated.quarter:
             return False
-        if found.quarter is None and found.span == "annual":
+        if found.quarter is None and found.span in ("annual", "ytd"):
             return False
     return True
 
