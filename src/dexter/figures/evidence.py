@@ -973,19 +973,28 @@ class EvidenceIndex:
         self._keys = [abs(f.value) for f in found]
         # The most recent period end each company's evidence reaches ("TTM" means up to it).
         self._companies = [_context(i, e).company for i, e in enumerate(self.evidence)]
-        # Per company: the latest fiscal year, quarter, and period of any length ("trailing").
+        # Per company: the latest end of each span ("annual", "quarter", "ytd"), of each
+        # quarter number ("q3"), and of any period ("trailing", what "TTM" runs to).
         self.latest: dict[str, dict[str, date]] = {}
+        self._ends: dict[tuple[str, str], set[date]] = {}
         for f in found:
-            if f.period is not None and f.period.end is not None:
-                span = f.period.span
-                if span in ("ttm", "annual", "quarter"):
-                    ends = self.latest.setdefault(f.company or self._companies[f.evidence], {})
-                    for group in ("trailing", "annual" if span != "quarter" else "quarter"):
-                        if group == "annual" and span == "ttm":
-                            continue
-                        known = ends.get(group)
-                        if known is None or f.period.end > known:
-                            ends[group] = f.period.end
+            period = f.period
+            if period is None or period.end is None:
+                continue
+            if period.span not in ("ttm", "annual", "quarter", "ytd"):
+                continue
+            groups = [period.span or ""]
+            if period.span != "ytd":
+                groups.append("trailing")
+            if period.quarter is not None:
+                groups.append(f"q{period.quarter}")
+            owner = f.company or self._companies[f.evidence]
+            self._ends.setdefault((owner, period.span or ""), set()).add(period.end)
+            ends = self.latest.setdefault(owner, {})
+            for group in groups:
+                known = ends.get(group)
+                if known is None or period.end > known:
+                    ends[group] = period.end
         self.by_field_family: dict[int, list[Found]] = {}
         self.by_period_family: dict[int, list[Found]] = {}
         for f in found:
@@ -1018,6 +1027,19 @@ class EvidenceIndex:
 
     def label(self, found: Found) -> str:
         return self.evidence[found.evidence].label
+
+    def newest_of_its_quarter(self, found: Found) -> bool:
+        """Whether no later period of the company and span ends a whole number of years after
+        this one (the same quarter, or year to date, of a later year)."""
+        period = found.period
+        if period is None or period.end is None or period.span not in ("quarter", "ytd"):
+            return True
+        company = found.company or self._companies[found.evidence]
+        for later in self._ends.get((company, period.span), ()):
+            days = (later - period.end).days
+            if days > 300 and min(days % 365, 365 - days % 365) <= 12:
+                return False
+        return True
 
     def latest_ends(self, found: Found) -> dict[str, date]:
         """The latest fiscal year, quarter and trailing period of the number's company."""

@@ -88,7 +88,12 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
             m
             for m in dated
             if m.found.period is not None
-            and compatible(stated, m.found.period, index.latest_ends(m.found))
+            and compatible(
+                stated,
+                m.found.period,
+                index.latest_ends(m.found),
+                index.newest_of_its_quarter(m.found),
+            )
         ]
         if dated and not fits:
             # Evidence that dates the number says it is another period's; the same number

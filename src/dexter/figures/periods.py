@@ -126,7 +126,10 @@ class Mention:
 
 
 def compatible(
-    stated: StatedPeriod, found: EvidencePeriod, latest: Mapping[str, date] | None = None
+    stated: StatedPeriod,
+    found: EvidencePeriod,
+    latest: Mapping[str, date] | None = None,
+    newest: bool = True,
 ) -> bool:
     """Whether the evidence's period can be the one the answer states (unknown: yes).
 
@@ -188,7 +191,17 @@ def compatible(
     if stated.quarter is not None:
         if found.quarter is not None and found.quarter != stated.quarter:
             return False
-        if found.quarter is None and found.span in ("annual", "ytd"):
+        if stated.year is None and stated.end is None and end is not None and not newest:
+            # "Q3" without a year is the latest third quarter (or the year to its date): the
+            # same quarter of an earlier year is not it.
+            span = "ytd" if stated.span == "ytd" else "quarter"
+            if found.span == span:
+                return False
+        # A quarter is not a year, nor the year to its date, unless the answer says "year to
+        # date" (through that quarter).
+        if found.quarter is None and found.span == "annual":
+            return False
+        if found.quarter is None and found.span == "ytd" and stated.span != "ytd":
             return False
     return True
 
