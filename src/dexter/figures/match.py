@@ -99,6 +99,10 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
             # Evidence that dates the number says it is another period's; the same number
             # without a date (a calculation's input, the question) is that number again.
             return DirectResult(None, tuple(dated))
+        exact = [m for m in dated if m.found.period is not None and m.found.period.end]
+        if exact and not [m for m in fits if m in exact]:
+            # A table's dated column outweighs a sentence that names several years.
+            return DirectResult(None, tuple(exact))
         if fits:
             found = fits + [m for m in found if m not in dated]
     if _coarse(claim):
