@@ -249,3 +249,15 @@ def test_a_days_price_is_that_days() -> None:
     assert _only("Microsoft ended 2021 at $336.32.", prices).status == "verified"
     assert _only("Microsoft ended 2021 at $339.32.", prices).status == "unsupported"
     assert _only("On December 30, 2021 it closed at $339.32.", prices).status == "verified"
+
+
+def test_a_quarter_without_a_year_is_the_newest_such_quarter() -> None:
+    quarters = Evidence(
+        "get_financials (income_statements(company=AAPL, period=quarterly, limit=5))",
+        "| Line item | 2026-Q1 (2025-12-27) | 2025-Q4 (2025-09-27) | 2025-Q1 (2024-12-28) |\n"
+        "|---|---|---|---|\n| Revenue | 143,756 | 102,466 | 124,300 |\n"
+        "Units: USD millions, except per-share values (USD) and share counts (millions).\n",
+    )
+    assert _only("Q1 revenue was $143.8 billion.", quarters).status == "verified"
+    assert _only("Q1 revenue was $124.3 billion.", quarters).status == "unsupported"
+    assert _only("Q4 revenue was $102.5 billion.", quarters).status == "verified"

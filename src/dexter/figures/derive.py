@@ -73,6 +73,8 @@ class Operand:
     field_family: int
     period_family: int
     from_answer: bool
+    # No later year's same quarter (or year to date) is in the evidence.
+    newest: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ class Derived:
     period_family: int
 
 
-def _operand(found: Found, shown: float | None, from_answer: bool) -> Operand:
+def _operand(found: Found, shown: float | None, from_answer: bool, newest: bool = True) -> Operand:
     name = found.raw
     if found.field:
         period = found.period.describe() if found.period else ""
@@ -98,6 +100,7 @@ def _operand(found: Found, shown: float | None, from_answer: bool) -> Operand:
         field_family=found.field_family,
         period_family=found.period_family,
         from_answer=from_answer,
+        newest=newest,
     )
 
 
@@ -120,7 +123,8 @@ class Deriver:
         key = id(found)
         known = self._operands.get(key)
         if known is None:
-            known = self._operands[key] = _operand(found, None, False)
+            newest = self.index.newest_of_its_quarter(found)
+            known = self._operands[key] = _operand(found, None, False, newest)
         return known
 
     def _paragraph(self, pos: int) -> int:
@@ -474,7 +478,9 @@ def _pair(
     # The answer's own figures were held to their periods already; a figure derived from
     # them (a ratio of two years, of two companies) has no single period of its own.
     if not stated and target.period is not None and target.period_strength >= 1:
-        if period is not None and not compatible(target.period, period):
+        if period is not None and not compatible(
+            target.period, period, None, a.newest and b.newest
+        ):
             return
     family = a.period_family if same_period else 0
 
