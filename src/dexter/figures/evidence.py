@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from dexter.figures.fields import named
@@ -97,6 +98,7 @@ _SCALE_HINT = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def declared_scale(text: str) -> float | None:
     """The scale a caption, header or label declares ("USD millions", "(in thousands)", "$M")."""
     if _SCALE_HINT.search(text) is None:
@@ -532,6 +534,7 @@ _YTD_WORDS = re.compile(
 )
 
 
+@lru_cache(maxsize=1024)
 def _span_words(text: str) -> str | None:
     """The span a heading or sentence gives its figures: "13-week" a quarter, "39-week" or
     "nine months" a year to date."""
@@ -648,7 +651,7 @@ def _read_table(
         label_scale = declared_scale(label)
         for col in range(1, width) if periods_across else range(width):
             cell = row[col]
-            if not cell or col == period_column or _DIGIT_IN.search(cell) is None:
+            if not cell or col == period_column:
                 continue
             if not periods_across and header[col].lower() in _NOT_FIGURE_COLUMNS:
                 continue
@@ -666,6 +669,8 @@ def _read_table(
                 flags = header_flags[col] | label_flags | _unit_flags(field)
             cell_scale = label_scale or header_scale[col]
             simple = simple_cell(cell)
+            if simple is None and _DIGIT_IN.search(cell) is None:
+                continue
             for token in (simple,) if simple is not None else scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
@@ -729,6 +734,7 @@ class _UnitFlags:
 _NO_FLAGS = _UnitFlags()
 
 
+@lru_cache(maxsize=4096)
 def _unit_flags(text: str) -> _UnitFlags:
     if not text:
         return _NO_FLAGS

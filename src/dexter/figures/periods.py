@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from dexter.figures.numbers import MONTHS
 
@@ -257,6 +258,7 @@ def _fiscal_year_of(end: date) -> set[int]:
     return {end.year, end.year - 1} if end.month <= 2 else {end.year}
 
 
+@lru_cache(maxsize=4096)
 def header_period(text: str) -> EvidencePeriod | None:
     """A table header or a period cell: "2025-FY (2025-09-27)", "2026-Q1 (2025-12-27)",
     "2027-Q1-TTM (2026-04-26)", "2025-01-27 to 2026-01-25", "2024-09-28", "FY2024", "2024"."""
