@@ -21,6 +21,7 @@ from dexter.cli.gateway_command import add_gateway_parser
 from dexter.cli.keys_command import add_keys_parser
 from dexter.cli.mcp_command import add_mcp_parser
 from dexter.cli.memory_command import add_memory_parser
+from dexter.cli.model_command import add_model_parser
 from dexter.cli.models_command import add_models_parser
 from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
@@ -172,6 +173,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_mcp_parser(commands)
     add_eval_parser(commands)
     add_report_parser(commands)
+    add_model_parser(commands)
     add_cron_parser(commands)
     add_gateway_parser(commands)
 
@@ -590,6 +592,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from dexter.cli.mcp_command import run_mcp_command
 
         return run_mcp_command(args)
+    if args.command == "model":
+        from dexter.cli.model_command import run_model_command
+
+        return run_model_command(args)
     if args.command == "report":
         from dexter.cli.report_command import run_report_command
 
