@@ -33,8 +33,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
@@ -305,6 +303,8 @@ class MemoryIndex:
         embedder = self.embedder
         if embedder is None:
             return [None] * len(texts)
+        import numpy as np  # only once there is something to embed
+
         for start in range(0, len(texts), EMBED_BATCH):
             batch = list(texts[start : start + EMBED_BATCH])
             try:
@@ -368,6 +368,8 @@ class MemoryIndex:
         if embedder is None:
             return None
         if self._vectors is None:
+            import numpy as np  # only once there is something to recall
+
             rows = self.conn.execute(
                 "SELECT id, path, date, vector FROM chunks "
                 "WHERE vector IS NOT NULL AND model_id = ? AND dims = ? ORDER BY id",

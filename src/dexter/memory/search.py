@@ -40,13 +40,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite3
+
+    import numpy as np
+    import numpy.typing as npt
 
     from dexter.memory.embeddings import Embedder
     from dexter.memory.vectors import VectorTable
@@ -188,6 +188,8 @@ def _keyword_candidates(
 def _vector_mask(
     table: VectorTable, paths: Sequence[str] | None, since: date | None, until: date | None
 ) -> npt.NDArray[np.bool_] | None:
+    import numpy as np
+
     mask: npt.NDArray[np.bool_] | None = None
     if paths is not None:
         codes = [i for i, name in enumerate(table.path_names) if name in set(paths)]
@@ -208,6 +210,8 @@ def _vector_candidates(
     pool: int,
     mask: npt.NDArray[np.bool_] | None,
 ) -> dict[int, float]:
+    import numpy as np
+
     sims = table.matrix @ query_vector
     if mask is not None:
         sims = np.where(mask, sims, -np.inf)
@@ -252,6 +256,8 @@ def _mmr(
     lam = min(1.0, max(0.0, lam))
     if len(hits) <= 1 or lam >= 1.0:
         return hits[:limit]
+    import numpy as np
+
     best = max(h.score for h in hits) or 1.0
     vectors = [table.vector(i) if table is not None else None for i in ids]
     words = [set(_words(h.text)) for h in hits]
@@ -281,6 +287,8 @@ async def _query_vector(index: SearchableIndex, query: str) -> npt.NDArray[np.fl
     embedder = index.embedder
     if embedder is None:
         return None
+    import numpy as np
+
     try:
         matrix = np.asarray(await embedder.embed([query]), dtype=np.float32)
     except Exception as exc:  # keyword-only for this query rather than no answer at all

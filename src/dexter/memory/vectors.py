@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # the table exists only once numpy has been imported to build it
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["VectorTable"]
 
