@@ -169,7 +169,9 @@ class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX), 384 dims, fully offline.
 
     The model is loaded once, on `load()` or the first `embed()`; inference runs in a worker
-    thread so the event loop stays free. Safe to share between tasks.
+    thread so the event loop stays free. Safe to share between tasks. `tokens` counts the real
+    tokens embedded so far and `padded_tokens` what the model ran on, padding included (each
+    batch is as wide as its longest text), for throughput figures.
     """
 
     def __init__(
@@ -196,6 +198,8 @@ class LocalEmbedder:
         # ONNX Runtime sessions may run concurrently, but two runs at 2 threads each on a small
         # machine only fight; one inference at a time.
         self._run_lock = threading.Lock()
+        self.tokens = 0
+        self.padded_tokens = 0
 
     @property
     def loaded(self) -> bool:
@@ -305,6 +309,8 @@ class LocalEmbedder:
         try:
             with self._run_lock:
                 (hidden,) = self._session.run(["last_hidden_state"], feeds)
+                self.tokens += sum(len(e.ids) for e in encodings)
+                self.padded_tokens += ids.size
         except Exception as exc:
             raise EmbeddingUnavailable(f"the local embedding model failed to run: {exc}") from exc
         weights = mask[:, :, None].astype(np.float32)
