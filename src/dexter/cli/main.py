@@ -352,12 +352,14 @@ def _add_data_parser(commands: Any) -> None:
 
 def entry() -> int:
     """The process entry point: the `dexter` script and `python -m dexter`."""
-    from dexter.cli import process
+    from dexter.cli import codecache, process
 
     process.pause()
+    codecache.enable()
     try:
         return main()
     finally:
+        codecache.save()
         process.at_exit()
 
 
