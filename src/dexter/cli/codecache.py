@@ -48,20 +48,26 @@ class DataclassCodeCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.codes: dict[str, CodeType] = {}
+        self._codes: dict[str, CodeType] | None = None  # read at the first class defined
         self.used: set[str] = set()
         self.misses = 0
-        if path is not None:
-            try:
-                loaded = marshal.loads(path.read_bytes())
-            except (OSError, EOFError, ValueError, TypeError):
-                loaded = None  # absent, unreadable, or another interpreter's: start afresh
-            if isinstance(loaded, dict):
-                self.codes = {
-                    k: v
-                    for k, v in loaded.items()
-                    if isinstance(k, str) and isinstance(v, CodeType)
-                }
+
+    @property
+    def codes(self) -> dict[str, CodeType]:
+        if self._codes is None:
+            self._codes = self._load()
+        return self._codes
+
+    def _load(self) -> dict[str, CodeType]:
+        if self.path is None:
+            return {}
+        try:
+            loaded = marshal.loads(self.path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}  # absent, unreadable, or another interpreter's: start afresh
+        if not isinstance(loaded, dict):
+            return {}
+        return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
         if isinstance(source, str):
