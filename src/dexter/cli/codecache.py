@@ -12,13 +12,13 @@ dataclasses use, and it runs in the same namespaces, so the classes are the same
 Like bytecode, the file is written only where Python would write a `.pyc` (not under
 PYTHONDONTWRITEBYTECODE, and under PYTHONPYCACHEPREFIX when set), silently not at all where the
 folder is read-only, and a damaged or foreign file is ignored. Only the process entry enables it
-(`dexter.cli.main.entry`); tests and in-process callers run dataclasses untouched.
+(`dexter.cli.main.entry`), once the arguments are parsed (`--help` defines no classes and should
+not pay for importing dataclasses); tests and in-process callers run dataclasses untouched.
 """
 
 from __future__ import annotations
 
 import builtins
-import importlib.util
 import marshal
 import os
 import sys
@@ -29,7 +29,8 @@ from typing import Any
 # Past this many entries (old Dexter versions' classes piling up) the file starts again from
 # what the current process used.
 MAX_ENTRIES = 10_000
-_TAG = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}"
+# Named like a `.pyc` (`cpython-311`): bytecode and marshal's format change with the version.
+_TAG = sys.implementation.cache_tag
 
 
 def cache_file() -> Path | None:
