@@ -29,16 +29,18 @@ from typing import Any
 # Past this many entries (old Dexter versions' classes piling up) the file starts again from
 # what the current process used.
 MAX_ENTRIES = 10_000
-# Named like a `.pyc` (`cpython-311`): bytecode and marshal's format change with the version.
-_TAG = sys.implementation.cache_tag
 
 
 def cache_file() -> Path | None:
     """Where the cache lives, or None where Python would not write bytecode."""
     if sys.dont_write_bytecode:
         return None
+    import importlib.util  # loaded already under `python -m`; a real command's cost otherwise
+
     package = Path(__file__).resolve().parents[1]  # the `dexter` package folder
-    name = f"dataclass-code.{_TAG}.marshal"
+    # Named for the interpreter and its bytecode's magic number, as a `.pyc` is checked.
+    tag = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}"
+    name = f"dataclass-code.{tag}.marshal"
     if sys.pycache_prefix:
         return Path(sys.pycache_prefix) / package.relative_to(package.anchor) / name
     return package / "__pycache__" / name
