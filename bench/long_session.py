@@ -1,84 +1,112 @@
-"""A scripted 40-call research session with 30,000-character results, three ways:
+"""A long research session on the product's real tool set: what Dexter sends, against an
+unmanaged context and against the original Dexter's clearing rule.
 
-- Dexter's context management (the real agent loop);
-- no management at all (every result stays; requests grow without bound);
-- the original Dexter's rules (clear to the last 4 results once more than 8 accumulate, plain
-  placeholders; compaction only at window - 33,000 tokens), simulated on the same messages.
+`dexter ask` on the ask channel (tools bound by the runtime exactly as for a user) reads forty
+30,000-character filings with `read_file`, four a round for ten rounds, then answers; each filing
+leads with one figure line. See tests/support/research_run.py for the session and the rules.
 
-Prints peak request tokens and total input tokens. Targets: Dexter's total <= 40% of the
-unmanaged total, and its peak <= 85% of the window. Asserts nothing.
-Run: uv run python bench/long_session.py
+Measured per request with Dexter's token estimate (characters / 3.5 plus per-message overheads,
+tool schemas included; the raw JSON bodies' bytes are printed too for the whole-process run):
+- unmanaged: the same requests with every result left in full;
+- original's rule: before each model call, clear all but the newest 4 results once more than 8
+  are live (33-character placeholder), applied to those same requests;
+- Dexter in process (a scripted model injected into the runtime), and Dexter whole process
+  (`dexter ask` against a scripted OpenAI-compatible server; what arrived on the wire).
+Targets (issue 30): total <= 20% of unmanaged, peak <= 40% of the window, every figure kept, and
+the in-process figures within 2 points of the whole-process ones. Prints; asserts nothing.
+Run: uv run python bench/long_session.py [--no-process]
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.long_session import (  # noqa: E402
+from tests.support.research_run import (
     CALLS_PER_ROUND,
-    QUESTION,
+    FILINGS,
     ROUNDS,
-    Observed,
-    build_agent,
-    document,
-    summariser,
+    Figures,
+    run_in_process,
+    run_whole_process,
 )
 
-from dexter.agent.context.budget import estimate_tokens  # noqa: E402
-
-SYSTEM_TOKENS = 1_200  # about what Dexter's system prompt and tool schemas take
-MARKER_TOKENS = 12  # "[Old tool result content cleared]"
-
-
-def simulate(window: int, *, original: bool) -> tuple[int, int]:
-    """Request sizes round by round for the unmanaged and original policies."""
-    result_tokens = estimate_tokens(document(0))
-    live: list[int] = []  # tokens of each result still in the context
-    cleared = 0
-    base = SYSTEM_TOKENS + estimate_tokens(QUESTION)
-    peak = total = 0
-    for _ in range(ROUNDS + 1):
-        request = base + sum(live) + cleared * MARKER_TOKENS + 80 * len(live)
-        if original and request > window - 33_000:
-            live, cleared, request = [], 0, base + 3_000  # summary replaces everything
-        peak, total = max(peak, request), total + request
-        live += [result_tokens] * CALLS_PER_ROUND
-        if original and len(live) > 8:
-            cleared += len(live) - 4
-            live = live[-4:]
-    return peak, total
+TARGET_TOTAL = 20.0
+TARGET_PEAK = 40.0
+AGREEMENT = 2.0
+WINDOWS = (128_000, 200_000)
 
 
-async def managed(window: int) -> tuple[int, int]:
-    observed = Observed()
-    with tempfile.TemporaryDirectory() as home:
-        agent = build_agent(Path(home), observed, window=window, fast=summariser(observed))
-        async for _ in agent.run(QUESTION):
-            pass
-    return max(observed.request_tokens), sum(observed.request_tokens)
+def _row(label: str, sent: list[int], window: int, kept: int, unmanaged: int) -> str:
+    total, peak = sum(sent), max(sent)
+    return (
+        f"  {label:<26} {total:>11,} {100 * total / unmanaged:>8.1f}%  "
+        f"{peak:>9,} {100 * peak / window:>8.1f}%  {kept:>3}/{FILINGS}"
+    )
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def report(window: int, ours: Figures, wire: Figures | None) -> None:
+    unmanaged = sum(ours.unmanaged)
+    print(f"\nwindow {window:,} tokens, {len(ours.sent)} model calls")
+    print(f"  {'':<26} {'total sent':>11} {'of unman.':>9}  {'peak':>9} {'of window':>9}  figures")
+    print(_row("unmanaged", ours.unmanaged, window, FILINGS, unmanaged))
+    print(_row("original's rule", ours.original, window, ours.original_figures_kept, unmanaged))
+    print(_row("Dexter (in process)", ours.sent, window, ours.figures_kept, unmanaged))
+    if wire is not None:
+        print(
+            _row(
+                "Dexter (whole process)", wire.sent, window, wire.figures_kept, sum(wire.unmanaged)
+            )
+        )
+        sent, unmanaged_bytes = sum(wire.wire_bytes), sum(wire.wire_unmanaged_bytes)
+        print(
+            f"  raw request bodies (JSON framing and escapes included): {sent:,} bytes, "
+            f"{100 * sent / unmanaged_bytes:.1f}% of the same bodies unmanaged; largest "
+            f"{max(wire.wire_bytes):,} bytes"
+        )
+        total_gap = abs(ours.total_pct - wire.total_pct)
+        peak_gap = abs(ours.peak_pct - wire.peak_pct)
+        agree = total_gap <= AGREEMENT and peak_gap <= AGREEMENT
+        print(
+            f"  in process vs whole process: total {total_gap:.1f} points, peak {peak_gap:.1f} "
+            f"points apart (target <= {AGREEMENT:.0f}: {_met(agree)})"
+        )
+    print(
+        f"  Dexter: total {ours.total_pct:.1f}% of unmanaged (target <= {TARGET_TOTAL:.0f}%: "
+        f"{_met(ours.total_pct <= TARGET_TOTAL)}), peak {ours.peak_pct:.1f}% of the window "
+        f"(target <= {TARGET_PEAK:.0f}%: {_met(ours.peak_pct <= TARGET_PEAK)}), "
+        f"{ours.figures_kept}/{FILINGS} figures kept "
+        f"({_met(ours.figures_kept == FILINGS)})"
+    )
 
 
 def main() -> None:
-    print(f"{ROUNDS * CALLS_PER_ROUND} calls, {len(document(0)):,}-character results")
-    for window in (128_000, 200_000):
-        ours_peak, ours_total = asyncio.run(managed(window))
-        raw_peak, raw_total = simulate(window, original=False)
-        orig_peak, orig_total = simulate(window, original=True)
-        print(f"\nwindow {window:,} tokens")
-        print(f"  unmanaged:        peak {raw_peak:>9,}  total input {raw_total:>11,}")
-        print(f"  original's rules: peak {orig_peak:>9,}  total input {orig_total:>11,}")
-        print(f"  Dexter:           peak {ours_peak:>9,}  total input {ours_total:>11,}")
-        print(
-            f"  Dexter total = {ours_total / raw_total:.0%} of unmanaged (target <= 40%), "
-            f"{ours_total / orig_total:.0%} of original; peak = {ours_peak / window:.0%} of the "
-            "window (target <= 85%)"
-        )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--no-process", action="store_true", help="skip the whole-process comparison"
+    )
+    options = parser.parse_args()
+    print(
+        f"{FILINGS} read_file calls ({ROUNDS} rounds of {CALLS_PER_ROUND}) of ~30,000 characters, "
+        "then the answer; `dexter ask`, ask channel"
+    )
+    for index, window in enumerate(WINDOWS):
+        ours = run_in_process(window)
+        if index == 0:
+            print(
+                f"first request: {ours.tools_offered} tools offered "
+                f"({ours.tool_chars:,} characters of schemas), system prompt "
+                f"{ours.system_chars:,} characters"
+            )
+        wire = None if options.no_process or index else run_whole_process(window)
+        report(window, ours, wire)
 
 
 if __name__ == "__main__":

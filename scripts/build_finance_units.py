@@ -1,456 +1,168 @@
 """Write the data-derived cases of the finance unit set from the raw recorded fixtures.
 
 Expected values are read straight from the SEC JSON (company_tickers, submissions, companyfacts)
-with rules written here, independently of Dexter's parsers, so a case checks Dexter against the
-filing rather than against itself. Hand-written areas (items, documents, calculate) are not
-generated. Run: `uv run python scripts/build_finance_units.py [FIXTURES_DIR]`.
+with rules written in `scripts/finance_units/` (each module's docstring states its rules),
+independently of Dexter's parsers, so a case checks Dexter against the filing rather than against
+itself. Every case carries a `note` naming the concept, accession and filing date its value comes
+from, and the arithmetic for derived ones. Hand-written areas (items, documents, calculate,
+ownership, routing, per_share) are not generated.
+
+Every companyfacts filer in the fixtures must be listed in FILERS (the script stops otherwise),
+so a newly recorded filer gets every statement area. No IFRS (`ifrs-full`) companyfacts filer is
+recorded, so there are no IFRS cases; add one to the fixtures and to FILERS to get them.
+
+Run: `uv run python scripts/build_finance_units.py [FIXTURES_DIR]`.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from datetime import date
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
+from finance_units import companies, statements
+from finance_units.as_of import as_of_cases
+from finance_units.cases import dump
+from finance_units.raw import FACTS_DIR, Filer, Split
+from finance_units.splits import verify_splits
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "dexter" / "evals" / "units"
-TICKERS = "sec-mirror/www.sec.gov/files/company_tickers.json"
-COMPANIES = {
-    "AAPL": ("0000320193", "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax"),
-    "NVDA": ("0001045810", "us-gaap:Revenues"),
-    "SNOW": ("0001640147", "us-gaap:Revenues"),
+# ticker -> (CIK, stock splits from the public record; each is checked against the data).
+FILERS: dict[str, tuple[str, tuple[Split, ...]]] = {
+    "AAPL": (
+        "0000320193",
+        (
+            Split(7, "2014-06-09", "7-for-1, trading split-adjusted from 2014-06-09"),
+            Split(4, "2020-08-31", "4-for-1, trading split-adjusted from 2020-08-31"),
+        ),
+    ),
+    "NVDA": (
+        "0001045810",
+        (
+            Split(4, "2021-07-20", "4-for-1, trading split-adjusted from 2021-07-20"),
+            Split(10, "2024-06-10", "10-for-1, trading split-adjusted from 2024-06-10"),
+        ),
+    ),
+    "SNOW": ("0001640147", ()),
+    "TSLA": (
+        "0001318605",
+        (
+            Split(5, "2020-08-31", "5-for-1, trading split-adjusted from 2020-08-31"),
+            Split(3, "2022-08-25", "3-for-1, trading split-adjusted from 2022-08-25"),
+        ),
+    ),
 }
 
-
-def facts_file(cik: str) -> str:
-    return f"sec-mirror/data.sec.gov/api/xbrl/companyfacts/CIK{cik}.json"
-
-
-def days(start: str, end: str) -> int:
-    return (date.fromisoformat(end) - date.fromisoformat(start)).days
-
-
-def points(facts: dict[str, Any], concept: str, unit: str) -> list[dict[str, Any]]:
-    taxonomy, name = concept.split(":")
-    node = facts["facts"].get(taxonomy, {}).get(name)
-    return list(node["units"].get(unit, [])) if node else []
-
-
-def latest(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return max(rows, key=lambda r: (r["filed"], r["accn"])) if rows else None
-
-
-def fiscal_year_ends(facts: dict[str, Any], concept: str) -> dict[str, int]:
-    """Period end -> fiscal year: the `fy` of the first 10-K that reported a year ending then
-    (later 10-Ks repeat the period as a comparative under their own, later, `fy`)."""
-    ends: dict[str, int] = {}
-    for row in points(facts, concept, "USD"):
-        if row.get("form") == "10-K" and row.get("fp") == "FY" and row.get("start"):
-            if 350 <= days(row["start"], row["end"]) <= 380:
-                ends[row["end"]] = min(ends.get(row["end"], 9999), row["fy"])
-    return ends
-
-
-def annual(
-    facts: dict[str, Any], concept: str, end: str, unit: str = "USD"
-) -> dict[str, Any] | None:
-    rows = [
-        r
-        for r in points(facts, concept, unit)
-        if r["end"] == end
-        and r.get("start")
-        and 350 <= days(r["start"], r["end"]) <= 380
-        and r.get("form") in ("10-K", "10-K/A")
-    ]
-    return latest(rows)
-
-
-def quarter(facts: dict[str, Any], concept: str, end: str) -> dict[str, Any] | None:
-    rows = [
-        r
-        for r in points(facts, concept, "USD")
-        if r["end"] == end and r.get("start") and 80 <= days(r["start"], r["end"]) <= 100
-    ]
-    return latest(rows)
-
-
-def instant(facts: dict[str, Any], concept: str, end: str) -> dict[str, Any] | None:
-    rows = [
-        r
-        for r in points(facts, concept, "USD")
-        if r["end"] == end and not r.get("start") and r.get("form") in ("10-K", "10-K/A")
-    ]
-    return latest(rows)
-
-
-def dump(area: str, description: str, cases: list[dict[str, Any]]) -> None:
-    text = yaml.safe_dump(
-        {"area": area, "description": description, "cases": cases},
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-    )
-    (OUT / f"{area}.yaml").write_text(
-        "# Generated by scripts/build_finance_units.py from the raw fixtures; edit the script.\n"
-        + text,
-        encoding="utf-8",
-    )
-    print(f"{area}: {len(cases)}")
-
-
-RESTATABLE = (
-    ("income", "revenue", "flow"),
-    ("income", "net_income", "flow"),
-    ("income", "gross_profit", "flow"),
-    ("income", "operating_income", "flow"),
-    ("balance", "total_assets", "instant"),
-    ("balance", "current_assets", "instant"),
-    ("balance", "total_liabilities", "instant"),
-    ("balance", "current_liabilities", "instant"),
-    ("cashflow", "net_cash_flow_from_operations", "flow"),
-)
-CONCEPTS = {
-    "net_income": "us-gaap:NetIncomeLoss",
-    "gross_profit": "us-gaap:GrossProfit",
-    "operating_income": "us-gaap:OperatingIncomeLoss",
-    "total_assets": "us-gaap:Assets",
-    "current_assets": "us-gaap:AssetsCurrent",
-    "total_liabilities": "us-gaap:Liabilities",
-    "current_liabilities": "us-gaap:LiabilitiesCurrent",
-    "net_cash_flow_from_operations": "us-gaap:NetCashProvidedByUsedInOperatingActivities",
-}
-
-
-def restatements(
-    facts: dict[str, Any], source: str, ticker: str, revenue: str, ends: list[str]
-) -> list[dict[str, Any]]:
-    cases = []
-    for statement, field, kind in RESTATABLE:
-        concept = revenue if field == "revenue" else CONCEPTS[field]
-        for end in ends:
-            rows = [
-                r
-                for r in points(facts, concept, "USD")
-                if r["end"] == end
-                and r.get("form") in ("10-K", "10-K/A")
-                and (
-                    not r.get("start")
-                    if kind == "instant"
-                    else bool(r.get("start")) and 350 <= days(r["start"], end) <= 380
-                )
-            ]
-            if len({r["val"] for r in rows}) < 2:
-                continue
-            last = latest(rows)
-            assert last is not None
-            first = min(rows, key=lambda r: (r["filed"], r["accn"]))
-            cases.append(
-                {
-                    "id": f"{ticker.lower()}-{field}-restated-{end}",
-                    "kind": "statement",
-                    "source": source,
-                    "args": {
-                        "ticker": ticker,
-                        "statement": statement,
-                        "period": "annual",
-                        "report_period": end,
-                        "field": field,
-                    },
-                    "expect": last["val"],
-                    "note": f"{concept} first filed as {first['val']} ({first['accn']}), restated "
-                    f"to {last['val']} in {last['accn']} filed {last['filed']}: the latest wins",
-                }
-            )
-    return cases
-
-
-def resolution(root: Path) -> None:
-    table = json.loads((root / TICKERS).read_text())
-    rows = list(table.values())
-    by_cik: dict[int, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_cik.setdefault(row["cik_str"], []).append(row)
-    cases: list[dict[str, Any]] = []
-    for row in rows[:60]:
-        cik = f"{row['cik_str']:010d}"
-        cases.append(
-            {
-                "id": f"ticker-{row['ticker'].lower()}",
-                "kind": "resolve",
-                "source": TICKERS,
-                "args": {"query": row["ticker"].lower()},
-                "expect": {"ticker": row["ticker"], "cik": cik},
-            }
-        )
-    for row in rows[:60:3]:
-        # A CIK resolves to the first (most prominent) ticker the table lists for it.
-        first = by_cik[row["cik_str"]][0]
-        cases.append(
-            {
-                "id": f"cik-{row['cik_str']}",
-                "kind": "resolve",
-                "source": TICKERS,
-                "args": {"query": str(row["cik_str"])},
-                "expect": {"ticker": first["ticker"], "cik": f"{row['cik_str']:010d}"},
-            }
-        )
-    dump(
-        "resolution", "Ticker, CIK and company-name resolution against company_tickers.json.", cases
-    )
-
-
-def periods_and_values(root: Path) -> None:
-    labels: list[dict[str, Any]] = []
-    values: list[dict[str, Any]] = []
-    quarters: list[dict[str, Any]] = []
-    citations: list[dict[str, Any]] = []
-    restated: list[dict[str, Any]] = []
-    for ticker, (cik, revenue) in COMPANIES.items():
-        source = facts_file(cik)
-        facts = json.loads((root / source).read_text())
-        ends = fiscal_year_ends(facts, revenue)
-        recent = sorted(ends)[-5:]
-        restated += restatements(facts, source, ticker, revenue, sorted(ends))
-        for end in recent:
-            fy = ends[end]
-            labels.append(
-                {
-                    "id": f"{ticker.lower()}-fy-{end}",
-                    "kind": "statement",
-                    "source": source,
-                    "args": {
-                        "ticker": ticker,
-                        "statement": "income",
-                        "period": "annual",
-                        "report_period": end,
-                        "field": "fiscal_period",
-                    },
-                    "expect": f"{fy}-FY",
-                }
-            )
-            for field, concept, kind in (
-                ("revenue", revenue, "flow"),
-                ("net_income", "us-gaap:NetIncomeLoss", "flow"),
-                ("operating_income", "us-gaap:OperatingIncomeLoss", "flow"),
-                ("gross_profit", "us-gaap:GrossProfit", "flow"),
-                ("total_assets", "us-gaap:Assets", "instant"),
-                ("shareholders_equity", "us-gaap:StockholdersEquity", "instant"),
-            ):
-                row = (
-                    annual(facts, concept, end) if kind == "flow" else instant(facts, concept, end)
-                )
-                if row is None:
-                    continue
-                statement = "income" if kind == "flow" else "balance"
-                values.append(
-                    {
-                        "id": f"{ticker.lower()}-{field}-{end}",
-                        "kind": "statement",
-                        "source": source,
-                        "args": {
-                            "ticker": ticker,
-                            "statement": statement,
-                            "period": "annual",
-                            "report_period": end,
-                            "field": field,
-                        },
-                        "expect": row["val"],
-                        "note": f"{concept} in USD, as filed (not scaled), {row['form']} "
-                        f"{row['accn']}",
-                    }
-                )
-                if field in ("revenue", "total_assets") and end in recent[-3:]:
-                    citations.append(
-                        {
-                            "id": f"{ticker.lower()}-{field}-source-{end}",
-                            "kind": "citation",
-                            "source": source,
-                            "args": {
-                                "ticker": ticker,
-                                "statement": statement,
-                                "period": "annual",
-                                "report_period": end,
-                                "field": field,
-                            },
-                            "expect": {
-                                "accession_number": row["accn"],
-                                "form": row["form"],
-                                "concept": concept,
-                            },
-                        }
-                    )
-            # Fourth quarters are never filed on their own: year less the three quarters.
-            if end in recent[-3:]:
-                for field, concept in (
-                    ("revenue", revenue),
-                    ("net_income", "us-gaap:NetIncomeLoss"),
-                    ("operating_income", "us-gaap:OperatingIncomeLoss"),
-                ):
-                    year = annual(facts, concept, end)
-                    if year is None:
-                        continue
-                    parts = []
-                    cursor_end = date.fromisoformat(year["start"])
-                    rows = points(facts, concept, "USD")
-                    for _ in range(3):
-                        nxt = [
-                            r
-                            for r in rows
-                            if r.get("start")
-                            and 80 <= days(r["start"], r["end"]) <= 100
-                            and abs((date.fromisoformat(r["start"]) - cursor_end).days) <= 3
-                        ]
-                        best = latest(nxt)
-                        if best is None:
-                            break
-                        parts.append(best)
-                        cursor_end = date.fromisoformat(best["end"])
-                    if len(parts) != 3:
-                        continue
-                    # The nine-month year-to-date figure filed with Q3 is what companies
-                    # subtract (summing three rounded quarters can be a unit off).
-                    ytd = latest(
-                        [
-                            r
-                            for r in rows
-                            if r.get("start") == year["start"] and r["end"] == parts[-1]["end"]
-                        ]
-                    )
-                    nine = ytd["val"] if ytd else sum(p["val"] for p in parts)
-                    q4 = year["val"] - nine
-                    quarters.append(
-                        {
-                            "id": f"{ticker.lower()}-{field}-q4-{end}",
-                            "kind": "statement",
-                            "source": source,
-                            "args": {
-                                "ticker": ticker,
-                                "statement": "income",
-                                "period": "quarterly",
-                                "report_period": end,
-                                "field": field,
-                            },
-                            "expect": q4,
-                            "note": f"{concept}: FY {year['val']} less nine months {nine}",
-                        }
-                    )
-                    labels.append(
-                        {
-                            "id": f"{ticker.lower()}-q4-label-{end}-{field}",
-                            "kind": "statement",
-                            "source": source,
-                            "args": {
-                                "ticker": ticker,
-                                "statement": "income",
-                                "period": "quarterly",
-                                "report_period": end,
-                                "field": "fiscal_period",
-                            },
-                            "expect": f"{ends[end]}-Q4",
-                        }
-                    ) if field == "revenue" else None
-                    for n, part in enumerate(parts, start=1):
-                        if field != "revenue":
-                            continue
-                        quarters.append(
-                            {
-                                "id": f"{ticker.lower()}-{field}-q{n}-{part['end']}",
-                                "kind": "statement",
-                                "source": source,
-                                "args": {
-                                    "ticker": ticker,
-                                    "statement": "income",
-                                    "period": "quarterly",
-                                    "report_period": part["end"],
-                                    "field": field,
-                                },
-                                "expect": part["val"],
-                                "note": f"three-month {concept} as filed in {part['accn']}",
-                            }
-                        )
-                        labels.append(
-                            {
-                                "id": f"{ticker.lower()}-q{n}-label-{part['end']}",
-                                "kind": "statement",
-                                "source": source,
-                                "args": {
-                                    "ticker": ticker,
-                                    "statement": "income",
-                                    "period": "quarterly",
-                                    "report_period": part["end"],
-                                    "field": "fiscal_period",
-                                },
-                                "expect": f"{ends[end]}-Q{n}",
-                            }
-                        )
-    dump(
+Case = dict[str, Any]
+AREAS: tuple[tuple[str, str, Callable[[Filer], list[Case]]], ...] = (
+    (
         "fiscal_periods",
-        "Fiscal-period labels: each company's own fiscal year (Apple ends in "
-        "late September, NVIDIA and Snowflake in late January) and quarter numbering.",
-        labels,
-    )
-    dump(
+        "Fiscal-period labels: each company's own fiscal year (Apple ends in late September, "
+        "NVIDIA and Snowflake in late January, Tesla in December), quarter numbering and TTM.",
+        statements.fiscal_periods,
+    ),
+    (
         "units_scale",
-        "Statement values in whole units as filed (USD, not thousands or "
-        "millions), annual, from companyfacts.",
-        values,
-    )
-    dump(
+        "Annual income-statement values in whole units as filed (USD, not thousands or "
+        "millions), with the filer's own revenue concept (Tesla: contract revenue for FY2018, "
+        "Revenues after).",
+        statements.income_values,
+    ),
+    (
+        "balance_sheets",
+        "Balance sheets at year ends (annual) and quarter ends (quarterly): one value per date "
+        "whatever the period type, the latest filing's.",
+        statements.balance_sheets,
+    ),
+    (
+        "cash_flows",
+        "Cash-flow lines, annual and quarterly (quarters from year-to-date figures; share-based "
+        "compensation from the cash-flow line), outflows negative, free cash flow.",
+        statements.cash_flows,
+    ),
+    (
         "derived_quarters",
-        "Quarters from three-month facts, and fourth quarters derived as the "
-        "year less the first three.",
-        quarters,
-    )
-    dump(
-        "citations",
-        "Every statement figure carries its filing: accession, form and concept.",
-        citations,
-    )
-    dump(
+        "Quarters from three-month facts, and quarters nobody filed derived from year-to-date "
+        "figures (the fourth quarter is the year less nine months).",
+        statements.derived_quarters,
+    ),
+    (
+        "ttm",
+        "Trailing twelve months: the sum of the last four quarters, fourth quarters derived "
+        "from the year less nine months.",
+        statements.trailing_twelve_months,
+    ),
+    (
+        "total_debt",
+        "Total, current and non-current debt: each balance-sheet line of borrowings once, "
+        "never a concept twice, leases not added to a notes-only total.",
+        statements.total_debt,
+    ),
+    (
+        "share_basis",
+        "Per-share amounts and share counts of every period on the latest basis after stock "
+        "splits (Apple 4:1 2020; NVIDIA 4:1 2021, 10:1 2024; Tesla 5:1 2020, 3:1 2022).",
+        statements.share_basis,
+    ),
+    (
         "restatements",
         "Periods filed with different values over time: the latest filing wins.",
-        restated,
+        statements.restatements,
+    ),
+    (
+        "citations",
+        "Every statement figure carries its filing: accession, form and concept.",
+        statements.citations,
+    ),
+)
+
+
+def load_filers(root: Path) -> list[Filer]:
+    recorded = {p.stem.removeprefix("CIK") for p in (root / FACTS_DIR).glob("CIK*.json")}
+    listed = {cik for cik, _ in FILERS.values()}
+    if recorded != listed:
+        raise SystemExit(
+            f"companyfacts filers in the fixtures {sorted(recorded)} differ from FILERS "
+            f"{sorted(listed)}: list every recorded filer (with its splits) in FILERS."
+        )
+    filers = []
+    for ticker, (cik, splits) in FILERS.items():
+        filer = Filer.load(root, ticker, cik, splits)
+        for split, count in verify_splits(filer).items():
+            print(f"{ticker}: {split.what}: {count} re-filed share counts agree")
+        filers.append(filer)
+    return filers
+
+
+def main(root: Path) -> None:
+    filers = load_filers(root)
+    for area, description, build in AREAS:
+        dump(area, description, [case for filer in filers for case in build(filer)])
+    dump(
+        "as_of",
+        "Research as of a date: only what was filed by then (latest statements, values as "
+        "filed then, the share basis of the newest filing then, filing lists).",
+        [case for filer in filers for case in as_of_cases(filer, root)],
     )
-
-
-def filings(root: Path) -> None:
-    cases: list[dict[str, Any]] = []
-    for ticker, cik in (("AAPL", "0000320193"), ("NVDA", "0001045810"), ("MSFT", "0000789019")):
-        source = f"sec-mirror/data.sec.gov/submissions/CIK{cik}.json"
-        recent = json.loads((root / source).read_text())["filings"]["recent"]
-        for form in ("10-K", "10-Q", "8-K"):
-            rows = [i for i, f in enumerate(recent["form"]) if f == form]
-            for position, i in enumerate(rows[: 4 if form != "8-K" else 3]):
-                cases.append(
-                    {
-                        "id": f"{ticker.lower()}-{form.lower()}-{position}",
-                        "kind": "filing",
-                        "source": source,
-                        "args": {"ticker": ticker, "form": form, "index": position},
-                        "expect": {
-                            "accession_number": recent["accessionNumber"][i],
-                            "filing_date": recent["filingDate"][i],
-                            "report_date": recent["reportDate"][i] or None,
-                        },
-                    }
-                )
+    tickers = {filer.ticker: filer.cik for filer in filers}
+    dump(
+        "resolution",
+        "Ticker, CIK, company-name, share-class and former-name resolution against "
+        "company_tickers.json and submissions; misspellings get the right suggestion.",
+        companies.resolution(root, tickers),
+    )
     dump(
         "filings",
-        "Filing lists from submissions: newest first, per form, with accession, "
-        "filing date and period.",
-        cases,
+        "Filing lists from submissions: newest first, per form, with accession, filing date "
+        "and period.",
+        companies.filings(root),
     )
 
 
 if __name__ == "__main__":
-    root = (
-        Path(sys.argv[1])
-        if len(sys.argv) > 1
-        else Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+    default = (
+        os.environ.get("DEXTER_FIXTURES")
+        or Path(__file__).resolve().parents[2] / "shared" / "fixtures"
     )
-    resolution(root)
-    periods_and_values(root)
-    filings(root)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(default))

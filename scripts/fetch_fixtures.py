@@ -68,6 +68,30 @@ OTHER_FILES = {
     ),
 }
 
+# The two 10-K XBRL filings the segment tests read (`xbrl/<folder>/`: the extracted instance,
+# schema and linkbases), and beside them in the mirror each folder's real `index.json` and the
+# filer's submissions, which the tests otherwise compose in their documented shapes.
+XBRL_FILINGS = {
+    "amzn-10k-2022": ("1018724", "0001018724-23-000004", "amzn-20221231"),
+    "nflx-10k-2023": ("1065280", "0001065280-24-000030", "nflx-20231231"),
+}
+XBRL_PARTS = ("_htm.xml", ".xsd", "_lab.xml", "_pre.xml", "_cal.xml", "_def.xml")
+
+
+def fetch_xbrl_filings(client: httpx2.Client, dest: Path, headers: dict[str, str]) -> None:
+    for folder, (cik, accession, stem) in XBRL_FILINGS.items():
+        base = f"https://www.sec.gov/Archives/edgar/data/{cik}/{accession.replace('-', '')}"
+        for url in (
+            f"{base}/index.json",
+            f"https://data.sec.gov/submissions/CIK{cik.zfill(10)}.json",
+        ):
+            fetch(client, url, dest / mirror_path(url), headers)
+            time.sleep(0.2)
+        for part in XBRL_PARTS:
+            fetch(client, f"{base}/{stem}{part}", dest / "xbrl" / folder / f"{stem}{part}", headers)
+            time.sleep(0.2)
+
+
 # One real EDGAR full-text search reply (tests use one composed in tests/data until this exists).
 # Saved under the URL's path without the query, which is how the test mirror looks files up.
 EFTS_SEARCH = (
@@ -122,6 +146,8 @@ def main() -> int:
             dest / mirror_path(EFTS_SEARCH.split("?", 1)[0]),
             {"User-Agent": agent},
         )
+        print("XBRL filings with segment facts:")
+        fetch_xbrl_filings(client, dest, {"User-Agent": agent})
         print("Recorded files from public repositories:")
         for relative, url in OTHER_FILES.items():
             fetch(client, url, dest / relative, {})

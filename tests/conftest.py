@@ -51,6 +51,8 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     # Key-less web search needs no key, so any agent a test builds from the environment binds it:
     # point it at a closed local port so that no test can ever reach the real search engine.
     monkeypatch.setenv("DEXTER_DUCKDUCKGO_BASE_URL", "http://127.0.0.1:9")
+    # Key-less prices too (Yahoo Finance): bound everywhere, reachable nowhere.
+    monkeypatch.setenv("DEXTER_YAHOO_URL", "http://127.0.0.1:9")
 
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "", None}
@@ -98,8 +100,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
-# share one llama.cpp server and one LiteLLM proxy per run.
-_ONE_WORKER_MODULES = ("tests/test_real_servers.py::",)
+# share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
+# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice).
+_ONE_WORKER_MODULES = ("tests/test_real_servers.py::", "tests/test_finance_units.py::")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

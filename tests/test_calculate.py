@@ -299,9 +299,7 @@ def test_spec_is_provider_safe() -> None:
     assert params["additionalProperties"] is False
     assert params["required"] == ["operation"]
     assert "cagr" in params["properties"]["operation"]["enum"]
-    assert tool.summary == (
-        "Exact decimal arithmetic for financial math; use it instead of computing numbers yourself."
-    )
+    assert tool.summary == "Exact decimal arithmetic for financial math."
     assert CalculateTool.concurrency_safe is True
     assert CalculateTool.needs_approval is False
     assert "calculate" in ToolRegistry([tool])

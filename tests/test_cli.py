@@ -145,18 +145,20 @@ def test_ask_json_streams_events_and_ends_with_done(
         "get_financials",
         "get_market_data",
         "read_filings",
-        "stock_screener",
         "read_file",
-        "write_file",
-        "edit_file",
-        "bash",
         "web_fetch",
         "skill",
-        "spawn_subagent",
+        "load_tools",
     }
     assert expected <= set(bound)
     assert "web_search" in bound  # key-less search needs no key
+    # The rest are bound too, but offered on request: the prompt names them for `load_tools`.
+    system = first["messages"][0]["content"]
+    on_request = {"stock_screener", "write_file", "edit_file", "bash", "spawn_subagent"}
+    assert not on_request & set(bound)
+    assert all(f"- `{name}`:" in system for name in on_request)
     assert "ask_user_question" not in bound  # nobody to ask in `dexter ask --json`
+    assert "ask_user_question" not in system
     assert second["messages"][-1]["role"] == "tool"
     assert list((workdir / ".dexter" / "scratchpad").glob("*.jsonl"))
 

@@ -85,8 +85,9 @@ def test_unknown_ticker_suggests_matches(
 
 
 def test_prices_without_a_price_source_says_how_to_enable(
-    sec: MirrorServer, capsys: pytest.CaptureFixture[str]
+    sec: MirrorServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("DEXTER_YAHOO_URL", "off")  # the key-less price source turned off
     assert main(["data", "prices", "AAPL"]) == 1
     err = capsys.readouterr().err
     assert "not available" in err and "FINANCIAL_DATASETS_API_KEY" in err

@@ -27,7 +27,7 @@ def _msg(call_id: str, content: str, name: str = "get_financials") -> ToolMessag
     return ToolMessage(tool_call_id=call_id, name=name, content=content)
 
 
-def test_large_result_becomes_preview_with_path_and_read_hint(tmp_path: Path) -> None:
+def test_large_result_becomes_preview_with_key_and_read_hint_but_no_path(tmp_path: Path) -> None:
     store = ResultStore(tmp_path, "run-1")
     full = _text(120_000)
     capped = cap_result(_msg("call_0", full), store=store, tool_args={"ticker": "AAPL"})
@@ -36,7 +36,7 @@ def test_large_result_becomes_preview_with_path_and_read_hint(tmp_path: Path) ->
     assert capped.tool_call_id == "call_0" and capped.name == "get_financials"
     assert not capped.is_error
     path = tmp_path / "tool-results" / "run-1" / "call_0.txt"
-    assert str(path) in capped.content
+    assert str(tmp_path) not in capped.content  # the model needs the key, not where it lives
     assert "120,000 characters" in capped.content
     assert full[:PREVIEW_CHARS] in capped.content
     assert 'read_tool_result(call_id="call_0", offset=2000)' in capped.content

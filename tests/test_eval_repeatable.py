@@ -427,7 +427,8 @@ def test_eval_tables_upgrade_from_schema_6(tmp_path: Path) -> None:
     )
     conn.close()
     with open_store(home) as db:
-        assert db.query("SELECT MAX(number) FROM _migrations")[0][0] == 7
+        # Upgraded through every migration since (7 made these tables; later ones add others).
+        assert db.query("SELECT MAX(number) FROM _migrations")[0][0] == MIGRATIONS[-1].number
         store = EvalStore(db)
         (result,) = store.results("old")
         assert result.key == ("q1", 1) and result.score == 0.5

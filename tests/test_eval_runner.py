@@ -210,7 +210,11 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire_server: WireServer
                 "prices": {
                     AGENT: {"input": 1.0, "output": 2.0},
                     JUDGE: {"input": 10.0, "output": 20.0},
-                }
+                },
+                # The scripted answers state figures no tool fetched: `flag` records the check
+                # without the repair call (that round is test_verification_e2e's), so the
+                # costs below stay one call per scripted reply.
+                "verify": "flag",
             }
         )
     )
@@ -285,6 +289,15 @@ def test_five_questions_scored_costed_reported(
     assert results["q3"].contradiction and results["q3"].passed_criteria == 1
     assert "malformed after 3 attempts" in (results["q4"].error or "")
     assert results["q5"].tool_calls[0]["tool"] == "calculate"
+    # Each answer's figure check is recorded with its question.
+    assert results["q1"].verification == {
+        "checked": 1,
+        "verified": 0,
+        "derived": 0,
+        "unsupported": 1,
+        "repaired": 0,
+    }
+    assert [f["status"] for f in results["q1"].figures] == ["unsupported"]
     # Costs: every scripted call priced from settings; retries and the failed judge included.
     assert results["q1"].agent_cost.cost_usd == pytest.approx(AGENT_CALL)
     assert results["q1"].judge_cost.cost_usd == pytest.approx(JUDGE_CALL)

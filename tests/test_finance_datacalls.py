@@ -37,6 +37,7 @@ NAMES = [
     "institutional_holdings",
     "stock_prices",
     "price_snapshot",
+    "valuation",
     "company_news",
     "segments",
     "screen_companies",
@@ -82,9 +83,10 @@ def test_names_flags_and_provider_safe_schemas(router: DataRouter) -> None:
 
 def test_only_calls_a_configured_source_can_serve_are_offered(router: DataRouter) -> None:
     offered = [t.name for t in available_data_calls(router)]
-    for missing in ("stock_prices", "company_news", "price_snapshot", "segments"):
+    for missing in ("stock_prices", "company_news", "price_snapshot", "valuation"):
         assert missing not in offered
-    assert {"income_statements", "filing_section", "screen_companies"} <= set(offered)
+    # Segments come from the filings' own XBRL, so SEC EDGAR alone serves them.
+    assert {"income_statements", "filing_section", "screen_companies", "segments"} <= set(offered)
 
 
 async def test_company_names_resolve_to_tickers(router: DataRouter) -> None:
@@ -245,8 +247,7 @@ async def test_market_data_calls_resolve_names_and_cite(tmp_path: Path) -> None:
     sec = SecEdgarProvider(settings, transport=mirror_transport(Mirror()))
     router = DataRouter([stub, sec])  # type: ignore[list-item]
     offered = {t.name for t in available_data_calls(router)}
-    assert {"stock_prices", "price_snapshot", "company_news"} <= offered
-    assert "segments" not in offered
+    assert {"stock_prices", "price_snapshot", "company_news", "segments"} <= offered
 
     ctx = ToolContext()
     table = tools(router)

@@ -56,7 +56,7 @@ def server_env(tmp_path: Path, wire_server: WireServer) -> Iterator[dict[str, st
 def script_answered_research(wire: WireServer) -> None:
     wire.push(
         tool_calls_reply(("c1", "income_statements", {"company": "AAPL", "limit": 2})),
-        text_reply("Apple's revenue was $416.2B in FY2025, up from $391.0B [S1]."),
+        text_reply("Apple's revenue was $416.2B in FY2025, up from $391.0B in FY2024 [S1]."),
     )
 
 
@@ -121,6 +121,15 @@ async def check_server(client: Client, wire: WireServer) -> None:
     assert "416.2B" in answer.content[0].text  # type: ignore[union-attr]
     assert answer.structured_content["status"] == "answered"
     assert "0000320193-25-000079" in answer.structured_content["sources"][0]["label"]
+    # Both figures were found in the statements the run fetched, as `ask --json` says.
+    assert answer.structured_content["verification"] == {
+        "checked": 2,
+        "verified": 2,
+        "derived": 0,
+        "unsupported": 0,
+        "repaired": 0,
+    }
+    assert [f["status"] for f in answer.structured_content["figures"]] == ["verified"] * 2
     assert "running income_statements" in progress
     assert any(m.startswith("income_statements done") for m in progress)
 

@@ -38,7 +38,7 @@ async def test_slices_reassemble_every_byte(tmp_path: Path) -> None:
     preview = cap_result(
         ToolMessage("call_0", "read_filings", full), store=store, tool_args={"ticker": "AAPL"}
     )
-    assert str(store.path("call_0")) in preview.content
+    assert 'call_id="call_0"' in preview.content and store.path("call_0").is_file()
     tool = ReadToolResult(run_dir=lambda: store.directory)
 
     pieces: list[str] = []
@@ -133,3 +133,14 @@ def test_length_is_capped_below_persistence_threshold() -> None:
     with pytest.raises(ValueError):
         ReadToolResultArgs(call_id="c", length=40_001)
     assert ReadToolResult().spec().name == "read_tool_result"
+
+
+async def test_the_key_is_read_as_a_marker_shows_it(tmp_path: Path) -> None:
+    """A cleared result's marker reads "[Cleared call_7, 31,579 chars]": a model that copies
+    the key with the comma (or quotes) still gets the result."""
+    store = ResultStore(tmp_path, "run-1")
+    store.save("call_7", "read_file", {}, "FIGURE-7: revenue 1,007.25 USD bn [S7]\n")
+    tool = ReadToolResult(run_dir=lambda: store.directory)
+    for written in ("call_7,", "`call_7`", '"call_7"', "call_7.txt"):
+        out = await _read(tool, tmp_path, call_id=written)
+        assert "FIGURE-7: revenue 1,007.25 USD bn [S7]" in out, written

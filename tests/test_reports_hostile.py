@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dexter.cli.main import main
+from dexter.figures.types import Figure, Verification
 from dexter.reports.model import Report, Row, Source, Table
 from dexter.reports.render import write_report
 from dexter.store import SessionStore, open_store
@@ -109,6 +110,18 @@ def seed_run(home: Path, port: int, secret: Path) -> None:
     pad.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def hostile_checks(text: str, port: int, secret: Path) -> Verification:
+    """A figure check whose sources quote hostile tool arguments and page text."""
+    at = text.index("$416.2B")
+    hostile = f"{FORMULAS[0]} {hostile_text(port, str(secret))}"
+    return Verification(
+        (
+            Figure("$416.2B", 416.2e9, "USD", "verified", source=hostile, start=at, end=at + 7),
+            Figure("Revenue", 1.0, "", "unsupported", source=hostile, start=0, end=7),
+        )
+    )
+
+
 def hostile_report(port: int, secret: Path) -> Report:
     """The same run with hostile row labels too, which no stored run can produce."""
     table = Table(
@@ -123,9 +136,10 @@ def hostile_report(port: int, secret: Path) -> Report:
             Row("net_income", FORMULAS[0], "money", (None, 100e9)),
         ),
     )
+    text = answer(port, secret)
     return Report(
         question=question(port, secret),
-        answer=answer(port, secret),
+        answer=text,
         status="answered",
         model="openai:gpt-test",
         created_at="2026-01-01T00:00:00Z",
@@ -135,6 +149,7 @@ def hostile_report(port: int, secret: Path) -> Report:
             Source(str(s["id"]), str(s["label"]), s["url"]) for s in sources(port, secret)
         ),
         tables=(table,),
+        verification=hostile_checks(text, port, secret),
     )
 
 

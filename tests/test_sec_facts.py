@@ -250,14 +250,6 @@ def test_derived_quarters_around_splits_stay_on_one_basis() -> None:
     assert apple_q4.earnings_per_share_diluted == 0.73  # 12,673 M ÷ 17,256.5 M
 
 
-def test_splits_are_read_from_the_data() -> None:
-    nvidia = [(s.ratio, s.first_after) for s in index_facts(facts(NVIDIA)).splits]
-    assert nvidia == [(4.0, "2021-08-20"), (10.0, "2024-08-28")]
-    apple = [(s.ratio, s.first_after) for s in index_facts(facts(APPLE)).splits]
-    assert apple == [(7.0, "2014-07-23"), (4.0, "2020-10-30")]
-    assert index_facts(facts(SNOWFLAKE)).splits == []
-
-
 def test_year_to_date_cash_flows_become_quarters() -> None:
     """Apple's 10-Q cash-flow statements are year-to-date only; Q2 = six months − Q1."""
     data = facts(APPLE)

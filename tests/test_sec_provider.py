@@ -47,6 +47,22 @@ async def test_resolves_tickers_names_and_suggests(tmp_path: Path, mirror: Mirro
     assert all(ua == AGENT for ua in mirror.user_agents), "every SEC request declares who we are"
 
 
+async def test_resolves_edgar_ciks_former_names_and_suggests_names(
+    tmp_path: Path, mirror: Mirror
+) -> None:
+    sec = provider(tmp_path, mirror)
+    # Snowflake's submissions are not recorded: the ticker table alone must answer.
+    assert (await sec.company("CIK0001640147")).ticker == "SNOW"
+    # Former names come from the submissions of the filers that share the first word.
+    assert (await sec.company("Tesla Motors")).ticker == "TSLA"
+    assert (await sec.company("APPLE COMPUTER INC")).cik == "0000320193"
+    with pytest.raises(UnknownCompany) as info:
+        await sec.company("Microsfot")
+    assert info.value.suggestions[0] == "MSFT (MICROSOFT CORP)", "a misspelt name: names first"
+    with pytest.raises(UnknownCompany):
+        await sec.company("Apple Tractors")  # shares a first word, was never Apple's name
+
+
 async def test_apple_annual_income_with_sources(tmp_path: Path, mirror: Mirror) -> None:
     statements = await provider(tmp_path, mirror).income_statements("AAPL", limit=2)
     fy25, fy24 = statements

@@ -207,6 +207,26 @@ async def test_restricted_tool_list(tmp_path: Path) -> None:
     assert result.data["tools"] == ["lookup", "calculate"]
 
 
+async def test_a_parent_with_tools_on_request_offers_its_sub_agent_all_it_may_use(
+    tmp_path: Path,
+) -> None:
+    class OnRequest(Factory):
+        def __call__(self, names: list[str] | None) -> Agent:
+            agent = super().__call__(names)
+            agent.tools = ToolRegistry(self.tools, on_request={"calculate"})
+            return agent
+
+    factory = OnRequest(tmp_path, [SleepTool(), CalculateTool()])
+    result = await SubagentTool(factory).run(
+        SubagentArgs(description="d", task="AAPL"), ToolContext()
+    )
+    first = factory.models[0].requests[0]
+    assert {spec.name for spec in first.tools} == {"lookup", "calculate"}
+    system = first.messages[0]
+    assert isinstance(system, SystemMessage) and "load_tools" not in system.content
+    assert result.data["tools"] == ["lookup", "calculate"]
+
+
 async def test_requested_subset_and_forbidden_names(tmp_path: Path) -> None:
     factory = Factory(tmp_path, [SleepTool(), CalculateTool(), _named_tool("bash")])
     tool = SubagentTool(factory)

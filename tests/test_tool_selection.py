@@ -45,7 +45,17 @@ def test_direct_mode_binds_each_available_data_call(tmp_path: Path) -> None:
     bound = names({**SEC_ONLY, "DEXTER_FINANCE_TOOLS": "direct"}, tmp_path)
     assert "income_statements" in bound and "filing_section" in bound
     assert "get_financials" not in bound
-    assert "stock_prices" not in bound and "company_news" not in bound  # SEC has neither
+    assert "company_news" not in bound  # neither SEC nor the key-less price source has news
+    # Key-less prices (Yahoo Finance) bind prices, quotes and valuation without any key.
+    assert {"stock_prices", "price_snapshot", "valuation"} <= set(bound)
+    assert "segments" in bound  # read from the filings' own XBRL
+
+
+def test_key_less_prices_can_be_turned_off(tmp_path: Path) -> None:
+    bound = names(
+        {**SEC_ONLY, "DEXTER_FINANCE_TOOLS": "direct", "DEXTER_YAHOO_URL": "off"}, tmp_path
+    )
+    assert "stock_prices" not in bound and "valuation" not in bound
 
 
 def test_a_financial_datasets_key_adds_market_data_calls(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from dexter.agent.executor import Approver
     from dexter.agent.loop import Agent
+    from dexter.agent.verification import VerifyMode
     from dexter.data.router import DataRouter
     from dexter.mcp.tools import McpToolset
     from dexter.memory.index import MemoryIndex
@@ -142,6 +143,26 @@ CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 MEMORY_WRITE_TOOLS = frozenset({"memory_update"})
+# Bound where the channel allows them, but offered to the model only once it loads them
+# (`load_tools`), as are MCP servers' tools: a schema costs its characters on every request, and
+# a research question rarely needs a screen of every filer, a shell, a browser or a schedule.
+# The data, search, fetch, arithmetic, recall and file-reading tools most questions need are
+# always offered.
+ON_REQUEST = frozenset(
+    {
+        "stock_screener",
+        "write_file",
+        "edit_file",
+        "bash",
+        "browser",
+        "memory_get",
+        "memory_update",
+        "cron",
+        "heartbeat",
+        "spawn_subagent",
+        "ask_user_question",
+    }
+)
 
 
 def channel_named(name: str) -> Channel:
@@ -187,6 +208,9 @@ class AgentSpec:
     temperature: float | None = None
     seed: int | None = None
     cache_responses: bool = False
+    # How the answer's figures are checked: "off", "flag" or "repair"; None: the settings'
+    # (`verify_mode`). `dexter ask --no-verify` sets "off".
+    verify: VerifyMode | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,6 +227,7 @@ class AgentSpec:
             "temperature": self.temperature,
             "seed": self.seed,
             "cache_responses": self.cache_responses,
+            "verify": self.verify,
         }
 
     @classmethod
@@ -228,7 +253,34 @@ class AgentSpec:
             temperature=data.get("temperature"),
             seed=data.get("seed"),
             cache_responses=bool(data.get("cache_responses")),
+            verify=_verify_or_none(data.get("verify")),
         )
+
+
+def _verify_or_none(raw: object) -> VerifyMode | None:
+    if raw is None:
+        return None
+    from dexter.agent.verification import parse_verify_mode
+
+    try:
+        return parse_verify_mode(str(raw), "a stored agent spec's verify")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def verify_mode(settings: Settings) -> VerifyMode:
+    """How every answer's figures are checked: DEXTER_VERIFY, else `"verify"` in settings.json,
+    else "repair"."""
+    from dexter.agent.verification import DEFAULT_VERIFY_MODE, parse_verify_mode
+    from dexter.settings_model import TopLevel
+
+    raw = settings.env.get("DEXTER_VERIFY", "").strip()
+    if raw:
+        try:
+            return parse_verify_mode(raw, "DEXTER_VERIFY")
+        except ValueError as error:
+            raise ConfigError(f"{error}.") from None
+    return settings.section(TopLevel).verify or DEFAULT_VERIFY_MODE
 
 
 # --------------------------------------------------------------------------- phase models
@@ -811,6 +863,7 @@ class Runtime:
         """
         from dexter.tools.default import default_registry
         from dexter.tools.fs import EditFileTool, ReadFileTool, WriteFileTool
+        from dexter.tools.registry import ToolRegistry
         from dexter.tools.shell import BashTool
         from dexter.tools.web import web_tools
 
@@ -877,7 +930,14 @@ class Runtime:
         from dexter.agent.subagent import SubagentTool
 
         registry.register(SubagentTool(self._subagent_factory(spec, registry, session)))
-        return _filtered(_for_principal(registry, principal, local), spec)
+        bound = _filtered(_for_principal(registry, principal, local), spec)
+        if spec.tools is not None:
+            return bound  # tools named one by one are all offered
+        # Everything else is offered on request: the model loads it when a question needs it.
+        lazy = set(ON_REQUEST) | {tool.name for tool in self.mcp_tools()}
+        if memory is not None and not memory.files.list():
+            lazy.add("memory_search")  # nothing remembered yet, so nothing to recall
+        return ToolRegistry(bound, on_request=lazy)
 
     def _subagent_factory(
         self, spec: AgentSpec, parent: ToolRegistry, session: Callable[[], Session] | None
@@ -979,6 +1039,7 @@ class Runtime:
             today=self.as_of(spec),
             untrusted_context=spec.untrusted_context,
             principal=principal,
+            verify=spec.verify or verify_mode(self.settings),
         )
         sections = list(prompt_sections)
         skill_tool = tools.get("skill")
@@ -1088,4 +1149,5 @@ __all__ = [
     "Runtime",
     "channel_named",
     "fast_model_plan",
+    "verify_mode",
 ]

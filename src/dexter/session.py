@@ -22,6 +22,7 @@ from dexter.agent.hooks import RunHooks
 from dexter.agent.loop import Agent, AgentConfig, AgentModels
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError
+from dexter.figure_marks import verification_to_dict
 from dexter.models.base import Model
 from dexter.models.phases import PhaseModels
 from dexter.models.recording import ModelCallRecord, RunLabel, current_run
@@ -216,6 +217,9 @@ class SessionHooks(RunHooks):
             iterations=done.iterations,
             duration_ms=done.duration_ms,
             usage=done.usage,
+            verification=(
+                verification_to_dict(done.verification) if done.verification is not None else None
+            ),
         )
         # Merged with constraints other runs stored meanwhile; `base` says what this run removed.
         merged = recorder.set_constraints(list(agent.constraints.items), self.constraints_base)
@@ -408,6 +412,14 @@ class Session:
         for question, answer in sessions.history(info.id):
             history += [UserMessage(question), AssistantMessage(content=answer)]
         self.agent.history = history
+        self.agent.earlier.clear()
+        if self.agent.config.verify != "off":
+            # What the earlier answers were built on, from their runs' scratchpads, so a
+            # follow-up's figures are checked against it too.
+            answered = [t for t in sessions.turns(info.id) if t.status == "answered"]
+            pads = self.agent.config.home / "scratchpad"
+            recent = answered[-self.agent.earlier.max_runs :]
+            self.agent.earlier.add_scratchpads(pads / f"{t.run_id}.jsonl" for t in recent)
         self.agent.constraints = Constraints(sessions.constraints(info.id))
         self.hooks.constraints_base = list(self.agent.constraints.items)
         self.recorder.session_id = info.id

@@ -65,6 +65,10 @@ class TopLevel(Section):
     max_iterations: int | str | None = None
     router_model: str | None = Field(None, min_length=1)
     finance_tools: Literal["routed", "direct"] | None = None
+    # Check every answer's figures against the run's data: off, flag (mark what is unsupported),
+    # repair (ask the model once to fix it, then mark what is left). Read by the runtime
+    # (`dexter.runtime.verify_mode`), with DEXTER_VERIFY over it.
+    verify: Literal["off", "flag", "repair"] | None = None
     web_search_preferred_provider: str | None = None
     web_search_keyless: bool = True
     # Validated by their owners (store/prices.py, permissions/rules.py) with their own messages.
@@ -72,7 +76,7 @@ class TopLevel(Section):
     permissions: dict[str, Any] | None = None
     mcp_servers: dict[str, Any] | None = None
 
-    @field_validator("finance_tools", mode="before")
+    @field_validator("finance_tools", "verify", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

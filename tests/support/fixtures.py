@@ -5,9 +5,11 @@ and skip with instructions when they are absent instead of failing or reaching t
 
 from __future__ import annotations
 
+import json
 import os
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -34,6 +36,20 @@ def sec_mirror_file(url: str) -> Path:
     """The mirrored file for a real SEC URL: `sec-mirror/<host>/<path>`."""
     parts = urlsplit(url)
     return fixtures_dir() / "sec-mirror" / parts.netloc / parts.path.lstrip("/")
+
+
+def companyfacts(cik: str) -> dict[str, Any]:
+    """A recorded companyfacts document, parsed once per test session (treat it as read-only);
+    skips the calling test when the fixtures are absent."""
+    path = sec_mirror_file(f"https://data.sec.gov/api/xbrl/companyfacts/CIK{cik}.json")
+    if not path.is_file():
+        pytest.skip(f"{path} is missing; run `uv run python scripts/fetch_fixtures.py`.")
+    return _parsed(path)
+
+
+@cache
+def _parsed(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
 def example_13f_holdings() -> list[InstitutionalHolding]:

@@ -78,6 +78,7 @@ class WireServer:
         self._replies: list[Reply] = []
         self._routes: list[tuple[Callable[[Recorded], bool], Reply]] = []
         self._described: dict[tuple[str, str], Reply] = {}
+        self._responder: Callable[[Recorded], Reply] | None = None
         self.requests: list[Recorded] = []
         self.probes: list[Recorded] = []
         # Set when a client hangs up mid-stream (what a cancelled run does to its model call).
@@ -158,6 +159,8 @@ class WireServer:
         return f"http://{host!s}:{port}"
 
     def _next_reply(self, recorded: Recorded) -> Reply:
+        if self._responder is not None:
+            return self._responder(recorded)
         routed = next((i for i, (match, _) in enumerate(self._routes) if match(recorded)), None)
         if routed is not None:
             return self._routes.pop(routed)[1]
@@ -170,6 +173,12 @@ class WireServer:
         itself: its model listing, `/props`, `/api/show` …)."""
         with self._lock:
             self._described[(method, path)] = reply
+
+    def respond_with(self, responder: Callable[[Recorded], Reply]) -> None:
+        """Answer every request with `responder(request)`: a scripted model that decides from
+        what it was sent (how many results it has seen, which tools are offered)."""
+        with self._lock:
+            self._responder = responder
 
     def push(self, *replies: Reply) -> None:
         with self._lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
+from dexter.figures.types import Verification
 from dexter.models.types import Usage
 from dexter.tools.citations import SourceEntry
 
@@ -163,6 +164,18 @@ class QueueDrained(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Revising(Event):
+    """The answer of `round` had figures its data does not support; the model is asked once to
+    correct, explain or remove them. That round's text is superseded: the next round's text is
+    the answer (consumers drop what they showed of it, as after `retrying`)."""
+
+    type: ClassVar[str] = "revising"
+    round: int
+    # The figures as the answer wrote them, e.g. "$391,305 million".
+    unsupported: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     tool: str
     args: dict[str, Any]
@@ -187,8 +200,11 @@ class Done(Event):
     error: str | None = None
     # Sources the answer cites ([S1] …); every source the run's tools showed when it cites none.
     sources: list[SourceEntry] = field(default_factory=list)
+    # How the answer's figures were checked (None: verification off, or no answer).
+    verification: Verification | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        checked = self.verification
         return {
             "type": self.type,
             "answer": self.answer,
@@ -199,4 +215,6 @@ class Done(Event):
             "duration_ms": round(self.duration_ms, 1),
             "error": self.error,
             "sources": [source.to_dict() for source in self.sources],
+            "figures": [f.to_dict() for f in checked.figures] if checked is not None else None,
+            "verification": checked.summary() if checked is not None else None,
         }

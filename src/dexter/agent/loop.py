@@ -26,6 +26,7 @@ from dexter.agent.events import (
     QueueDrained,
     Reasoning,
     Retrying,
+    Revising,
     RunStarted,
     TextDelta,
     Thinking,
@@ -38,6 +39,15 @@ from dexter.agent.hooks import RunHooks
 from dexter.agent.prompts import build_system_prompt, load_rules, load_soul
 from dexter.agent.queue import MessageQueue
 from dexter.agent.scratchpad import Scratchpad
+from dexter.agent.verification import (
+    EarlierEvidence,
+    FigureCheck,
+    VerifyMode,
+    keeps_revision,
+    tool_evidence,
+)
+from dexter.figure_marks import verification_to_dict
+from dexter.figures.types import Verification
 from dexter.models.base import Model
 from dexter.models.errors import ErrorKind, ModelError
 from dexter.models.types import (
@@ -51,6 +61,7 @@ from dexter.models.types import (
     SystemMessage,
     TextChunk,
     ToolCall,
+    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -98,6 +109,11 @@ class AgentConfig:
     fast_context_window: int | None = None
     # Whether questions may add standing instructions (sub-agents follow their task only).
     learn_constraints: bool = True
+    # Whether the answer's figures are checked against the run's data before it is sent, and
+    # whether the model is asked once to fix unsupported ones (see `agent.verification`). The
+    # runtime sets it from settings (default "repair"); sub-agents never check (their parent
+    # checks the answer they feed).
+    verify: VerifyMode = "off"
 
 
 @dataclass(frozen=True)
@@ -153,6 +169,8 @@ class Agent:
         # Conversation state, carried across runs.
         self.constraints = Constraints()
         self.history: list[Message] = []
+        # What earlier runs saw, for checking a follow-up's figures.
+        self.earlier = EarlierEvidence()
         self.session_approvals: set[str] = set()
 
     @property
@@ -207,6 +225,7 @@ class Agent:
         home = self.config.home
         return build_system_prompt(
             list(self.tools),
+            on_request=self.tools.on_request,
             channel=self.config.profile,
             today=self.config.today,
             soul=load_soul(home),
@@ -221,6 +240,7 @@ class Agent:
     def clear(self) -> None:
         self.history.clear()
         self.constraints.clear()
+        self.earlier.clear()
 
     async def run(self, query: str, *, queue: MessageQueue | None = None) -> AsyncIterator[Event]:
         """Answer `query`. Follow-ups typed meanwhile arrive through `queue` (default: the
@@ -249,6 +269,7 @@ class Agent:
                     finished = True
                     if run.answered:
                         self.history += [UserMessage(query), AssistantMessage(content=run.answer)]
+                        run.remember_evidence()
                     for hook in self.hooks:
                         event = await hook.on_run_end(self, query, event)
                 yield event
@@ -284,7 +305,6 @@ class _Run:
             UserMessage(query),
         ]
         self.query_index = len(self.messages) - 1
-        self.specs = agent.tools.specs()
         self.sources = SourceLedger()
         self.seen_call_ids: set[str] = set()
         read_only = {tool.name for tool in agent.tools if tool.concurrency_safe}
@@ -311,6 +331,11 @@ class _Run:
             untrusted_seen=self.config.untrusted_context,
             principal=self.config.principal,
         )
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        # Asked before each call: tools held on request join once the run loads them.
+        return self.agent.tools.offered_specs(self.scratchpad.run_id)
 
     async def events(self) -> AsyncIterator[Event]:
         yield RunStarted(
@@ -356,10 +381,12 @@ class _Run:
             async for item in self._call_model(final_round):
                 if isinstance(item, ModelResponse):
                     response = item
+                elif isinstance(item, _CallFailed):
+                    yield self._done("", "error", error=item.error)
+                    return
                 else:
                     yield item
-            if response is None:  # the model call failed; _call_model already yielded Done
-                return
+            assert response is not None
 
             message = _with_call_ids(response.message, self.iteration, self.seen_call_ids)
             if message.reasoning:
@@ -369,7 +396,8 @@ class _Run:
                 yield self._done("", "error", error=NO_ANSWER_AT_CAP.format(n=self.iteration))
                 return
             if not message.tool_calls or final_round:
-                yield self._done(message.content, "answered")
+                async for answered in self._answer(message):
+                    yield answered
                 return
 
             if message.content.strip():
@@ -377,6 +405,8 @@ class _Run:
                 yield Thinking(message.content.strip(), self.iteration)
             self.messages.append(message)
             self.context.record_calls(message)
+            # A tool on request called by name without loading it is offered from now on.
+            self.agent.tools.load(self.scratchpad.run_id, (c.name for c in message.tool_calls))
 
             result: ExecutionResult | None = None
             async for outcome in self.executor.execute(message.tool_calls):
@@ -397,13 +427,77 @@ class _Run:
                 self.scratchpad.add_note("queued_message", text)
                 yield QueueDrained(count=len(drained), text=text)
 
-    async def _call_model(self, final_round: bool) -> AsyncIterator[Event | ModelResponse]:
+    async def _answer(self, message: AssistantMessage) -> AsyncIterator[Event]:
+        """The final round answered: check its figures, ask once for a repair when the mode
+        says so and some are unsupported, and end the run with the answer that stands."""
+        answer = message.content
+        check = FigureCheck.for_run(
+            self.config.verify, self.query, self.scratchpad.records, self.agent.earlier.items()
+        )
+        if check is None or not answer.strip():
+            yield self._done(answer, "answered")
+            return
+        verification = check.verify(answer)
+        if check.wants_repair(verification):
+            unsupported = [figure.text for figure in verification.unsupported]
+            self.scratchpad.add_note("figures_unsupported", "; ".join(unsupported))
+            yield Revising(round=self.iteration, unsupported=unsupported)
+            revised: str | None = None
+            request = check.repair_request(answer, verification)
+            async for event in self._repair_round(message, request):
+                if isinstance(event, str):
+                    revised = event
+                else:
+                    yield event
+            if revised is not None:
+                second = check.recheck(verification, revised)
+                if keeps_revision(answer, verification, revised, second):
+                    verification, answer = second, revised
+                else:
+                    self.scratchpad.add_note(
+                        "repair_rejected", "the revision dropped most of the answer or more"
+                    )
+        yield self._done(answer, "answered", verification=verification)
+
+    async def _repair_round(
+        self, message: AssistantMessage, request: str
+    ) -> AsyncIterator[Event | str]:
+        """One more model call, without tools, asking for the unsupported figures to be fixed;
+        yields its events, then the revised answer (nothing when the call failed or came back
+        empty: the first answer then stands, marked)."""
+        answered = AssistantMessage(content=message.content)  # its tool calls ran nowhere
+        self.messages += [answered, UserMessage(request)]
+        self.iteration += 1
+        response: ModelResponse | None = None
+        async for item in self._call_model(final_round=True):
+            if isinstance(item, ModelResponse):
+                response = item
+            elif isinstance(item, _CallFailed):
+                self.scratchpad.add_note("repair_failed", item.error)
+                return
+            else:
+                yield item
+        revised = response.message.content if response is not None else ""
+        if not revised.strip():
+            self.scratchpad.add_note("repair_failed", "the model returned no revised answer")
+            return
+        yield revised
+
+    def remember_evidence(self) -> None:
+        """Keep what this run saw for the conversation's next answers."""
+        if self.config.verify != "off":
+            self.agent.earlier.add(self.query, tool_evidence(self.scratchpad.records))
+
+    async def _call_model(
+        self, final_round: bool
+    ) -> AsyncIterator[Event | ModelResponse | _CallFailed]:
         recoveries = 0
         while True:
+            specs = self.specs
             request = ModelRequest(
                 messages=_strip_old_reasoning(self.messages),
-                tools=self.specs,
-                tool_choice="none" if final_round and self.specs else "auto",
+                tools=specs,
+                tool_choice="none" if final_round and specs else "auto",
             )
             try:
                 async for chunk in self.agent.model.stream(request):
@@ -441,11 +535,11 @@ class _Run:
                         self.scratchpad.add_note("context", detail)
                         yield ContextEvent("overflow_recovery", detail, removed)
                         continue
-                yield self._done("", "error", error=error.user_message())
+                yield _CallFailed(error.user_message())
                 return
             except Exception as error:  # an adapter bug must still end the run with Done
                 message = f"model call failed unexpectedly ({type(error).__name__}: {error})"
-                yield self._done("", "error", error=message)
+                yield _CallFailed(message)
                 return
 
     def _learn_window(self, window: int) -> None:
@@ -467,7 +561,14 @@ class _Run:
         self.config = self.agent.config
         self.context.use_window(window, fast_window=fast)
 
-    def _done(self, answer: str, status: DoneStatus, *, error: str | None = None) -> Done:
+    def _done(
+        self,
+        answer: str,
+        status: DoneStatus,
+        *,
+        error: str | None = None,
+        verification: Verification | None = None,
+    ) -> Done:
         if error is not None:
             # A provider's message may quote a key; the run's record and the user see it without.
             error = redact(error)
@@ -475,7 +576,10 @@ class _Run:
         self.answered = status == "answered"
         sources = self.sources.cited_in(answer) or (self.sources.entries() if answer else [])
         self.scratchpad.add_answer(
-            answer if error is None else error, status, [s.to_dict() for s in sources]
+            answer if error is None else error,
+            status,
+            [s.to_dict() for s in sources],
+            verification=verification_to_dict(verification) if verification else None,
         )
         records = [
             ToolCallRecord(r.tool, r.args, r.result, r.is_error) for r in self.scratchpad.records
@@ -489,7 +593,15 @@ class _Run:
             duration_ms=(time.perf_counter() - self.started) * 1000,
             error=error,
             sources=sources,
+            verification=verification,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _CallFailed:
+    """A model call that failed for good (after retries and overflow recovery)."""
+
+    error: str
 
 
 def _with_call_ids(message: AssistantMessage, iteration: int, seen: set[str]) -> AssistantMessage:

@@ -113,11 +113,22 @@ class Scratchpad:
         self._append({"type": "reasoning", "content": text})
 
     def add_answer(
-        self, text: str, status: str, sources: list[dict[str, str | None]] | None = None
+        self,
+        text: str,
+        status: str,
+        sources: list[dict[str, str | None]] | None = None,
+        *,
+        verification: dict[str, Any] | None = None,
     ) -> None:
-        self._append(
-            {"type": "answer", "content": text, "status": status, "sources": sources or []}
-        )
+        record: dict[str, Any] = {
+            "type": "answer",
+            "content": text,
+            "status": status,
+            "sources": sources or [],
+        }
+        if verification is not None:
+            record["verification"] = verification
+        self._append(record)
 
     def add_note(self, kind: str, detail: str) -> None:
         self._append({"type": kind, "content": detail})

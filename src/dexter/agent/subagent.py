@@ -21,7 +21,7 @@ on the sub-agent phase model), with a registry to pick from, a home directory an
 policy. `tool_names` is the parent's requested subset with forbidden names removed, or None for
 "every allowed tool". The tool then runs a clone of it (`Agent.clone`): the filtered registry,
 a config carrying the worker prompt (unless the factory set a `system_prompt` itself) and the
-iteration cap, no history, hooks, approver or constraint learning of its own.
+iteration cap, no history, hooks, approver, constraint learning or figure check of its own.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from dexter.agent.prompts import format_date
 from dexter.principal import ToolScope
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolResult
 from dexter.tools.citations import SourceEntry
+from dexter.tools.load_tools import LoadTools
 from dexter.tools.registry import ToolRegistry
 
 _log = logging.getLogger(__name__)
@@ -160,10 +161,11 @@ class SubagentArgs(BaseModel):
 
 class SubagentTool(Tool[SubagentArgs]):
     name: ClassVar[str] = "spawn_subagent"
+    brief: ClassVar[str] = "hand a sub-task to a parallel sub-agent"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Delegate one focused research task to a sub-agent that works in parallel with its own "
-        "context and returns compact findings with source ids. Use it to split a big question "
+        "Delegate a focused research task to a sub-agent with its own context. It returns "
+        "compact findings with source ids. Use it to split a big question "
         "(several companies, several angles) into independent parts; call it several times in "
         "one turn to run them in parallel. Give it all the context it needs: it cannot see this "
         "conversation or ask questions. Not for small lookups you can do with one tool call."
@@ -199,7 +201,8 @@ class SubagentTool(Tool[SubagentArgs]):
             raise ToolFailure(
                 f"could not start the sub-agent ({type(exc).__name__}: {exc})"
             ) from exc
-        allowed = [tool for tool in agent.tools if _allowed(tool)]
+        # A sub-agent is offered every tool it may use; the parent's loader is the parent's.
+        allowed = [t for t in agent.tools if _allowed(t) and not isinstance(t, LoadTools)]
         tools = [tool for tool in allowed if not wanted or tool.name in wanted]
         if wanted and not tools:
             names = ", ".join(t.name for t in allowed) or "none"
@@ -215,6 +218,9 @@ class SubagentTool(Tool[SubagentArgs]):
             or worker_prompt(tools, today=agent.config.today),
             max_iterations=self.max_iterations,
             learn_constraints=False,
+            # The parent checks the answer this one feeds; checking here too would only spend
+            # a second repair call on the same figures.
+            verify="off",
         )
         return agent.clone(tools=ToolRegistry(tools), config=config), ignored
 

@@ -24,4 +24,15 @@ def iso_day(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date: {error}") from None
 
 
-__all__ = ["iso_day"]
+def valuation_days(text: str) -> str:
+    """A day (YYYY-MM-DD) or a range FROM..TO meaning every month-end between them."""
+    if ".." not in text:
+        return iso_day(text)
+    first, _, last = text.partition("..")
+    first, last = iso_day(first), iso_day(last)
+    if first > last:
+        raise argparse.ArgumentTypeError(f"{text!r} ends before it starts")
+    return f"{first}..{last}"
+
+
+__all__ = ["iso_day", "valuation_days"]

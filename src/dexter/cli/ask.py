@@ -54,7 +54,9 @@ def run_ask(
     output: str | None = None,
     research: bool = False,
     as_of: str | None = None,
+    verify: bool | None = None,
 ) -> int:
+    """`verify=False` skips the figure check (`--no-verify`); None follows the settings."""
     from dexter.config import ConfigError, load_settings
     from dexter.data.errors import DataError
     from dexter.data.settings import parse_as_of
@@ -101,6 +103,7 @@ def run_ask(
         max_iterations=max_iterations,
         resume=resume,
         as_of=day,
+        verify="off" if verify is False else None,
     )
     try:
         agent = runtime.agent(spec, approver=approver)

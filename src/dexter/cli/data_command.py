@@ -23,6 +23,7 @@ from dexter.cli.tables import render as render_grid
 from dexter.config import load_settings
 from dexter.data.errors import ConfigurationNeeded, DataError, UnknownCompany
 from dexter.data.models import FilingList, Holdings, InsiderTrades
+from dexter.data.provider import Capability
 from dexter.data.router import DataRouter
 from dexter.data.sec.history import before_edgar, missing_history
 from dexter.data.settings import parse_as_of
@@ -85,7 +86,7 @@ def run_data_command(args: argparse.Namespace) -> int:
 _RANGES = {
     "filings": (("--from", "filed_from"), ("--to", "filed_to")),
     "search": (("--from", "start"), ("--to", "end")),
-    "prices": (("--start", "start"), ("--end", "end")),
+    "prices": (("--from", "start"), ("--to", "end")),
 }
 
 
@@ -175,6 +176,90 @@ def _show(
     return False
 
 
+# Exchange suffixes (WSU.DE), currency pairs (EURUSD=X) and indices (^GSPC) are market symbols,
+# never SEC filers: looked up as typed.
+_MARKET_SYMBOL = re.compile(r"^[\^A-Z0-9][A-Z0-9.\-]*(=X|\.[A-Z]{1,3})$|^\^", re.IGNORECASE)
+_INTERVALS = {"1d": "day", "1wk": "week", "1mo": "month"}
+
+
+async def _price_subject(router: DataRouter, text: str) -> tuple[str, str]:
+    """(symbol, name shown) for a price command: a filer's ticker, or a market symbol as typed
+    when it is one or no filer matches (ETFs, funds and foreign listings file nothing)."""
+    if not _MARKET_SYMBOL.match(text.strip()):
+        try:
+            company = await router.company(text)
+            return company.ticker, f"{company.name} ({company.ticker})"
+        except UnknownCompany:
+            if " " in text.strip():
+                raise
+        except DataError:
+            pass  # the SEC unreachable or unconfigured: prices need neither
+    symbol = text.strip().upper()
+    return symbol, symbol
+
+
+async def _prices(
+    args: argparse.Namespace, router: DataRouter, console: Console, waiting: Waiting
+) -> int:
+    as_of = getattr(router, "as_of", None)
+    ticker, name = await _price_subject(router, args.ticker)
+    if args.data_command == "quote":
+        quote = await router.price_snapshot(ticker)
+        grid = render.quote_table(quote, title=f"{name} — quote")
+        if not _show(args, console, quote, grid, waiting, as_of=as_of) and quote.source:
+            render.print_sources(console, [f"{quote.source.provider} {quote.source.url}"])
+        return EXIT_OK
+    last = as_of or date.today()
+    end = args.end or last.isoformat()
+    start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
+    if start > end:  # --from after the default end, today
+        waiting.stop()
+        print(f"dexter: --from {start} is after the end date {end}.", file=sys.stderr)
+        return EXIT_USAGE
+    prices = await router.prices(
+        ticker, start_date=start, end_date=end, interval=_INTERVALS[args.interval]
+    )
+    title = f"{name} — prices {start} to {end}" + (
+        f", {args.interval}" if args.interval != "1d" else ""
+    )
+    empty = f"No prices for {name} from {start} to {end} (no trading days in that window?)"
+    grid = render.prices_table(prices, title=title)
+    _show(args, console, prices, grid, waiting, as_of=as_of, empty=empty)
+    return EXIT_OK
+
+
+async def _valuation(
+    args: argparse.Namespace,
+    router: DataRouter,
+    console: Console,
+    waiting: Waiting,
+    ticker: str,
+    name: str,
+) -> int:
+    from dexter.data.valuation import month_ends, valuations
+
+    days: list[date] = []
+    for given in args.on:
+        first, _, last = given.partition("..")
+        if last:
+            days += month_ends(date.fromisoformat(first), date.fromisoformat(last))
+        else:
+            days.append(date.fromisoformat(first))
+    if router.as_of is not None:
+        days = [day for day in days if day <= router.as_of] or [router.as_of]
+    rows = await valuations(router, ticker, days)
+    grid = render.valuation_table(rows, title=f"{name} — valuation")
+    notes = render.valuation_notes(rows)
+    if _show(args, console, rows, grid, waiting, as_of=router.as_of):
+        if not args.json and notes:
+            _warn("; ".join(notes))
+        return EXIT_OK
+    render.print_sources(console, render.valuation_sources(rows))
+    for note in notes:
+        print_wrapped(console, note, style="dim")
+    return EXIT_OK
+
+
 def _warn(text: str) -> None:
     """An error or a note about the answer, on stderr (it never mixes with --json or --csv
     output): wrapped between words on a terminal, one line otherwise (COLUMNS or not)."""
@@ -260,9 +345,14 @@ async def _dispatch(
                 console.print(f"As of {as_of}: later filings are hidden.")
         return EXIT_OK
 
+    if action in ("prices", "quote"):
+        return await _prices(args, router, console, waiting)
+
     company = await router.company(args.ticker)
     ticker, name = company.ticker, f"{company.name} ({company.ticker})"
 
+    if action == "metrics" and args.on:
+        return await _valuation(args, router, console, waiting, ticker, name)
     if action in ("income", "balance", "cashflow", "metrics"):
         kw: dict[str, Any] = {"period": args.period, "limit": args.limit}
         statements: list[Any]
@@ -285,6 +375,13 @@ async def _dispatch(
             if args.chart:
                 _print_charts(action, statements, company, drawing_width(console))
             render.print_sources(console, render.statement_sources(statements))
+            if action == "metrics" and router.supports(Capability.PRICES):
+                console.print(
+                    "Valuation on any day (from that day's close and the statements filed by "
+                    f"then): dexter data metrics {ticker} --on YYYY-MM-DD",
+                    style="dim",
+                    markup=False,
+                )
         return EXIT_OK
     if action == "filings":
         forms_wanted = [normalise_form(form) for form in args.form] if args.form else None
@@ -411,27 +508,22 @@ async def _dispatch(
         grid = render.facts_table(points, title=f"{name} — {concept}")
         _show(args, console, points, grid, waiting, as_of=as_of)
         return EXIT_OK
-    if action == "prices":
-        end = args.end or date.today().isoformat()
-        start = args.start or (date.fromisoformat(end) - timedelta(days=30)).isoformat()
-        if start > end:  # --start after the default end, today
-            waiting.stop()
-            print(f"dexter: --start {start} is after the end date {end}.", file=sys.stderr)
-            return EXIT_USAGE
-        prices = await router.prices(ticker, start_date=start, end_date=end)
-        title = f"{name} — prices {start} to {end}"
-        empty = f"No prices for {name} from {start} to {end}"
-        grid = render.prices_table(prices, title=title)
-        _show(args, console, prices, grid, waiting, as_of=as_of, empty=empty)
-        return EXIT_OK
     if action == "news":
         news = await router.news(ticker, limit=args.limit)
         grid = render.news_table(news, title=f"{name} — news")
         _show(args, console, news, grid, waiting, as_of=as_of, empty=f"No news found for {name}")
         return EXIT_OK
     if action == "segments":
-        segments = await router.segments(ticker, period=args.period, limit=args.limit)
+        extra = {"year": args.year} if getattr(args, "year", None) is not None else {}
+        segments = await router.segments(ticker, period=args.period, limit=args.limit, **extra)
         waiting.stop()
-        _emit_json(segments)  # segment trees are nested; JSON is their readable form
+        if args.json or not all("breakdowns" in s for s in segments):
+            _emit_json(segments)  # a vendor's segment trees are nested; JSON is their form
+            return EXIT_OK
+        from dexter.tools.citations import SourceLedger
+        from dexter.tools.finance.format import format_segments
+
+        ledger = SourceLedger()
+        sys.stdout.write(format_segments(segments, ledger=ledger).rstrip() + "\n")
         return EXIT_OK
     raise AssertionError(f"unhandled data action {action}")

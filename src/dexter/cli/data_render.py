@@ -4,7 +4,7 @@ every table ends with where its numbers came from."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -19,14 +19,19 @@ from dexter.data.models import (
     InstitutionalHolding,
     NewsItem,
     Price,
+    PriceSnapshot,
     ScreenRow,
     Source,
     StatementBase,
 )
+from dexter.data.notes import period_notes
 from dexter.data.sec.filing_docs import FilingDocuments
 from dexter.data.sec.fulltext import SearchPage
 from dexter.reports.model import fiscal_label
 from dexter.tools.finance.format import CellKind, cell_kind
+
+if TYPE_CHECKING:
+    from dexter.data.valuation import Valuation
 
 _BASE_FIELDS = set(StatementBase.model_fields)
 _PER_SHARE = ("per_share", "per_common_share")
@@ -107,6 +112,9 @@ def statements_table(rows: Sequence[StatementBase], *, title: str, metrics: bool
         if metrics
         else f"{currency} millions; per-share figures in {currency}; share counts in millions"
     )
+    notes = period_notes(rows, lambda row: fiscal_label(row.fiscal_period, row.period))
+    if notes:
+        caption = " ".join([caption.rstrip(".") + ".", *notes])
     columns = [Col("", key=True, style="bold", csv_header="line item")]
     # The same period labels as the charts and reports: FY2025, Q1 FY2026 (not 2025-FY).
     columns += [Col(fiscal_label(row.fiscal_period, row.period), figure=True) for row in rows]
@@ -124,7 +132,7 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
     lines = []
     for row in sorted(rows, key=lambda row: row.report_period):
         cited = dict.fromkeys(
-            source.cite(concept=False) for source in row.sources.values() if source.accession_number
+            _cited(source) for source in row.sources.values() if source.accession_number
         )
         period = fiscal_label(row.fiscal_period, row.period)
         if cited:
@@ -132,6 +140,13 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
         elif row.accession_number:
             lines.append(f"{period}: acc. {row.accession_number}")
     return lines
+
+
+def _cited(source: Source) -> str:
+    """A filing's citation; outside EDGAR (ESEF reports) with its URL, which no accession
+    number leads a reader to."""
+    label = source.cite(concept=False)
+    return label if "sec.gov" in source.url or not source.url else f"{label} {source.url}"
 
 
 def print_sources(console: Console, lines: Sequence[str]) -> None:
@@ -286,20 +301,52 @@ def facts_table(points: Sequence[FactPoint], *, title: str) -> Grid:
     return grid
 
 
+def _price(value: float | int | None) -> Figure:
+    # Currency pairs and penny stocks need the digits a large-cap price does not.
+    return _number(value, ",.2f" if value is None or abs(value) >= 10 else ",.4f")
+
+
 def prices_table(prices: Sequence[Price], *, title: str) -> Grid:
+    """OHLCV; with key-less prices also the adjusted close, dividends and splits."""
+    adjusted = any(p.adjusted_close is not None for p in prices)
+    events = any(p.dividend is not None or p.split for p in prices)
+    currencies = {p.currency for p in prices if p.currency}
+    if len(currencies) == 1:
+        title = f"{title} ({currencies.pop()})"
+    names = ["Open", "High", "Low", "Close"] + (["Adj close"] if adjusted else []) + ["Volume"]
+    columns = [Col("Date", whole=True, key=True), *[Col(n, figure=True) for n in names]]
+    if events:
+        columns += [Col("Dividend", figure=True), Col("Split", whole=True)]
+    grid = Grid(title=title, columns=columns)
+    for p in prices:
+        cells: list[Any] = [p.time[:10], *[_price(v) for v in (p.open, p.high, p.low, p.close)]]
+        if adjusted:
+            cells.append(_price(p.adjusted_close))
+        cells.append(_number(p.volume))
+        if events:
+            cells += [_number(p.dividend, ",.4f") if p.dividend else "", p.split or ""]
+        grid.add_row(*cells)
+    return grid
+
+
+def quote_table(quote: PriceSnapshot, *, title: str) -> Grid:
     grid = Grid(
         title=title,
         columns=[
-            Col("Date", whole=True, key=True),
-            *[Col(name, figure=True) for name in ("Open", "High", "Low", "Close", "Volume")],
+            Col("Price", figure=True),
+            Col("Currency", whole=True),
+            Col("Change", figure=True),
+            Col("Change %", figure=True),
+            Col("Time", whole=True),
         ],
     )
-    for p in prices:
-        grid.add_row(
-            p.time[:10],
-            *[_number(v, ",.2f") for v in (p.open, p.high, p.low, p.close)],
-            _number(p.volume),
-        )
+    grid.add_row(
+        _price(quote.price),
+        quote.currency or "",
+        _number(quote.day_change, "+,.4f" if abs(quote.price) < 10 else "+,.2f"),
+        _number(quote.day_change_percent, "+.2f"),
+        quote.time or "",
+    )
     return grid
 
 
@@ -405,3 +452,72 @@ def search_table(page: SearchPage) -> Grid:
             hit.url,
         )
     return grid
+
+
+_VALUATION_COLUMNS = (
+    ("Market cap (M)", "market_cap", "millions"),
+    ("EV (M)", "enterprise_value", "millions"),
+    ("P/E", "price_to_earnings_ratio", "ratio"),
+    ("P/S", "price_to_sales_ratio", "ratio"),
+    ("P/B", "price_to_book_ratio", "ratio"),
+    ("EV/EBITDA", "enterprise_value_to_ebitda_ratio", "ratio"),
+    ("EV/Sales", "enterprise_value_to_revenue_ratio", "ratio"),
+    ("Div. yield", "dividend_yield", "percent"),
+    ("FCF yield", "free_cash_flow_yield", "percent"),
+)
+
+
+def valuation_table(rows: Sequence[Valuation], *, title: str) -> Grid:
+    """One row per day: the close used and the ratios (values in millions of the currency)."""
+    currencies = {v.currency for v in rows if v.currency}
+    if len(currencies) == 1:
+        title = f"{title} ({currencies.pop()})"
+    grid = Grid(
+        title=title,
+        columns=[
+            Col("Date", whole=True, key=True),
+            Col("Close on", whole=True),
+            Col("Close", figure=True),
+            *[Col(header, figure=True) for header, _, _ in _VALUATION_COLUMNS],
+        ],
+    )
+    for v in rows:
+        cells: list[Any] = [v.date, v.price_date or "", _price(v.inputs.get("price"))]
+        for _, field, kind in _VALUATION_COLUMNS:
+            value = getattr(v, field)
+            if value is None:
+                cells.append(MISSING)
+            elif kind == "millions":
+                cells.append(Figure(f"{value / 1e6:,.0f}", value))
+            elif kind == "percent":
+                cells.append(Figure(f"{value * 100:.2f}%", value))
+            else:
+                cells.append(Figure(f"{value:,.1f}", value))
+        grid.add_row(*cells)
+    return grid
+
+
+def valuation_sources(rows: Sequence[Valuation]) -> list[str]:
+    """Each formula once, then the filings and the price source the rows rest on, then notes."""
+    lines: dict[str, None] = {}
+    for v in rows:
+        for name, source in v.sources.items():
+            lines[f"{name}: {(source.concept or '').removeprefix('computed: ')}"] = None
+    for v in rows:
+        for source in v.input_sources.values():
+            if source.accession_number:
+                lines[source.cite(concept=False)] = None
+        price = v.input_sources.get("price")
+        if price is not None:
+            lines[f"prices: {price.provider} (closes split-adjusted to today)"] = None
+    return list(lines)
+
+
+def valuation_notes(rows: Sequence[Valuation]) -> list[str]:
+    notes: dict[str, None] = {}
+    for v in rows:
+        for note in v.notes:
+            if note.startswith(("income statement:", "balance sheet:")):
+                continue  # the Sources name the filings; every row would repeat these
+            notes[note] = None
+    return list(notes)

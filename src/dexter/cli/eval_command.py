@@ -132,8 +132,9 @@ def add_eval_parser(commands: Any) -> argparse.ArgumentParser:
         "finance-units",
         help="judge-free checks of data, filings and calculate on recorded SEC fixtures",
         description="Deterministic cases (no model, no network) built from the recorded SEC "
-        "fixtures: resolution, fiscal periods, units, per-share figures, derived quarters, "
-        "restatements, filing items, documents, ownership, calculate, citations.",
+        "fixtures: resolution, fiscal periods, units, balance sheets, cash flows, derived "
+        "quarters, TTM, total debt, share basis after splits, restatements, as-of dates, filing "
+        "items, documents, ownership, calculate, citations, routing.",
     )
     units.set_defaults(eval_run=_lazy("run_units"))
     units.add_argument("--area", action="append", default=[], metavar="AREA", help="only AREA")

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dexter.cli.argtypes import iso_day
+from dexter.cli.argtypes import iso_day, valuation_days
 from dexter.cli.completion import add_completion_parser
 from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
@@ -137,6 +137,12 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="DATE",
         help="research as of DATE (YYYY-MM-DD): filings, facts and search hits filed later are "
         "hidden, and the prompt's date is DATE",
+    )
+    ask.add_argument(
+        "--no-verify",
+        dest="no_verify",
+        action="store_true",
+        help="do not check the answer's figures against the data (overrides the verify setting)",
     )
 
     tools = commands.add_parser("tools", help="list or run tools directly, without a model")
@@ -281,6 +287,15 @@ def _add_data_parser(commands: Any) -> None:
             "--limit", type=int, default=4, metavar="N", help="latest periods (default 4)"
         )
         sub.add_argument("--chart", action="store_true", help="draw the main lines below the table")
+        if name == "metrics":
+            sub.add_argument(
+                "--on",
+                action="append",
+                type=valuation_days,
+                metavar="DATE",
+                help="valuation on DATE (repeatable; FROM..TO = every month-end between) from "
+                "that day's close and the statements filed by then",
+            )
     filings = action("filings", "recent filings with links")
     filings.add_argument("--form", action="append", metavar="FORM", help="e.g. 10-K (repeatable)")
     filings.add_argument("--limit", type=int, default=10, metavar="N", help="at most 1000")
@@ -331,14 +346,29 @@ def _add_data_parser(commands: Any) -> None:
     )
     facts = action("facts", "the raw XBRL series for one concept")
     facts.add_argument("concept", help="e.g. Revenues or us-gaap:NetIncomeLoss")
-    prices = action("prices", "daily prices (needs a price provider)")
-    prices.add_argument("--start", type=iso_day, help="YYYY-MM-DD (default: 30 days ago)")
-    prices.add_argument("--end", type=iso_day, help="YYYY-MM-DD (default: today)")
+    prices = action(
+        "prices",
+        "daily, weekly or monthly prices (Yahoo Finance without a key; symbols such "
+        "as WSU.DE or EURUSD=X too)",
+    )
+    prices.add_argument(
+        "--from", "--start", dest="start", type=iso_day, help="YYYY-MM-DD (default: 30 days ago)"
+    )
+    prices.add_argument(
+        "--to", "--end", dest="end", type=iso_day, help="YYYY-MM-DD (default: today)"
+    )
+    prices.add_argument(
+        "--interval", choices=["1d", "1wk", "1mo"], default="1d", help="bar length (default 1d)"
+    )
+    action("quote", "the latest price (as of a date with --as-of: that day's close)")
     news = action("news", "recent company news (needs a news provider)")
     news.add_argument("--limit", type=int, default=10, metavar="N")
-    segments = action("segments", "segment financials (needs a segments provider)")
+    segments = action(
+        "segments", "revenue and operating income by segment, geography and product (XBRL)"
+    )
     segments.add_argument("--period", choices=["annual", "quarterly"], default="annual")
     segments.add_argument("--limit", type=int, default=4, metavar="N")
+    segments.add_argument("--year", type=int, help="fiscal year of the 10-K/10-Q (default: latest)")
     screen = action(
         "screen", "rank companies by one reported value (SEC XBRL frames)", ticker=False
     )
@@ -549,6 +579,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             output=args.output,
             research=args.research,
             as_of=args.as_of,
+            verify=False if args.no_verify else None,
         )
     if args.command == "tools":
         from dexter.cli.tools_command import run_tools_command

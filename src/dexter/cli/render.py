@@ -17,6 +17,7 @@ from dexter.agent.events import (
     QueueDrained,
     Reasoning,
     Retrying,
+    Revising,
     RunStarted,
     TextDelta,
     Thinking,
@@ -27,6 +28,7 @@ from dexter.agent.events import (
     ToolStart,
 )
 from dexter.cli.progress import Waiting, without_controls
+from dexter.figure_marks import marked_answer, summary_line
 from dexter.tools.citations import SourceEntry
 
 ARG_PREVIEW = 60
@@ -47,6 +49,15 @@ def _plural(count: int, noun: str) -> str:
 
 def format_duration(ms: float) -> str:
     return f"{ms:.0f}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
+
+
+def revising_line(event: Revising) -> str:
+    """What a person reads when the answer goes back for one correction."""
+    count = len(event.unsupported)
+    if count == 1:
+        return f"↻ checking figures: {event.unsupported[0]} not found in the data; revising"
+    named = "; ".join(event.unsupported[:4]) + ("; …" if count > 4 else "")
+    return f"↻ checking figures: {count} not found in the data ({named}); revising"
 
 
 def cited_sources(done: Done) -> list[SourceEntry]:
@@ -136,6 +147,9 @@ class PlainRenderer:
                 highlight=False,
             )
             self.waiting.start(f"waiting to retry {self.model}")
+        elif isinstance(event, Revising):
+            self.err.print(f"[yellow]{escape(revising_line(event))}[/yellow]", highlight=False)
+            self.waiting.start(f"{self.model} is revising the answer")
         elif isinstance(event, ContextEvent):
             self.err.print(f"[yellow]… {escape(event.detail)}[/yellow]", highlight=False)
         elif isinstance(event, QueueDrained):
@@ -154,7 +168,7 @@ class PlainRenderer:
     def _finish(self, done: Done) -> None:
         if done.status == "answered":
             if done.answer:
-                self.out.write(done.answer + "\n")
+                self.out.write(marked_answer(done.answer, done.verification) + "\n")
                 self.out.flush()
             cited = cited_sources(done)
             if cited:
@@ -178,10 +192,12 @@ class PlainRenderer:
         usage = done.usage
         rounds = _plural(done.iterations, "round")
         calls = _plural(len(done.tool_calls), "tool call")
+        figures = summary_line(done.verification)
+        checked = f" · {figures}" if figures else ""
         self.err.print(
             f"[dim]{rounds} · {calls} · "
             f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens · "
-            f"{format_duration(done.duration_ms)}[/dim]",
+            f"{format_duration(done.duration_ms)}{escape(checked)}[/dim]",
             highlight=False,
         )
 
@@ -196,6 +212,8 @@ class JsonRenderer:
         self.out = out
         self.session_id = session_id
         self._held: list[TextDelta] = []
+        # The text of an answer sent back for revision: sent after all if the revision fails.
+        self._superseded: list[TextDelta] = []
 
     def _write(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
@@ -209,11 +227,21 @@ class JsonRenderer:
         if isinstance(event, Thinking | Retrying):
             # A note before tool calls, or the partial text of a call that is streamed again.
             self._held.clear()
+        elif isinstance(event, Revising):
+            self._superseded, self._held = self._held, []
         elif isinstance(event, Done):
             if event.status == "answered":
-                for held in self._held:
-                    self._write(held.to_dict())
+                held = self._held
+                if (
+                    "".join(d.text for d in self._superseded)
+                    == event.answer
+                    != "".join(d.text for d in held)
+                ):
+                    held = self._superseded  # the revision failed: the first answer stands
+                for delta in held:
+                    self._write(delta.to_dict())
             self._held.clear()
+            self._superseded.clear()
         payload = event.to_dict()
         if isinstance(event, Done) and self.session_id is not None:
             payload["session_id"] = self.session_id()

@@ -20,6 +20,7 @@ from dexter.cli.usage_command import (
     totals_line,
 )
 from dexter.config import Settings, load_settings
+from dexter.figure_marks import marked_answer, verification_from_dict
 from dexter.principal import OPERATOR_ID
 from dexter.store import Ledger, SessionLookupError, SessionStore
 from dexter.store.sessions import SessionInfo, TurnInfo
@@ -120,7 +121,9 @@ def session_markdown(info: SessionInfo, turns: list[TurnInfo]) -> str:
             "",
         ]
         if turn.answer.strip():
-            lines += [turn.answer.strip(), ""]
+            # Figures the check could not support are marked, as they were when answered.
+            checked = verification_from_dict(turn.verification)
+            lines += [marked_answer(turn.answer, checked).strip(), ""]
         elif turn.status == "cancelled":
             lines += ["(cancelled before an answer)", ""]
         else:

@@ -60,4 +60,8 @@ class AgentExecutor:
             raise RunFailed("the agent stopped without an answer")
         if done.status == "error":
             raise RunFailed(done.error or "the agent run failed")
-        return Outcome(answer=done.answer, refused=tuple(refused), session_id=agent.session_id)
+        from dexter.figure_marks import marked_answer
+
+        # An alert goes out unattended: a figure its data did not support is marked in it.
+        answer = marked_answer(done.answer, done.verification)
+        return Outcome(answer=answer, refused=tuple(refused), session_id=agent.session_id)

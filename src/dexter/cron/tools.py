@@ -120,9 +120,10 @@ def _describe_entry(entry: Job | DamagedJob, *, viewer: Principal = OPERATOR) ->
 
 class CronTool(Tool[CronArgs]):
     name: ClassVar[str] = "cron"
+    brief: ClassVar[str] = "scheduled research jobs and alerts"
     scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
-        "Create, list, update, remove or run scheduled research jobs for the user. Use it when "
+        "Create, list, change or run scheduled research jobs. Use it when "
         "the user asks to be told when something happens or to check something regularly "
         '("tell me when NVDA files its 10-Q", "every weekday at 9:35 check my watchlist"). '
         "Schedules: every (interval, minimum 1m), at (one-shot, future), or cron with tz. "
@@ -243,10 +244,11 @@ class HeartbeatArgs(BaseModel):
 
 class HeartbeatTool(Tool[HeartbeatArgs]):
     name: ClassVar[str] = "heartbeat"
+    brief: ClassVar[str] = "the checklist of periodic unattended checks"
     description: ClassVar[str] = (
-        "View or replace the user's heartbeat checklist (HEARTBEAT.md): the items a periodic "
-        "unattended check reviews, alerting only when one is noteworthy. Updating needs the "
-        "user's approval."
+        "View or replace the checklist (HEARTBEAT.md) of periodic unattended checks. Each run "
+        "reviews its items and alerts only when one is noteworthy. Updating needs the user's "
+        "approval."
     )
     Args: ClassVar[type[BaseModel]] = HeartbeatArgs
     needs_approval: ClassVar[bool] = True

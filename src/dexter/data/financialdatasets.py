@@ -790,7 +790,7 @@ class FinancialDatasetsProvider:
     # ------------------------------------------------------------------ segments
 
     async def segments(
-        self, ticker: str, *, period: Period = "annual", limit: int = 4
+        self, ticker: str, *, period: Period = "annual", limit: int = 4, year: int | None = None
     ) -> list[dict[str, Any]]:
         """Revenue and other line items by business segment, product and geography.
 
@@ -804,6 +804,8 @@ class FinancialDatasetsProvider:
 
         def parse(data: dict[str, Any], url: str) -> list[dict[str, Any]]:
             rows = _rows(data.get("segmented_financials"), url, "segment financials")
+            if year is not None:  # the API has no fiscal-year filter; keep that year's periods
+                rows = [r for r in rows if str(r.get("report_period") or "")[:4] == str(year)]
             return [_with_source(row, url) for row in rows]
 
         return await self._get_list(

@@ -258,7 +258,8 @@ class HttpClient:
                         status=response.status_code,
                         url=url,
                         body=response.content[:BODY_KEPT].decode("utf-8", errors="replace"),
-                        hint="Check DEXTER_SEC_USER_AGENT (SEC blocks undeclared tools) and "
+                        hint=(self._error_hint(response.status_code) if self._error_hint else None)
+                        or "Check DEXTER_SEC_USER_AGENT (SEC blocks undeclared tools) and "
                         "try again in a few minutes.",
                     )
                     retry_after = parse_retry_after(response.headers)

@@ -533,5 +533,15 @@ def _record(p: _Period, m: _Metrics) -> FinancialMetrics:
         accession_number=base.accession_number,
         filing_url=base.filing_url,
         sources=m.sources,
+        # Per-share metrics rest on the statements' share basis; their notes carry over.
+        notes=list(
+            dict.fromkeys(
+                note
+                for s in (p.income, p.balance, p.cashflow)
+                if s is not None
+                for note in s.notes or ()
+            )
+        )
+        or None,
         **m.values,
     )

@@ -62,6 +62,10 @@ class StatementBase(Record):
     filing_url: str | None = None
     # Per-field provenance: field name -> where that number came from.
     sources: dict[str, Source] = Field(default_factory=dict)
+    # What a reader must know to compare this period with others, e.g. "per-share values and
+    # share counts restated to the latest basis for the 3-for-1 stock split of 2022 (filed
+    # before it)". None when there is nothing to say; shown under tables (`data.notes`).
+    notes: list[str] | None = None
 
 
 class IncomeStatement(StatementBase):
@@ -342,6 +346,11 @@ class Price(Record):
     low: Number | None = None
     close: Number | None = None
     volume: Number | None = None
+    # Key-less sources (Yahoo Finance) also give these; every price is split-adjusted to today.
+    adjusted_close: Number | None = None  # also dividend-adjusted, for total returns
+    currency: str | None = None  # "USD", "EUR": a non-US listing keeps its own
+    dividend: Number | None = None  # cash dividend per share that went ex on this day
+    split: str | None = None  # a split effective on this day, e.g. "4:1"
 
 
 class PriceSnapshot(Record):
@@ -351,6 +360,7 @@ class PriceSnapshot(Record):
     day_change_percent: Number | None = None
     time: str | None = None
     source: Source | None = None
+    currency: str | None = None
 
 
 class NewsItem(Record):

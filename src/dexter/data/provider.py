@@ -118,7 +118,7 @@ class FinanceProvider(Protocol):
     async def news(self, ticker: str, *, limit: int = 10) -> list[NewsItem]: ...
 
     async def segments(
-        self, ticker: str, *, period: Period = "annual", limit: int = 4
+        self, ticker: str, *, period: Period = "annual", limit: int = 4, year: int | None = None
     ) -> list[dict[str, Any]]: ...
 
     async def screen(

@@ -13,9 +13,13 @@ SEC_DATA_URL = "https://data.sec.gov"
 SEC_WWW_URL = "https://www.sec.gov"
 SEC_EFTS_URL = "https://efts.sec.gov"
 FD_BASE_URL = "https://api.financialdatasets.ai"
+YAHOO_BASE_URL = "https://query1.finance.yahoo.com"
 DEFAULT_SEC_RATE = 8.0
 # The SEC blocks clients above 10 requests/second for about ten minutes.
 MAX_SEC_RATE = 10.0
+ESEF_URL = "https://filings.xbrl.org"
+# filings.xbrl.org publishes no rate limit; a few requests a second is polite for a free service.
+DEFAULT_ESEF_RATE = 2.0
 
 # The examples the README and the help text show: copied as they are, they name nobody.
 _PLACEHOLDER_AGENTS = ("your name", "you@example.com", "jane doe", "jane@example.com")
@@ -46,10 +50,15 @@ class DataSettings:
     sec_www_url: str = SEC_WWW_URL
     sec_efts_url: str = SEC_EFTS_URL
     sec_rate: float = DEFAULT_SEC_RATE
+    # filings.xbrl.org: ESEF annual reports of EU/UK issuers (key-less).
+    esef_url: str = ESEF_URL
+    esef_rate: float = DEFAULT_ESEF_RATE
     # Research "as of" a day: nothing filed after it is listed, read or counted.
     as_of: date | None = None
     fd_api_key: str | None = None
     fd_base_url: str = FD_BASE_URL
+    # Key-less prices from Yahoo Finance's unofficial chart API; DEXTER_YAHOO_URL=off turns it off.
+    yahoo_url: str | None = YAHOO_BASE_URL
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DataSettings:
@@ -69,6 +78,18 @@ class DataSettings:
                     f"DEXTER_SEC_RATE_LIMIT must be above 0 and at most {MAX_SEC_RATE:g}: the SEC "
                     "blocks clients that send more than 10 requests per second."
                 )
+        esef_rate = DEFAULT_ESEF_RATE
+        raw_esef_rate = env.get("DEXTER_ESEF_RATE_LIMIT", "").strip()
+        if raw_esef_rate:
+            try:
+                esef_rate = float(raw_esef_rate)
+            except ValueError:
+                esef_rate = 0.0
+            if not esef_rate > 0:
+                raise ConfigurationNeeded(
+                    "DEXTER_ESEF_RATE_LIMIT must be a positive number of requests per second, "
+                    f"not {raw_esef_rate!r}."
+                )
         return cls(
             cache_dir=settings.home / "cache",
             sec_user_agent=(env.get("DEXTER_SEC_USER_AGENT") or "").strip() or None,
@@ -76,9 +97,12 @@ class DataSettings:
             sec_www_url=_base(env.get("DEXTER_SEC_WWW_URL"), SEC_WWW_URL),
             sec_efts_url=_base(env.get("DEXTER_SEC_EFTS_URL"), SEC_EFTS_URL),
             sec_rate=rate,
+            esef_url=_base(env.get("DEXTER_ESEF_URL"), ESEF_URL),
+            esef_rate=esef_rate,
             as_of=as_of_from_settings(settings),
             fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
             fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
+            yahoo_url=_yahoo_url(env.get("DEXTER_YAHOO_URL")),
         )
 
     def with_as_of(self, as_of: date | None) -> DataSettings:
@@ -99,6 +123,12 @@ class DataSettings:
 def _base(value: str | None, default: str) -> str:
     text = (value or "").strip()
     return (text or default).rstrip("/")
+
+
+def _yahoo_url(value: str | None) -> str | None:
+    if (value or "").strip().lower() in ("off", "none", "0", "false"):
+        return None
+    return _base(value, YAHOO_BASE_URL)
 
 
 def parse_as_of(value: str | date | None) -> date | None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from dexter.agent.events import Done, ToolDenied
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError
+from dexter.figure_marks import marked_answer
 from dexter.gateway.dispatch import ChatTurn, RunOutcome
 from dexter.gateway.routing import delivery_target
 from dexter.permissions.principal_policy import ASK_OPERATOR
@@ -198,4 +199,7 @@ class RuntimeRunner:
                 done = event
         if done is None:
             return RunOutcome("", error="the run ended without an answer")
-        return RunOutcome(done.answer, error=done.error, notes=notes)
+        # The chat sees unsupported figures marked, with the footer naming them.
+        return RunOutcome(
+            marked_answer(done.answer, done.verification), error=done.error, notes=notes
+        )

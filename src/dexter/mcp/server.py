@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from dexter.agent.events import Done, Event, ToolEnd, ToolError, ToolProgress, ToolStart
+from dexter.agent.events import (
+    Done,
+    Event,
+    Revising,
+    ToolEnd,
+    ToolError,
+    ToolProgress,
+    ToolStart,
+)
+from dexter.figure_marks import marked_answer
 from dexter.permissions.gate import PermissionPolicy
 from dexter.skills.discovery import Skill
 from dexter.tools.base import Tool, ToolContext
@@ -177,6 +186,8 @@ ProgressFn = Callable[[float, str], Awaitable[None]]
 
 
 def _progress_line(event: Event) -> str | None:
+    if isinstance(event, Revising):
+        return f"checking figures: revising {len(event.unsupported)} not found in the data"
     if isinstance(event, ToolStart):
         return f"running {event.tool}"
     if isinstance(event, ToolEnd):
@@ -212,7 +223,7 @@ async def run_research(
             done = event
     if done is None:
         return _error("the research run ended without an answer")
-    text = done.answer.strip() or "(no answer)"
+    text = marked_answer(done.answer, done.verification).strip() or "(no answer)"
     if done.sources:
         text = f"{text}\n\n{_sources_text(done.sources)}"
     if done.status != "answered":
@@ -226,9 +237,21 @@ async def run_research(
             "iterations": done.iterations,
             "tool_calls": len(done.tool_calls),
             "sources": [s.to_dict() for s in done.sources],
+            **_checked(done),
         },
         is_error=done.status != "answered",
     )
+
+
+def _checked(done: Done) -> dict[str, Any]:
+    """The figure check, as in `dexter ask --json`'s done event (absent when it is off)."""
+    checked = done.verification
+    if checked is None:
+        return {}
+    return {
+        "figures": [figure.to_dict() for figure in checked.figures],
+        "verification": checked.summary(),
+    }
 
 
 FILINGS_TEMPLATE = "dexter://filings/{company}"

@@ -299,16 +299,11 @@ def expand_query(query: str) -> str:
 class MemorySearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(
-        min_length=1, description="what to recall, in words (e.g. 'my NVDA position')"
-    )
-    limit: int = Field(default=5, ge=1, le=MAX_SEARCH_RESULTS, description="results (1-10)")
-    since: date | None = Field(
-        default=None, description="only daily notes on or after this date (YYYY-MM-DD)"
-    )
-    until: date | None = Field(
-        default=None, description="only daily notes on or before this date (YYYY-MM-DD)"
-    )
+    query: str = Field(min_length=1, description="e.g. 'my NVDA position'")
+    limit: int = Field(default=5, ge=1, le=MAX_SEARCH_RESULTS)
+    # Dates bound the daily notes searched (inclusive); the format says YYYY-MM-DD.
+    since: date | None = None
+    until: date | None = None
 
 
 def hit_dict(hit: Hit, source: str | None = None) -> dict[str, Any]:
@@ -329,13 +324,12 @@ def hit_dict(hit: Hit, source: str | None = None) -> dict[str, Any]:
 
 class MemorySearchTool(Tool[MemorySearchArgs]):
     name: ClassVar[str] = "memory_search"
+    brief: ClassVar[str] = "recall what the user told you before"
     scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
-        "Recall what the user told you in earlier sessions: holdings, preferences, goals, "
-        "decisions, corrections. Searches MEMORY.md and the dated daily notes by meaning and "
-        "keywords; newer notes rank higher. Returns matching passages with file, line range and "
-        "date; cite the [S#] id and prefer the newest note when notes disagree. Use memory_get "
-        "to read a whole file or more lines."
+        "Recall what the user told you in earlier sessions. Holdings, preferences, goals, "
+        "decisions, corrections; returns passages with file, lines and date; when notes "
+        "disagree the newest wins."
     )
     Args: ClassVar[type[BaseModel]] = MemorySearchArgs
     concurrency_safe: ClassVar[bool] = True
@@ -387,10 +381,11 @@ class MemoryGetArgs(BaseModel):
 
 class MemoryGetTool(Tool[MemoryGetArgs]):
     name: ClassVar[str] = "memory_get"
+    brief: ClassVar[str] = "read a memory file as stored"
     scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
-        "Read a memory file exactly as stored: MEMORY.md or a daily note (YYYY-MM-DD.md), "
-        "optionally only lines start_line..end_line (1-based, inclusive; memory_search gives "
+        "Read a memory file (MEMORY.md or a daily note YYYY-MM-DD.md) exactly as stored. "
+        "Optionally only lines start_line..end_line (1-based, inclusive; memory_search gives "
         "the ranges). Use it to see full context or to copy exact text for memory_update."
     )
     Args: ClassVar[type[BaseModel]] = MemoryGetArgs
@@ -514,13 +509,15 @@ async def add_entry(
 
 class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
     name: ClassVar[str] = "memory_update"
+    brief: ClassVar[str] = "save what the user tells you about themselves"
     scope: ClassVar[ToolScope] = "principal"
     description: ClassVar[str] = (
-        "Save, correct or remove something the user told you about themselves, for future "
-        "sessions. Only durable facts: preferences, decisions, holdings (shares and cost), goals, "
-        "corrections; one short entry (under 500 characters) per call. Never store tool output, "
-        "prices, quotes or market data. action add (default) writes content to file long_term "
-        "(MEMORY.md) or daily (today's note); edit replaces old_text with content; delete removes "
+        "Save, correct or remove a fact the user told you about themselves. For future "
+        "sessions, and only durable facts: preferences, decisions, holdings (shares and cost), "
+        "goals, corrections; one short entry (under 500 characters) per call. Never store "
+        "tool output, prices, quotes or market data. action add (default) writes content to "
+        "file long_term (MEMORY.md) or daily (today's note); edit replaces old_text with "
+        "content; delete removes "
         "old_text. Copy old_text exactly, using memory_get or memory_search first."
     )
     Args: ClassVar[type[BaseModel]] = MemoryUpdateArgs

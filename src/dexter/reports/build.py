@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from dexter.config import ConfigError
+from dexter.figure_marks import verification_from_dict
+from dexter.figures.types import Verification
 from dexter.reports.model import TOOL_KINDS, Report, Source, Table, table_from_records
 from dexter.store import SessionLookupError, SessionStore, Store
 
@@ -77,6 +79,17 @@ def _sources(records: list[dict[str, Any]]) -> tuple[Source, ...]:
     return tuple(out)
 
 
+def _verification(
+    stored: dict[str, Any] | None, records: list[dict[str, Any]]
+) -> Verification | None:
+    """The turn's stored check; else the one its scratchpad recorded with the answer (a turn
+    written before the store kept checks)."""
+    if stored is not None:
+        return verification_from_dict(stored)
+    answer = next((r for r in reversed(records) if r.get("type") == "answer"), None)
+    return verification_from_dict(answer.get("verification")) if answer else None
+
+
 def report_for(store: Store, home: Path, ref: str, *, as_of: str | None = None) -> Report:
     """The report of run `ref` (a run id), or of the last answered turn of session `ref` (an id
     or unique prefix). ConfigError with what exists when nothing matches."""
@@ -110,6 +123,7 @@ def report_for(store: Store, home: Path, ref: str, *, as_of: str | None = None) 
         sources=_sources(records),
         tables=tuple(tables_from_calls(records)),
         as_of=as_of,
+        verification=_verification(turn.verification, records),
     )
 
 

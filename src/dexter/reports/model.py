@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dexter.data.models import BalanceSheet, CashFlowStatement, FinancialMetrics, IncomeStatement
+from dexter.figures.types import Verification
 from dexter.tools.finance.format import CellKind, cell_kind, field_label
 
 StatementKind = Literal["income", "balance", "cashflow", "metrics"]
@@ -123,6 +124,8 @@ class Report:
     tables: tuple[Table, ...] = ()
     as_of: str | None = None
     title: str = field(default="")
+    # How the answer's figures were checked against the run's data (None: not checked).
+    verification: Verification | None = None
 
     @property
     def heading(self) -> str:

@@ -22,9 +22,11 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from dexter.config import ConfigError
+from dexter.figure_marks import MARK, footer, mark_in_place
 from dexter.install import missing_extra
 from dexter.outputfile import check_destination, refuse_link, write_output
 from dexter.reports.charts import Chart, images_available, render_image, table_charts
+from dexter.reports.figures import answer_html_with_figures, figure_rows
 from dexter.reports.markup import (
     answer_html,
     md_answer,
@@ -143,7 +145,12 @@ def to_markdown(report: Report, *, chart_files: dict[str, str] | None = None) ->
     out += [f"- **{key}:** {md_inline(value)}" for key, value in _meta(report)]
     out += ["", "## Question", "", md_block(report.question), "", "## Answer", ""]
     # The answer's own headings go below the report's sections (## Question, ## Answer …).
-    out += [md_answer(_footnoted(report.answer.strip(), markdown=True), top=3), ""]
+    answer = mark_in_place(report.answer, report.verification).strip()
+    out += [md_answer(_footnoted(answer, markdown=True), top=3), ""]
+    unchecked = footer(report.verification)
+    if unchecked:
+        out += [f"*{md_inline(unchecked)}*", ""]
+    out += _markdown_figures(report)
     for table in report.tables:
         out += [f"## {md_inline(table.title)}", "", *_markdown_table(table), ""]
         out += _markdown_period_sources(table)
@@ -154,6 +161,24 @@ def to_markdown(report: Report, *, chart_files: dict[str, str] | None = None) ->
         out += [_footnote(source) for source in report.sources]
         out.append("")
     return "\n".join(out)
+
+
+def _markdown_figures(report: Report) -> list[str]:
+    rows = figure_rows(report.verification)
+    if not rows:
+        return []
+    lines = [
+        "## Figures checked",
+        "",
+        "| | Figure | Check | Source or calculation |",
+        "|---|---|---|---|",
+    ]
+    for row in rows:
+        status = f"**{row.status}** {MARK}" if row.unsupported else row.status
+        lines.append(
+            f"| {row.number} | {md_inline(row.figure.text)} | {status} | {md_inline(row.detail)} |"
+        )
+    return [*lines, ""]
 
 
 def _footnote(source: Source) -> str:
@@ -204,13 +229,16 @@ def _markdown_table(table: Table) -> list[str]:
 # --------------------------------------------------------------------------- HTML
 
 
-def _answer_html(answer: str) -> str:
+def _answer_html(report: Report) -> str:
     def cite(match: re.Match[str]) -> str:
         ids = re.findall(r"S\d+", match.group(1))
         links = ",".join(f'<a href="#src-{i}">{i}</a>' for i in ids)
         return f'<sup class="cite">[{links}]</sup>'
 
-    return _CITATION.sub(cite, answer_html(answer, top=3))
+    marked = answer_html_with_figures(
+        report.answer, report.verification, lambda text: answer_html(text, top=3)
+    )
+    return _CITATION.sub(cite, marked)
 
 
 def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: bool = False) -> str:
@@ -259,7 +287,19 @@ def to_html(report: Report, *, charts: list[Chart] | None = None, for_print: boo
             meta=_meta(report),
             # Trusted markup, and only these two: the answer rendered by `answer_html` (HTML off,
             # no images, links checked) and matplotlib's own SVG (its text escaped by it).
-            answer=markup(_answer_html(report.answer)),
+            answer=markup(_answer_html(report)),
+            unchecked=footer(report.verification),
+            figures=[
+                {
+                    "number": row.number,
+                    "anchor": row.anchor,
+                    "text": plain(row.figure.text),
+                    "status": row.status,
+                    "kind": row.figure.status,
+                    "detail": plain(row.detail),
+                }
+                for row in figure_rows(report.verification)
+            ],
             tables=tables,
             sources=sources,
             charts=[(t, markup(s)) for t, s in svgs],

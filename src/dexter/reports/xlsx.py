@@ -5,10 +5,13 @@ question starting with `=` is not a formula), figures as numbers, links only to 
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Callable
 from typing import Any
 
+from dexter.figure_marks import marked_answer
+from dexter.reports.figures import figure_rows
 from dexter.reports.markup import web_url
 from dexter.reports.model import Report, Table
 from dexter.spreadsheet import XLSX_OPTIONS, XlsxCells
@@ -40,14 +43,18 @@ def to_xlsx(
     summary.set_column(1, 1, 100)
     cells.text(summary, 0, 0, report.heading, bold=True)
     line = 2
-    for key, value in [*meta, ("Question", report.question), ("Answer", report.answer)]:
+    answer = marked_answer(report.answer, report.verification)
+    for key, value in [*meta, ("Question", report.question), ("Answer", answer)]:
         cells.text(summary, line, 0, key, bold=True)
         cells.text(summary, line, 1, value, text_wrap=True, valign="top")
         line += 1
-    used: set[str] = {"Report", "Sources"}
+    used: set[str] = {"Report", "Sources", "Figures"}
     for table in report.tables:
         sheet = book.add_worksheet(_sheet_name(f"{table.ticker} {table.kind}", used))
         _table_sheet(cells, sheet, table, unit_header)
+    # After the tables, so the sheets of a workbook without a check keep their places.
+    if report.verification is not None and report.verification.figures:
+        _figures_sheet(cells, book.add_worksheet("Figures"), report)
     sources = book.add_worksheet("Sources")
     cells.texts(sources, 0, 0, ["Id", "Source", "Link"], bold=True)
     sources.set_column(0, 0, 6)
@@ -62,6 +69,26 @@ def to_xlsx(
             cells.text(sources, index, 2, source.url)  # shown, never a live link
     book.close()
     return buffer.getvalue()
+
+
+def _figures_sheet(cells: XlsxCells, sheet: Any, report: Report) -> None:
+    """Every figure the answer states, as checked: the value read, where it was found or how
+    it follows, and the ones the data did not support flagged."""
+    header = ["#", "Figure", "Value", "Unit", "Check", "Source or calculation"]
+    cells.texts(sheet, 0, 0, header, bold=True)
+    for column, width in enumerate((4, 22, 18, 10, 22, 90)):
+        sheet.set_column(column, column, width)
+    for line, row in enumerate(figure_rows(report.verification), start=1):
+        figure = row.figure
+        cells.number(sheet, line, 0, row.number)
+        cells.text(sheet, line, 1, figure.text)
+        if math.isfinite(figure.value):
+            cells.number(sheet, line, 2, figure.value, num_format="#,##0.####")
+        cells.text(sheet, line, 3, figure.unit)
+        cells.text(
+            sheet, line, 4, ("† " if row.unsupported else "") + row.status, bold=row.unsupported
+        )
+        cells.text(sheet, line, 5, row.detail, text_wrap=True)
 
 
 def _table_sheet(

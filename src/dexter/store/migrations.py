@@ -289,6 +289,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        8,
+        "how each answer's figures were checked (null: not checked)",
+        ("ALTER TABLE turns ADD COLUMN verification_json TEXT",),
+    ),
 )
 
 

@@ -75,6 +75,8 @@ class TurnInfo:
     iterations: int
     duration_ms: float
     usage: Usage
+    # How the answer's figures were checked, as stored (`dexter.figure_marks`); None: unchecked.
+    verification: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,7 @@ class TurnInfo:
             "iterations": self.iterations,
             "duration_ms": self.duration_ms,
             "usage": self.usage.to_dict(),
+            "verification": self.verification,
         }
 
 
@@ -140,6 +143,16 @@ def _load_constraints(raw: str | None) -> builtins.list[str]:
     except json.JSONDecodeError:
         return []
     return [str(item) for item in data] if isinstance(data, builtins.list) else []
+
+
+def _load_verification(raw: str | None) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 class SessionStore:
@@ -319,15 +332,19 @@ class SessionStore:
         iterations: int,
         duration_ms: float,
         usage: Usage | None = None,
+        verification: dict[str, Any] | None = None,
     ) -> int:
-        """Record a finished turn (any status); the first one also titles an untitled session."""
+        """Record a finished turn (any status); the first one also titles an untitled session.
+        `verification`: how the answer's figures were checked, as a JSON-ready dict."""
         usage = usage or Usage()
         stamp = now_iso()
+        checked = json.dumps(verification, ensure_ascii=False) if verification is not None else None
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO turns (session_id, run_id, started_at, query, answer, status, "
                 "iterations, duration_ms, input_tokens, output_tokens, cached_tokens, "
-                "reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "reasoning_tokens, verification_json) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     run_id,
@@ -341,6 +358,7 @@ class SessionStore:
                     usage.output_tokens,
                     usage.cached_tokens,
                     usage.reasoning_tokens,
+                    checked,
                 ),
             )
             conn.execute(
@@ -375,6 +393,7 @@ class SessionStore:
                     row["cached_tokens"],
                     row["reasoning_tokens"],
                 ),
+                verification=_load_verification(row["verification_json"]),
             )
             for row in rows
         ]

@@ -111,6 +111,7 @@ def format_answer(question: Question, answer: Answer) -> str:
 
 class AskUserTool(Tool[AskUserArgs]):
     name: ClassVar[str] = "ask_user_question"
+    brief: ClassVar[str] = "ask the user a clarifying question"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Ask the user one clarifying question and wait for the answer. Use it only when the "

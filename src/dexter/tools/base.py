@@ -106,6 +106,9 @@ class Tool(ABC, Generic[ArgsT]):
     writes_memory: ClassVar[bool] = False
     # Returns text written by others even when it is not framed (sub-agent answers).
     carries_outside_text: ClassVar[bool] = False
+    # A few words for the system prompt's list of tools offered on request (the full
+    # description is sent once the model loads the tool); empty: the summary.
+    brief: ClassVar[str] = ""
     # What the tool reaches (see `dexter.principal.ToolScope`): only the operator gets
     # "operator" tools unless a grant names them, so a new tool is private until it says not.
     scope: ClassVar[ToolScope] = "operator"

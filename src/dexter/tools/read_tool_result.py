@@ -35,22 +35,11 @@ LISTED_IDS = 20
 class ReadToolResultArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    call_id: str = Field(
-        min_length=1, description='The call_id named in the saved-result notice, e.g. "call_0".'
-    )
-    offset: int = Field(
-        0, ge=0, description="Character offset to start from (also where a search starts)."
-    )
-    length: int = Field(
-        10_000, ge=1, le=MAX_READ_CHARS, description="Characters to return (at most 40,000)."
-    )
+    call_id: str = Field(min_length=1)
+    offset: int = Field(0, ge=0, description="Character to start at (a search starts there too).")
+    length: int = Field(10_000, ge=1, le=MAX_READ_CHARS)
     search: str | None = Field(
-        None,
-        min_length=1,
-        description=(
-            "Case-insensitive text to find; returns matching lines with context and their "
-            "character offsets instead of a plain slice."
-        ),
+        None, min_length=1, description="Text to find: returns matching lines and their offsets."
     )
 
 
@@ -58,9 +47,9 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
     name: ClassVar[str] = "read_tool_result"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Read a tool result that was too large for the context or was cleared from it. "
-        "Give the call_id from the notice; page with offset/length, or pass search to get "
-        "matching lines with their offsets. Use this instead of fetching the same data again."
+        "Read a tool result that was saved (too large) or cleared from the context: give the "
+        "call_id its notice names; page with offset/length or find lines with search. Use this "
+        "instead of calling the tool again."
     )
     Args: ClassVar[type[BaseModel]] = ReadToolResultArgs
     concurrency_safe: ClassVar[bool] = True
@@ -117,8 +106,9 @@ class ReadToolResult(Tool[ReadToolResultArgs]):
 
 
 def _normalise(call_id: str) -> str:
-    # Models sometimes pass the file name or the full path from the notice instead of the id.
-    raw = call_id.strip().strip("\"'")
+    # Models copy the key with the punctuation around it in a notice ("call_7," from
+    # "[Cleared call_7, 1,204 chars]"), or pass a stored file's name instead of the id.
+    raw = call_id.strip().strip("\"'`,;:[]")
     if raw.endswith(".txt"):
         raw = Path(raw).stem
     return safe_key(raw)

@@ -1,7 +1,8 @@
 """Turn a pydantic model into a JSON schema every provider accepts.
 
 Providers differ: some reject `$ref`/`$defs`, `title` noise wastes tokens, and OpenAI's strict
-mode wants `additionalProperties: false`. We inline references and drop titles.
+mode wants `additionalProperties: false`. We inline references, drop titles, and show optional
+fields (`T | None = None`) as plain `T` without the null default.
 """
 
 from __future__ import annotations
@@ -37,11 +38,32 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
             target = defs[ref.removeprefix("#/$defs/")]
             merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
             return _inline(merged, defs)
-        return {
+        inlined = {
             key: _inline(value, defs)
             for key, value in node.items()
             if key != "title" or not isinstance(value, str)
         }
+        return _plain_optional(inlined)
     if isinstance(node, list):
         return [_inline(item, defs) for item in node]
     return node
+
+
+_NULL = {"type": "null"}
+
+
+def _plain_optional(node: dict[str, Any]) -> dict[str, Any]:
+    """`x: T | None = None` as plain `T`: leaving it out of `required` already says it may be
+    omitted. The null branch and the null default cost characters in every request (and some
+    providers refuse `anyOf`); the arguments are still validated against the real model."""
+    if "default" not in node or node["default"] is not None:
+        return node
+    plain = {k: v for k, v in node.items() if k != "default"}
+    options = plain.get("anyOf")
+    if isinstance(options, list) and _NULL in options:
+        rest = [o for o in options if o != _NULL]
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            plain = {**rest[0], **{k: v for k, v in plain.items() if k != "anyOf"}}
+        else:
+            plain["anyOf"] = rest
+    return plain

@@ -37,13 +37,9 @@ _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|/|#|~)")
 class SkillArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(
-        min_length=1, description='The skill name as listed under Skills, e.g. "dcf".'
-    )
+    name: str = Field(min_length=1, description='e.g. "dcf"')
     arguments: str | None = Field(
-        None,
-        max_length=MAX_ARGUMENTS_CHARS,
-        description='What to apply the skill to, e.g. "AAPL, 5-year projection".',
+        None, max_length=MAX_ARGUMENTS_CHARS, description='e.g. "AAPL, 5-year projection"'
     )
 
 
@@ -54,9 +50,8 @@ def skills_prompt(skills: Sequence[Skill]) -> str:
     lines = [f"- `{s.name}`: {s.description}" for s in sorted(skills, key=lambda s: s.name)]
     return (
         "## Skills\n"
-        "Skills are step-by-step workflows for larger tasks. When a request matches one, call "
-        "`skill` with its name (and what to apply it to) as your first action, then follow the "
-        "instructions it returns. Call each skill at most once per question.\n" + "\n".join(lines)
+        "When a request matches one of these workflows, first call `skill` with its name (and "
+        "what to apply it to), then follow what it returns; once per question.\n" + "\n".join(lines)
     )
 
 
@@ -123,8 +118,7 @@ class SkillTool(Tool[SkillArgs]):
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Load a skill: step-by-step instructions for a larger task (e.g. a DCF valuation or an "
-        "investment memo). Returns the instructions to follow; call it once per question, before "
-        "gathering data. The available skills are listed in the system prompt."
+        "investment memo). The skills are listed in the system prompt."
     )
     Args: ClassVar[type[BaseModel]] = SkillArgs
     # Not concurrency-safe on purpose: the loop compacts old results of concurrency-safe tools,

@@ -2,8 +2,8 @@
 
 1. Results over 50,000 characters, and the largest results of a turn over its budget, go to disk
    as previews (`results.py`); `read_tool_result` reads them back, so nothing is lost.
-2. Every round, old read-only results become markers naming the tool, its arguments and where the
-   full text is stored (`microcompact.py`).
+2. Every round, old read-only results become short markers: the key to read the full text back,
+   its size and the result's figure lines (`microcompact.py`).
 3. Measured against the real window (last reported input tokens plus everything appended since):
    at 70% all but the newest results are cleared; at 85% a fast model summarises the run
    (`compaction.py`) when that saves more than it costs.

@@ -1,15 +1,17 @@
-"""Microcompact: old read-only tool results become markers that say where the data went.
+"""Microcompact: old read-only tool results become short markers that keep their figures.
 
 Runs before every model call. The most recent results stay verbatim; older ones from tools the
 caller marks compactable (data fetches, searches, reads; never writes or approvals) are replaced
-by a one-paragraph marker naming the tool, its arguments, the size and the stored file. The full
-text is saved before the marker is written, so `read_tool_result` can always honour the marker and
-the model has no reason to fetch the same data again.
+by a marker: the key to read the full text back, its size, and the result's figure lines (a
+cleared income statement still shows its revenue row). The call itself (tool and arguments) is
+already in the assistant turn just before, so the marker does not repeat it. The full text is
+saved before the marker is written, so `read_tool_result` can always honour it, and no marker
+ever names a file: the model needs the key, not the user's home folder.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,11 +24,10 @@ from dexter.agent.context.results import (
 )
 from dexter.models.types import Message, ToolMessage
 
-__all__ = ["MARKER_PREFIX", "MicrocompactResult", "is_marker", "microcompact"]
+__all__ = ["MARKER_PREFIX", "MicrocompactResult", "figure_lines", "is_marker", "microcompact"]
 
 KEEP_RECENT = 4
 MIN_CHARS = 1_000
-_MAX_ARGS_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,34 +42,41 @@ def is_marker(content: str) -> bool:
     return content.startswith(MARKER_PREFIX) and stored_reference(content) is not None
 
 
-def _describe_call(tool: str, args: Mapping[str, Any]) -> str:
-    parts = [
-        f"{name}={json.dumps(value, ensure_ascii=False, default=str)}"
-        for name, value in args.items()
-    ]
-    text = f"{tool}({', '.join(parts)})"
-    return text if len(text) <= _MAX_ARGS_CHARS else text[: _MAX_ARGS_CHARS - 2] + "…)"
+FIGURE_LINES_CHARS = 400
+_FIGURE_LINE_CHARS = 160
+# A reported figure, not a counter: money, a decimal, thousands grouping, a percentage, a scale
+# word, a four-digit-or-longer number (amounts, years) or a source id. "Paragraph 12 of filing 7"
+# is not, and neither is the line number `read_file` puts in front of every line.
+_FIGURE = re.compile(
+    r"[$€£¥]\s?\d|\d\.\d|\d,\d{3}|\d\s?%|\d{4,}|\[S\d+\]"
+    r"|\d\s?(?:bn|mn|billion|million|thousand|[BMKT])\b"
+)
+_LINE_NUMBER = re.compile(r"^\s*\d+\t")
 
 
-KEY_LINES_CHARS = 900
-_KEY_LINE_CHARS = 180
-
-
-def key_lines(text: str, budget: int = KEY_LINES_CHARS) -> list[str]:
-    """The first lines that carry figures (digits), so a cleared result keeps its key numbers.
+def figure_lines(text: str, *, budget: int = FIGURE_LINES_CHARS) -> list[str]:
+    """The first distinct lines that carry figures, whitespace collapsed, within `budget`.
 
     Financial tool output leads with its headline rows (revenue, net income, dates, source ids);
     keeping those is what lets a long run still answer with the exact figures fetched early.
+    Bracketed notices (a file's header, a preview's footer) are skipped, and the user's home
+    folder is shown as "~".
     """
+    home = _home_pattern()
     picked: list[str] = []
     used = 0
     for raw in text.splitlines():
-        line = raw.strip()
-        if not any(ch.isdigit() for ch in line) or set(line) <= set("|-: "):
+        line = " ".join(_LINE_NUMBER.sub("", raw).split())
+        if not line or (line.startswith("[") and line.endswith("]")):
             continue
-        if line.startswith(("[Large tool result", MARKER_PREFIX)):
+        if not _FIGURE.search(line):
             continue
-        line = line if len(line) <= _KEY_LINE_CHARS else line[: _KEY_LINE_CHARS - 1] + "…"
+        if home is not None:
+            line = home.sub("~", line)
+        if len(line) > _FIGURE_LINE_CHARS:
+            line = line[: _FIGURE_LINE_CHARS - 1] + "…"
+        if line in picked:
+            continue
         if used + len(line) > budget:
             break
         picked.append(line)
@@ -76,18 +84,23 @@ def key_lines(text: str, budget: int = KEY_LINES_CHARS) -> list[str]:
     return picked
 
 
-def _marker(
-    key: str, chars: int, tool: str, args: Mapping[str, Any], path: Path, figures: list[str]
-) -> str:
-    text = (
-        f'{MARKER_PREFIX}: call_id="{key}", {chars:,} characters from '
-        f"{_describe_call(tool, args)}. The full result is saved at {path}; read it with "
-        f'read_tool_result(call_id="{key}") (offset/length to page, search="<term>" to find '
-        f"lines) instead of calling {tool} again.]"
-    )
-    if figures:
-        text += "\nKey lines kept:\n" + "\n".join(figures)
-    return text
+def _marker(key: str, chars: int, figures: list[str]) -> str:
+    head = f"{MARKER_PREFIX} {key}, {chars:,} chars]"
+    return "\n".join([head, *figures])
+
+
+def _home_pattern() -> re.Pattern[str] | None:
+    """The user's home folder as written in text (either spelling of a symlinked one), never a
+    longer name it is the start of ("/home/ann" in "/home/anna")."""
+    try:
+        home = Path.home()
+    except RuntimeError:  # no home folder known at all
+        return None
+    spellings = {str(home), str(home.resolve())} - {"/", ""}
+    if not spellings:
+        return None
+    alternatives = "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})(?![\\w.-])")
 
 
 def microcompact(
@@ -101,7 +114,7 @@ def microcompact(
 ) -> MicrocompactResult:
     """Clear compactable results older than the `keep_recent` most recent ones.
 
-    `calls` maps tool_call_id to (tool name, args) and is only used to describe the call.
+    `calls` maps tool_call_id to (tool name, args), recorded beside the stored text.
     Results shorter than `min_chars` are not worth a marker and stay as they are.
     """
     live = [
@@ -125,10 +138,12 @@ def microcompact(
             if not path.is_file():
                 continue  # never promise a file that is not there
             key, chars = reference.key, reference.chars
+            text = store.load(key)
         else:
             path = store.save(message.tool_call_id, tool, args, message.content)
-            key, chars = path.stem, len(message.content)
-        marker = _marker(key, chars, tool, args, path, key_lines(message.content))
+            key, chars, text = path.stem, len(message.content), message.content
+        figures = figure_lines(text)
+        marker = _marker(key, chars, figures)
         if len(marker) >= len(message.content):
             continue
         result[index] = replace(message, content=marker)

@@ -1,4 +1,4 @@
-"""Large tool results go to disk; the context keeps a preview, the path and how to read the rest.
+"""Large tool results go to disk; the context keeps a preview, the key and how to read the rest.
 
 The store itself is `dexter.tools.results.ResultStore` (tools read it back).
 Files live in `<home>/tool-results/<run_id>/<call_id>.txt` with a `<call_id>.json` sidecar naming
@@ -40,12 +40,14 @@ TURN_BUDGET_CHARS = 200_000
 _MIN_PERSIST_CHARS = 2 * PREVIEW_CHARS
 
 PREVIEW_PREFIX = "[Large tool result saved"
-MARKER_PREFIX = "[Old tool result cleared"
+MARKER_PREFIX = "[Cleared"
 # Both kinds of placeholder start with the key and the full size, so microcompact and readers can
-# find the stored file from either without trusting anything else in the text.
+# find the stored file from either without trusting anything else in the text. Neither names the
+# file: the key is all `read_tool_result` needs, and a path would show the model (and whoever
+# reads its transcript) the user's home folder.
 _REFERENCE = re.compile(
-    r'^\[(?:Large tool result saved|Old tool result cleared): call_id="(?P<key>[A-Za-z0-9_-]+)",'
-    r" (?P<chars>[\d,]+) characters"
+    r'^\[(?:Large tool result saved: call_id="(?P<key>[A-Za-z0-9_-]+)",'
+    r" (?P<chars>[\d,]+) characters|Cleared (?P<cleared>[A-Za-z0-9_-]+), (?P<size>[\d,]+) chars\])"
 )
 
 
@@ -62,7 +64,8 @@ def stored_reference(content: str) -> StoredReference | None:
     match = _REFERENCE.match(content)
     if match is None:
         return None
-    return StoredReference(match["key"], int(match["chars"].replace(",", "")))
+    key, chars = match["key"] or match["cleared"], match["chars"] or match["size"]
+    return StoredReference(key, int(chars.replace(",", "")))
 
 
 def is_preview(content: str) -> bool:
@@ -73,8 +76,7 @@ def _preview_content(message: ToolMessage, path: Path) -> str:
     total = len(message.content)
     key = path.stem
     return (
-        f'{PREVIEW_PREFIX}: call_id="{key}", {total:,} characters, tool {message.name}; '
-        f"full text at {path}]\n"
+        f'{PREVIEW_PREFIX}: call_id="{key}", {total:,} characters, tool {message.name}]\n'
         f"Preview (first {PREVIEW_CHARS:,} characters):\n"
         f"{message.content[:PREVIEW_CHARS]}\n"
         f"[{total - PREVIEW_CHARS:,} more characters not shown. Read them with "

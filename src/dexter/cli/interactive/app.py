@@ -29,6 +29,7 @@ from dexter.agent.events import ApprovalRequest, QueueDrained
 from dexter.agent.loop import Agent
 from dexter.cli.interactive.approval import ApprovalPrompt
 from dexter.cli.interactive.commands import (
+    VERIFY_MEANING,
     Command,
     UnknownCommand,
     help_text,
@@ -41,6 +42,7 @@ from dexter.cli.interactive.transcript import Entry, entries_of, print_transcrip
 from dexter.cli.interactive.turn import TurnView
 from dexter.cli.interactive.widgets import HistoryInput, Note, WorkingIndicator
 from dexter.config import ConfigError
+from dexter.figure_marks import marked_answer, verification_from_dict
 from dexter.models.base import Model
 from dexter.permissions.gate import ApprovalAnswer
 from dexter.session import Session
@@ -171,7 +173,8 @@ class DexterApp(App[None]):
         for turn in turns:
             await self._add(Note(f"› {turn.query}", classes="question"))
             if turn.status == "answered" and turn.answer:
-                shown = with_link_targets(turn.answer)
+                checked = verification_from_dict(turn.verification)
+                shown = with_link_targets(marked_answer(turn.answer, checked))
                 await self.log_view.mount(Markdown(shown, classes="answer"))
             else:
                 await self._add(Note(f"({turn.status})", classes="stopped"))
@@ -311,6 +314,30 @@ class DexterApp(App[None]):
             await self._add(Note(skills_text(self.agent.config.home), classes="info"))
         elif command.name == "/export":
             await self._export_command(command.arg)
+        elif command.name == "/verify":
+            await self._verify_command(command.arg)
+
+    async def _verify_command(self, arg: str) -> None:
+        from dexter.agent.verification import parse_verify_mode
+
+        core = self.core
+        if not arg:
+            text = (
+                f"Figure check: {core.config.verify} ({VERIFY_MEANING[core.config.verify]}).\n"
+                "Switch with /verify off, /verify flag or /verify repair"
+            )
+            await self._add(Note(text, classes="info"))
+            return
+        try:
+            mode = parse_verify_mode(arg, "/verify")
+        except ValueError as exc:
+            await self._add(Note(f"{exc}.", classes="error"))
+            return
+        # From the next question on; a run under way keeps the mode it started with.
+        core.config = replace(core.config, verify=mode)
+        await self._add(
+            Note(f"Figure check: {mode} ({VERIFY_MEANING[mode]}) from now on.", classes="info")
+        )
 
     async def _export_command(self, arg: str) -> None:
         agent = self.agent

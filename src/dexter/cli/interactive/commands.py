@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "/resume": "List saved sessions",
     "/resume ID": "Continue a saved session: its history and standing constraints",
     "/export [FORMAT] [PATH]": "Save the last answer as html (default), md, pdf or xlsx",
+    "/verify [off|flag|repair]": "Show or switch how answers' figures are checked",
     "/exit": "Quit (also /quit)",
 }
 
@@ -27,7 +28,12 @@ KEYS: dict[str, str] = {
 }
 
 _ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
-_NAMES = {"/help", "/model", "/clear", "/exit", "/resume", "/skills", "/export"}
+_NAMES = {"/help", "/model", "/clear", "/exit", "/resume", "/skills", "/export", "/verify"}
+VERIFY_MEANING = {
+    "off": "answers are not checked",
+    "flag": "figures not found in the data are marked",
+    "repair": "the model is asked once to fix unsupported figures; what is left is marked",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from dexter.agent.events import Done
+from dexter.figure_marks import summary_line
 
 ARG_VALUE_LIMIT = 40
 ARGS_LIMIT = 80
@@ -50,6 +51,9 @@ def format_stats(done: Done) -> str:
         count = len(done.tool_calls)
         parts.append(f"{count} tool call{'s' if count != 1 else ''}")
     parts.append(format_duration(done.duration_ms))
+    figures = summary_line(done.verification)
+    if figures:
+        parts.append(figures)
     return " · ".join(parts)
 
 

@@ -15,6 +15,7 @@ from dexter.agent.events import (
     Event,
     Reasoning,
     Retrying,
+    Revising,
     TextDelta,
     Thinking,
     ToolApproval,
@@ -26,7 +27,8 @@ from dexter.agent.events import (
 )
 from dexter.cli.interactive.format import format_stats, one_line, with_link_targets
 from dexter.cli.interactive.widgets import Note, ToolRow
-from dexter.cli.render import cited_sources
+from dexter.cli.render import cited_sources, revising_line
+from dexter.figure_marks import marked_answer
 
 _APPROVAL_NOTES = {
     "allow_once": "approved",
@@ -68,6 +70,12 @@ class TurnView:
                 f"{one_line(event.error, 200)}",
                 "notice",
             )
+        elif isinstance(event, Revising):
+            # The answer just streamed gives way to the note; the revision streams below it,
+            # as `ask` replaces its draft (two near-identical answers would read as one twice).
+            await self._drop_segment()
+            await self._note(revising_line(event), "notice")
+            self.set_phase("revising")
         elif isinstance(event, ContextEvent):
             await self._note(event.detail, "notice")
         elif isinstance(event, ToolApproval):
@@ -116,7 +124,7 @@ class TurnView:
         if done.status == "answered":
             answer = self.segment
             await self._close_segment(interim=False)
-            shown = with_link_targets(done.answer)
+            shown = with_link_targets(marked_answer(done.answer, done.verification))
             if answer is None:
                 answer = Markdown(shown or "_(no answer)_", classes="answer")
                 await self.log.mount(answer)

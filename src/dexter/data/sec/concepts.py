@@ -7,6 +7,8 @@ IFRS filers (20-F) report under `ifrs-full`, so those concepts sit in the same l
 never reports them and an IFRS filer never reports us-gaap, so mixing them costs nothing.
 
 Fields whose name starts with "_" are inputs to computed fields only; they never reach a record.
+Debt (current, non-current, total) is not here: its concepts overlap too much to pick field by
+field, so `debt.py` reads it as a whole from one filing.
 """
 
 from __future__ import annotations
@@ -44,15 +46,12 @@ class Computed:
 
     "difference": a - b (both required); "sum": a + b (both required);
     "sum_present": the sum of whichever inputs are present (at least one);
-    "sum_distinct": as sum_present, but an input carrying the same amount as an earlier one yet
-    taken from a different filing is dropped: it is the same line under another concept (a 10-K
-    files it as one concept, the next 10-Q's comparative column as another), not a second line;
     "first": the first input present, passed through with its own provenance (a fallback, not a
     calculation).
     """
 
     name: str
-    op: Literal["difference", "sum", "sum_present", "sum_distinct", "first"]
+    op: Literal["difference", "sum", "sum_present", "first"]
     inputs: tuple[str, ...]
 
 
@@ -319,26 +318,6 @@ BALANCE_FIELDS: tuple[FieldSpec, ...] = (
         kind="instant",
     ),
     _f(
-        "current_debt",
-        "us-gaap:DebtCurrent",
-        "us-gaap:LongTermDebtAndCapitalLeaseObligationsCurrent",
-        "ifrs-full:CurrentBorrowingsAndCurrentPortionOfNoncurrentBorrowings",
-        kind="instant",
-    ),
-    _f(
-        "_long_term_debt_current",
-        "us-gaap:LongTermDebtCurrent",
-        "us-gaap:ConvertibleDebtCurrent",
-        "us-gaap:ConvertibleNotesPayableCurrent",
-        kind="instant",
-    ),
-    _f(
-        "_short_term_borrowings",
-        "us-gaap:CommercialPaper",
-        "us-gaap:ShortTermBorrowings",
-        kind="instant",
-    ),
-    _f(
         "trade_and_non_trade_payables",
         "us-gaap:AccountsPayableCurrent",
         "us-gaap:AccountsPayableAndAccruedLiabilitiesCurrent",
@@ -359,25 +338,6 @@ BALANCE_FIELDS: tuple[FieldSpec, ...] = (
         "ifrs-full:NoncurrentLiabilities",
         kind="instant",
     ),
-    _f(
-        "non_current_debt",
-        "us-gaap:LongTermDebtNoncurrent",
-        "us-gaap:LongTermDebtAndCapitalLeaseObligations",
-        # Snowflake's only debt is its 2024 convertible notes, filed under this concept alone.
-        "us-gaap:ConvertibleDebtNoncurrent",
-        "us-gaap:ConvertibleNotesPayable",
-        "ifrs-full:NoncurrentPortionOfNoncurrentBorrowings",
-        kind="instant",
-    ),
-    # IFRS `LongtermBorrowings` includes its current portion, so it is never non-current debt as
-    # it stands: less the current portion it is, and alone it can only stand for the total.
-    _f("_longterm_borrowings", "ifrs-full:LongtermBorrowings", kind="instant"),
-    _f(
-        "_current_portion_longterm_borrowings",
-        "ifrs-full:CurrentPortionOfLongtermBorrowings",
-        kind="instant",
-    ),
-    _f("total_debt", "ifrs-full:Borrowings", kind="instant"),
     _f(
         "tax_liabilities",
         "us-gaap:DeferredIncomeTaxLiabilitiesNet",
@@ -417,16 +377,7 @@ BALANCE_COMPUTED: tuple[Computed, ...] = (
     Computed("non_current_assets", "difference", ("total_assets", "current_assets")),
     Computed("non_current_liabilities", "difference", ("total_liabilities", "current_liabilities")),
     Computed("goodwill_and_intangible_assets", "sum_present", ("_goodwill", "_intangibles")),
-    # Apple reports commercial paper and the current part of term debt on separate lines.
-    Computed("current_debt", "sum_distinct", ("_long_term_debt_current", "_short_term_borrowings")),
-    Computed(
-        "non_current_debt",
-        "difference",
-        ("_longterm_borrowings", "_current_portion_longterm_borrowings"),
-    ),
     Computed("investments", "sum_present", ("current_investments", "non_current_investments")),
-    Computed("total_debt", "sum_present", ("current_debt", "non_current_debt")),
-    Computed("total_debt", "first", ("_longterm_borrowings",)),
     Computed("outstanding_shares", "first", ("_cover_shares",)),
 )
 

@@ -2,7 +2,7 @@
 
 companyfacts holds every non-dimensional XBRL fact a company ever filed, grouped by taxonomy,
 concept and unit; each fact carries its period (`start`/`end`), value, and the filing it came from
-(`accn`, `form`, `filed`, `fy`, `fp`). Turning that into statements takes four decisions:
+(`accn`, `form`, `filed`, `fy`, `fp`). Turning that into statements takes these decisions:
 
 * **Which periods exist, and what the company calls them.** `fy`/`fp` describe the *filing*, not
   the fact (a 10-K's comparatives carry the later filing's `fy`), and companies get them wrong:
@@ -13,11 +13,20 @@ concept and unit; each fact carries its period (`start`/`end`), value, and the f
   period on that calendar by its dates.
 * **Which fact is the figure.** For one concept and one (start, end), the most recently filed
   value wins, so restatements replace originals; only periodic reports count (a proxy statement's
-  pay-versus-performance table repeats net income later and would otherwise win).
-* **Which concept fills a field.** Candidates in priority order, per period (see `concepts.py`).
+  pay-versus-performance table repeats net income later and would otherwise win). A year's flows
+  and a fiscal year-end's balances prefer annual reports (a later 10-Q's comparative fills only
+  what none tagged); a quarter-end's balances are the latest periodic report's. The rule depends
+  on the date, never on the record asking, so annual, quarterly and TTM records of one date agree.
+* **Which concept fills a field.** Candidates in priority order, per period (see `concepts.py`);
+  debt, whose concepts overlap, is read as a whole from one filing (see `debt.py`).
 * **Quarters nobody filed.** A fourth quarter exists only inside the 10-K, and many cash-flow
   statements are year-to-date only, so a quarter is `YTD − prior YTD` (or `YTD − earlier
-  quarters`) when no three-month fact exists; its source says "derived".
+  quarters`) when no three-month fact exists; its source says "derived". Each candidate concept
+  is tried as filed, then derived, before the next: the statement line derived from year-to-date
+  figures beats a narrower concept filed for three months (share-based compensation is the
+  cash-flow add-back, not the notes' expense). Per-share amounts are never subtracted.
+* **One share basis.** Share counts and per-share amounts filed before a stock split (or any
+  change of share basis) are restated to the latest basis, and say so (see `share_basis.py`).
 
 Everything here is a pure function of the parsed JSON. Indexing a 3.7 MB file takes a few tens of
 milliseconds, so `index_facts` memoises the index per facts object.
@@ -31,10 +40,9 @@ import threading
 from bisect import bisect_left
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
-from itertools import pairwise
 from typing import Any, Literal, NamedTuple, overload
 
 from dexter.data.errors import NotFound, UpstreamError
@@ -46,7 +54,7 @@ from dexter.data.models import (
     Number,
     Source,
 )
-from dexter.data.sec import urls
+from dexter.data.sec import debt, urls
 from dexter.data.sec.concepts import (
     ANNUAL_FORMS,
     COMPUTED,
@@ -58,6 +66,17 @@ from dexter.data.sec.concepts import (
     FieldSpec,
     Statement,
 )
+from dexter.data.sec.share_basis import (
+    DECLARED_RATIO_CONCEPT,
+    PER_SHARE_CONCEPTS,
+    SHARE_COUNT_CONCEPTS,
+    Declared,
+    Figure,
+    Observation,
+    Split,
+)
+from dexter.data.sec.share_basis import detect as detect_basis_changes
+from dexter.data.sec.share_basis import factor as basis_factor
 
 PROVIDER = "SEC EDGAR"
 StatementPeriod = Literal["annual", "quarterly", "ttm"]
@@ -119,6 +138,8 @@ class _Point(NamedTuple):
     form: str
     filed: str
     frame: str | None
+    # Share-basis changes this value was restated for (filed before them; see `Split`).
+    restated: tuple[Split, ...] = ()
 
 
 def _parse_point(concept: str, unit: str, raw: Any) -> _Point | None:
@@ -209,6 +230,25 @@ class _Series:
             self.starts_by_end.setdefault(end, set()).add(start)
             if start is not None:
                 self.ends_by_start.setdefault(start, set()).add(end)
+
+    def adjusted(self, adjust: Callable[[_Point], _Point]) -> _Series:
+        """The same facts, each passed through `adjust` when parsed (grouping is shared)."""
+        copy = object.__new__(_Series)
+        copy.concept, copy.unit, copy._adjust = self.concept, self.unit, adjust
+        copy._raw, copy._parsed = self._raw, {}
+        copy.starts_by_end, copy.ends_by_start = self.starts_by_end, self.ends_by_start
+        return copy
+
+    def repeats(self, changed_only: bool) -> Iterator[tuple[tuple[str | None, str], list[Any]]]:
+        """Periods filed more than once (only those filed at different values when
+        `changed_only`), raw: what split detection reads, without parsing every fact."""
+        for key, raws in self._raw.items():
+            if len(raws) > 1:
+                if changed_only:
+                    first = raws[0].get("val")
+                    if all(r.get("val") == first for r in raws):
+                        continue
+                yield key, raws
 
     def points(self, start: str | None, end: str) -> list[_Point]:
         key = (start, end)
@@ -392,6 +432,26 @@ class _Value:
     point: _Point  # the filed fact this figure rests on
     note: str | None = None  # "derived Q4", "TTM: sum of 4 quarters"
     computed: str | None = None  # "computed: revenue − cost_of_revenue"
+    # Share-basis changes applied to any input besides `point` (a derived quarter's prior YTD).
+    inputs_restated: frozenset[Split] = frozenset()
+
+    @property
+    def restated(self) -> frozenset[Split]:
+        """Every share-basis change this figure was restated for, through any of its inputs."""
+        if not self.point.restated:
+            return self.inputs_restated
+        return self.inputs_restated.union(self.point.restated)
+
+    def with_points(self, points: Iterable[_Point]) -> _Value:
+        return self._with({split for p in points for split in p.restated})
+
+    def with_inputs(self, values: Iterable[_Value]) -> _Value:
+        return self._with({split for v in values for split in v.restated})
+
+    def _with(self, splits: set[Split]) -> _Value:
+        if splits <= self.inputs_restated:
+            return self
+        return replace(self, inputs_restated=self.inputs_restated.union(splits))
 
 
 def _clean(value: float | int, spec: FieldSpec | None = None) -> Number:
@@ -415,80 +475,11 @@ _EPS_INPUTS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 # --------------------------------------------------------------------------------------------
-# Stock splits
-
-# Share counts whose repeats reveal a split; per-share amounts are rounded to cents, too coarse.
-_SPLIT_EVIDENCE_CONCEPTS = (
-    "us-gaap:WeightedAverageNumberOfSharesOutstandingBasic",
-    "us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding",
-    "us-gaap:CommonStockSharesOutstanding",
-    "ifrs-full:WeightedAverageShares",
-    "ifrs-full:AdjustedWeightedAverageShares",
-)
-# Two share counts for one period can differ slightly after a restatement; a split multiplies
-# them by a clean ratio (2, 3/2, 10, 1/8), which is what we accept, within this tolerance.
-_SPLIT_TOLERANCE = 0.02
-
-
-@dataclass(frozen=True, slots=True)
-class Split:
-    """A stock split seen in the data: filings filed on or before `last_before` report share
-    counts `ratio` times too small (per-share amounts `ratio` times too large) for today's basis."""
-
-    ratio: float
-    last_before: str  # the latest filing date still on the old basis
-    first_after: str  # the earliest filing date seen on the new basis
-    evidence: int  # how many repeated facts agree
+# Stock splits: see share_basis.py for how they are read from the data.
 
 
 def _is_share_unit(unit: str) -> bool:
     return unit == "shares" or unit.endswith("/shares")
-
-
-def _split_ratio(raw: float) -> float | None:
-    """`raw` as a split ratio (a whole or half multiple, or its inverse), or None when it is
-    noise or no change."""
-    big = raw if raw >= 1 else 1 / raw
-    # Beyond 100 it is a filer's scale error (thousands tagged as units), not a split.
-    if big < 1.5 - _SPLIT_TOLERANCE or big > 100:
-        return None
-    clean = round(big * 2) / 2
-    if abs(big - clean) > clean * _SPLIT_TOLERANCE:
-        return None
-    return clean if raw >= 1 else 1 / clean
-
-
-def _cluster_splits(evidence: Iterable[tuple[float, str, str]]) -> list[Split]:
-    """One split per run of agreeing evidence: pairs with the same ratio whose (older filed,
-    newer filed] windows overlap narrow down when the split happened. A single stray pair is not
-    enough, and a pair spanning two known splits (their product) is not a third."""
-    by_ratio: dict[float, list[tuple[str, str]]] = {}
-    for ratio, older, newer in evidence:
-        by_ratio.setdefault(ratio, []).append((older, newer))
-    clusters: list[Split] = []
-    for ratio, windows in by_ratio.items():
-        lo = hi = ""
-        count = 0
-        for older, newer in sorted(windows, key=lambda w: w[1]):
-            if count and older < hi:
-                lo, hi, count = max(lo, older), min(hi, newer), count + 1
-                continue
-            if count:
-                clusters.append(Split(ratio, lo, hi, count))
-            lo, hi, count = older, newer, 1
-        if count:
-            clusters.append(Split(ratio, lo, hi, count))
-    accepted: list[Split] = []
-    for split in sorted(clusters, key=lambda c: -c.evidence):
-        if split.evidence < 2:
-            continue
-        if any(
-            split.last_before < a.first_after and a.last_before < split.first_after
-            for a in accepted
-        ):
-            continue  # overlaps a better-supported split: a compound of it, or noise
-        accepted.append(split)
-    return sorted(accepted, key=lambda c: c.last_before)
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,6 +515,7 @@ class FactsIndex:
         self._adjusted: dict[tuple[str, str], _Series | None] = {}
         self._splits: list[Split] | None = None
         self._memo: dict[tuple[object, ...], _Value | None] = {}
+        self._debt_memo: dict[str, dict[str, _Value]] = {}
         self.has_financials = any(key.split(":", 1)[0] in FINANCIAL_TAXONOMIES for key in self._raw)
         self._scan()
 
@@ -571,6 +563,7 @@ class FactsIndex:
         self._annual_slots = self._pick_annual_slots()
         self._quarter_slots = self._pick_quarter_slots()
         self._quarter_ends = {(s.fiscal_year, s.quarter): s.end for s in self._quarter_slots}
+        self._year_end_dates = frozenset(s.end for s in self._annual_slots)
 
     def _count_periods(self, durations: Counter[tuple[str, str, Any]]) -> None:
         """How many facts end on each date with a year's (annual report) or a quarter's span."""
@@ -627,7 +620,8 @@ class FactsIndex:
             return self.raw_series(concept, unit)
         key = (concept, unit)
         if key not in self._adjusted:
-            self._adjusted[key] = self._build_series(concept, unit, self._split_adjuster(unit))
+            raw = self.raw_series(concept, unit)
+            self._adjusted[key] = raw.adjusted(self._split_adjuster(unit)) if raw else None
         return self._adjusted[key]
 
     def raw_series(self, concept: str, unit: str) -> _Series | None:
@@ -653,36 +647,53 @@ class FactsIndex:
         return self._splits
 
     def _detect_splits(self) -> list[Split]:
-        """Stock splits, read from the data: the same period's share count filed again later at a
-        whole multiple (or fraction, for a reverse split) of what an earlier filing said."""
-        evidence: list[tuple[float, str, str]] = []
-        for concept in _SPLIT_EVIDENCE_CONCEPTS:
-            series = self.raw_series(concept, "shares")
-            if series is None:
-                continue
-            for key in series.periods():
-                points = sorted(series.points(*key), key=lambda p: (p.filed, p.accn))
-                for older, newer in pairwise(points):
-                    if older.filed == newer.filed or older.value <= 0 or newer.value <= 0:
+        """Changes of share basis, read from the data (see share_basis.py): the same period's
+        share count or EPS filed again later at another basis."""
+
+        def groups(
+            concepts: Sequence[str], per_share: bool
+        ) -> Iterator[tuple[Figure, list[Observation]]]:
+            for concept in concepts:
+                units = self._raw[concept]["units"] if concept in self._raw else {}
+                for unit in units:
+                    if (unit == "shares") == per_share or not _is_share_unit(unit):
                         continue
-                    ratio = _split_ratio(newer.value / older.value)
-                    if ratio is not None:
-                        evidence.append((ratio, older.filed, newer.filed))
-        return _cluster_splits(evidence)
+                    series = self.raw_series(concept, unit)
+                    # Unchanged EPS repeats would only confirm what share counts already say.
+                    for key, raws in series.repeats(changed_only=per_share) if series else ():
+                        observed = [
+                            Observation(value, filed, accn)
+                            for raw in raws
+                            if type(value := raw.get("val")) in (int, float)
+                            and type(filed := raw.get("filed")) is str
+                            and type(accn := raw.get("accn")) is str
+                        ]
+                        if len(observed) > 1:
+                            yield (concept, *key), observed
+
+        declared = self.raw_series(DECLARED_RATIO_CONCEPT, "pure")
+        ratios = [
+            Declared(p.value, p.end, p.filed)
+            for p in (declared.all_points() if declared else ())
+            if p.value > 0 and p.form in PERIODIC_FORMS
+        ]
+        return detect_basis_changes(
+            groups(SHARE_COUNT_CONCEPTS, per_share=False),
+            groups(PER_SHARE_CONCEPTS, per_share=True),
+            ratios,
+        )
 
     def _split_adjuster(self, unit: str) -> Callable[[_Point], _Point]:
         splits = self.splits
         per_share = unit != "shares"
 
         def adjust(point: _Point) -> _Point:
-            factor = 1.0
-            for split in splits:
-                if point.filed <= split.last_before:
-                    factor *= split.ratio
-            if factor == 1.0:
+            ratio, applied = basis_factor(splits, point.filed)
+            if not applied:
                 return point
-            value = point.value / factor if per_share else point.value * factor
-            return point._replace(value=round(value) if not per_share else round(value, 6))
+            value = point.value / ratio if per_share else point.value * ratio
+            value = round(value, 6) if per_share else round(value)
+            return point._replace(value=value, restated=applied)
 
         return adjust
 
@@ -733,7 +744,11 @@ class FactsIndex:
 
     def source(self, value: _Value) -> Source:
         point = value.point
-        form = f"{point.form} ({value.note})" if value.note else point.form
+        notes = [value.note] if value.note else []
+        if value.inputs_restated or point.restated:
+            # The cited filing shows the old basis; say why the figure differs from it.
+            notes += [f"restated for {s.describe()}" for s in _by_date(value.restated)]
+        form = f"{point.form} ({'; '.join(notes)})" if notes else point.form
         return Source(
             provider=PROVIDER,
             url=self.filing_url(point.accn) or self.companyfacts_url(),
@@ -796,6 +811,8 @@ class FactsIndex:
             value = self._field(spec, slot, period)
             if value is not None:
                 values[spec.name] = value
+        if statement == "balance":
+            values.update(self._debt(slot.end))
         for rule in COMPUTED[statement]:
             if rule.name not in values:
                 computed = _compute(rule, values)
@@ -805,6 +822,12 @@ class FactsIndex:
         if not public:
             return None
         accn = self._record_accession(slot, period, public.values())
+        restated = {
+            split
+            for v in public.values()
+            if v.inputs_restated or v.point.restated
+            for split in v.restated
+        }
         return _MODELS[statement](
             ticker=ticker,
             report_period=slot.end,
@@ -814,6 +837,7 @@ class FactsIndex:
             accession_number=accn,
             filing_url=(self.filing_url(accn) or None) if accn else None,
             sources={name: self.source(v) for name, v in public.items()},
+            notes=[_restated_note(split) for split in _by_date(restated)] or None,
             **{name: v.value for name, v in public.items()},
         )
 
@@ -827,23 +851,104 @@ class FactsIndex:
         counts = Counter(v.point.accn for v in values)
         return counts.most_common(1)[0][0] if counts else None
 
+    # -- debt -------------------------------------------------------------------------------
+
+    def _debt(self, end: str) -> dict[str, _Value]:
+        """current_debt, non_current_debt and total_debt for one date, read from one filing
+        (see debt.py for the rules)."""
+        if end not in self._debt_memo:
+            self._debt_memo[end] = self._compute_debt(end)
+        return self._debt_memo[end]
+
+    def _compute_debt(self, end: str) -> dict[str, _Value]:
+        notes = self._debt_facts(end, debt.NOTES_CONCEPTS)
+        chosen = self._debt_filing(end, self._debt_facts(end, debt.LINE_CONCEPTS))
+        if chosen is None:  # no debt line tagged for the date: a notes total, if any
+            chosen = self._debt_filing(end, notes)
+        if chosen is None:
+            return {}
+        accn = next(iter(chosen.values())).accn
+        chosen = {**notes.get(accn, {}), **chosen}  # the same filing's notes total, if any
+        leases: dict[str, _Point] = {}
+        if any(c in debt.LEASE_INCLUSIVE for c in chosen):
+            # A lease amount for a date is the same in any filing; the latest periodic one.
+            for facts in self._debt_facts(end, debt.LEASE_CONCEPTS).values():
+                for concept, point in facts.items():
+                    held = leases.get(concept)
+                    if point.form in PERIODIC_FORMS and (held is None or point.filed > held.filed):
+                        leases[concept] = point
+        figures = debt.resolve(
+            {c: p.value for c, p in chosen.items()}, {c: p.value for c, p in leases.items()}
+        )
+        values: dict[str, _Value] = {}
+        for name, amount in (
+            ("current_debt", figures.current),
+            ("non_current_debt", figures.non_current),
+            ("total_debt", figures.total),
+        ):
+            if amount is not None:
+                point = chosen[amount.added[0]]
+                computed = None if amount.concept == point.concept else amount.concept
+                values[name] = _Value(_clean(amount.value), point, computed=computed)
+        return values
+
+    def _debt_facts(self, end: str, concepts: Sequence[str]) -> dict[str, dict[str, _Point]]:
+        """Filing -> concept -> fact, for these debt concepts on this date."""
+        by_filing: dict[str, dict[str, _Point]] = {}
+        for concept in concepts:
+            if concept not in self._raw:
+                continue
+            series = self.raw_series(concept, self.currency)
+            for point in series.points(None, end) if series else ():
+                by_filing.setdefault(point.accn, {})[concept] = point
+        return by_filing
+
+    def _debt_filing(
+        self, end: str, by_filing: Mapping[str, Mapping[str, _Point]]
+    ) -> Mapping[str, _Point] | None:
+        """The filing a date's debt is read from: the first tier (annual reports first at a
+        year-end, as every balance) with a filing tagging it, the latest filed."""
+        tiers = _ANNUAL_TIERS if end in self._year_end_dates else _PERIODIC_TIERS
+        first = {accn: next(iter(facts.values())) for accn, facts in by_filing.items() if facts}
+        for forms in tiers:
+            eligible = [
+                (point.filed, accn)
+                for accn, point in first.items()
+                if forms is None or point.form in forms
+            ]
+            if eligible:
+                return by_filing[max(eligible)[1]]
+        return None
+
     # -- one field for one period -------------------------------------------------------------
 
     def _field(self, spec: FieldSpec, slot: _Slot, period: StatementPeriod) -> _Value | None:
         if spec.kind == "cover":
             return self._cover(spec, slot, annual=period == "annual")
+        if spec.kind == "instant":
+            return self._instant(spec, slot.end)
         if period == "annual":
-            if spec.kind == "instant":
-                return self._direct(spec, lambda s: s.instant(slot.end, _ANNUAL_TIERS))
             return self._direct(spec, lambda s: s.duration_ending(slot.end, 4, _ANNUAL_TIERS))
-        if period == "quarterly" or spec.kind == "instant":
+        if period == "quarterly":
             return self._quarter(spec, slot.fiscal_year, slot.quarter)
         return self._ttm(spec, slot)
 
-    def _direct(self, spec: FieldSpec, find: Finder) -> _Value | None:
+    def _instant(self, spec: FieldSpec, end: str) -> _Value | None:
+        """A balance on one date, whichever record asks (annual, quarterly, TTM): at a fiscal
+        year-end the latest annual report's figure, a 10-Q's comparative only where no annual
+        report tagged the concept; at a quarter-end the latest periodic report's."""
+        key = (spec, end)
+        if key not in self._memo:
+            tiers = _ANNUAL_TIERS if end in self._year_end_dates else _PERIODIC_TIERS
+            self._memo[key] = self._direct(spec, lambda s: s.instant(end, tiers))
+        return self._memo[key]
+
+    def _direct(
+        self, spec: FieldSpec, find: Finder, concepts: Sequence[str] | None = None
+    ) -> _Value | None:
         """The first candidate concept that reports this period, as filed."""
         unit = self.unit_for(spec)
-        for concept in spec.concepts:
+        for concept in spec.concepts if concepts is None else concepts:
             series = self.series(concept, unit)
             point = find(series) if series is not None else None
             if point is not None:
@@ -881,20 +986,73 @@ class FactsIndex:
         return self._memo[key]
 
     def _compute_quarter(self, spec: FieldSpec, fiscal_year: int, quarter: int) -> _Value | None:
+        """A quarter's figure: the field's concepts in priority order, each as filed for three
+        months or derived from its own year-to-date figures, before any lower-ranked concept.
+
+        Concept before derivation: a 10-Q's cash-flow statement is year-to-date only while its
+        notes tag three months of a narrower concept (share-based compensation expense in the
+        notes, `AllocatedShareBasedCompensationExpense`, next to the cash-flow add-back
+        `ShareBasedCompensation`); the statement line, derived, is the figure.
+        """
         end = self._quarter_ends.get((fiscal_year, quarter))
         if end is None:
             return None
         if spec.kind == "instant":
-            return self._direct(spec, lambda s: s.instant(end, _PERIODIC_TIERS))
-        direct = self._direct(spec, lambda s: s.duration_ending(end, 1, _PERIODIC_TIERS))
-        if direct is not None or quarter == 1:
-            return direct
+            return self._instant(spec, end)
         if spec.name in _EPS_INPUTS:
             # Per-share amounts do not subtract (FY EPS − nine-month EPS is not Q4 EPS).
-            return self._eps_from_quarter(spec, fiscal_year, quarter)
-        return self._from_ytd_pair(spec, end, quarter) or self._from_ytd_less_quarters(
-            spec, end, fiscal_year, quarter
+            direct = self._direct(spec, lambda s: s.duration_ending(end, 1, _PERIODIC_TIERS))
+            return direct or (
+                self._eps_from_quarter(spec, fiscal_year, quarter) if quarter > 1 else None
+            )
+        for concept in spec.concepts:
+            value = self._concept_quarter(spec, concept, fiscal_year, quarter)
+            if value is not None:
+                return self._prefer_total_quarter(spec, concept, value, fiscal_year, quarter)
+        # Last resort, a concept switched mid-year: the year less quarters filed under another.
+        return (
+            self._from_ytd_less_quarters(spec, end, fiscal_year, quarter) if quarter > 1 else None
         )
+
+    def _prefer_total_quarter(
+        self, spec: FieldSpec, concept: str, value: _Value, fiscal_year: int, quarter: int
+    ) -> _Value:
+        """As `_prefer_total`, for a quarter derived from year-to-date figures."""
+        if spec.total_concept is None or concept == spec.total_concept:
+            return value
+        total = self._concept_quarter(spec, spec.total_concept, fiscal_year, quarter)
+        return total if total is not None and abs(total.value) > abs(value.value) else value
+
+    def _concept_quarter(
+        self, spec: FieldSpec, concept: str, fiscal_year: int, quarter: int
+    ) -> _Value | None:
+        key = (spec, concept, fiscal_year, quarter)
+        if key not in self._memo:
+            self._memo[key] = self._compute_concept_quarter(spec, concept, fiscal_year, quarter)
+        return self._memo[key]
+
+    def _compute_concept_quarter(
+        self, spec: FieldSpec, concept: str, fiscal_year: int, quarter: int
+    ) -> _Value | None:
+        end = self._quarter_ends.get((fiscal_year, quarter))
+        series = self.series(concept, self.unit_for(spec))
+        if end is None or series is None:
+            return None
+        direct = self._direct(
+            spec, lambda s: s.duration_ending(end, 1, _PERIODIC_TIERS), concepts=(concept,)
+        )
+        if direct is not None or quarter == 1:
+            return direct
+        ytd = series.duration_ending(end, quarter, _PERIODIC_TIERS)
+        if ytd is None or ytd.start is None:
+            return None
+        prior = series.duration_from(ytd.start, quarter - 1, _PERIODIC_TIERS)
+        if prior is not None:
+            return self._derived(spec, ytd, quarter, [prior], prior_quarters=quarter - 1)
+        earlier = [self._concept_quarter(spec, concept, fiscal_year, q) for q in range(1, quarter)]
+        if any(v is None for v in earlier):
+            return None
+        return self._derived_from_quarters(spec, ytd, quarter, [v for v in earlier if v])
 
     def _eps_from_quarter(self, spec: FieldSpec, fiscal_year: int, quarter: int) -> _Value | None:
         """A quarter's EPS nobody filed: the quarter's net income over its weighted shares."""
@@ -916,46 +1074,48 @@ class FactsIndex:
             shares.point,
             note=f"derived Q{quarter}",
             computed=f"computed: {income.point.concept} ÷ {shares.point.concept}",
-        )
-
-    def _from_ytd_pair(self, spec: FieldSpec, end: str, quarter: int) -> _Value | None:
-        """Q = YTD(through this quarter) − YTD(through the previous one), same concept and start."""
-        for concept in spec.concepts:
-            series = self.series(concept, self.unit_for(spec))
-            ytd = series.duration_ending(end, quarter, _PERIODIC_TIERS) if series else None
-            if series is None or ytd is None or ytd.start is None:
-                continue
-            prior = series.duration_from(ytd.start, quarter - 1, _PERIODIC_TIERS)
-            if prior is not None:
-                return self._derived(spec, ytd, quarter, [prior.value], prior_quarters=quarter - 1)
-        return None
+        ).with_inputs([income, shares])
 
     def _from_ytd_less_quarters(
         self, spec: FieldSpec, end: str, fiscal_year: int, quarter: int
     ) -> _Value | None:
-        """Q = YTD − the earlier quarters of the year (each found directly or derived)."""
+        """Q = YTD − the earlier quarters of the year, whichever concept filled them."""
         earlier = [self._quarter(spec, fiscal_year, q) for q in range(1, quarter)]
         if any(v is None for v in earlier):
             return None
-        # Quarters already carry the sign; undo it to work in filed terms like the YTD figure.
-        raw = [v.value * spec.sign for v in earlier if v is not None]
         for concept in spec.concepts:
             series = self.series(concept, self.unit_for(spec))
             ytd = series.duration_ending(end, quarter, _PERIODIC_TIERS) if series else None
             if ytd is not None:
-                return self._derived(spec, ytd, quarter, raw, prior_quarters=1)
+                return self._derived_from_quarters(spec, ytd, quarter, [v for v in earlier if v])
         return None
 
+    def _derived_from_quarters(
+        self, spec: FieldSpec, ytd: _Point, quarter: int, earlier: list[_Value]
+    ) -> _Value:
+        # Quarters already carry the sign; undo it to work in filed terms like the YTD figure.
+        raw = [v.value * spec.sign for v in earlier]
+        value = self._derived(spec, ytd, quarter, [], prior_quarters=1, prior_values=raw)
+        return value.with_inputs(earlier)
+
     def _derived(
-        self, spec: FieldSpec, ytd: _Point, quarter: int, prior: list[Number], prior_quarters: int
+        self,
+        spec: FieldSpec,
+        ytd: _Point,
+        quarter: int,
+        prior: list[_Point],
+        prior_quarters: int,
+        prior_values: list[Number] | None = None,
     ) -> _Value:
         """Subtract what came before from a year-to-date figure. For averages (share counts) a
         YTD over n quarters is n quarters' weight, so Q = n·YTD − Σ(weight·prior)."""
+        values = [p.value for p in prior] if prior_values is None else prior_values
         if spec.average:
-            value = quarter * ytd.value - prior_quarters * sum(prior)
+            value = quarter * ytd.value - prior_quarters * sum(values)
         else:
-            value = ytd.value - sum(prior)
-        return _Value(_clean(value * spec.sign, spec), ytd, note=f"derived Q{quarter}")
+            value = ytd.value - sum(values)
+        derived = _Value(_clean(value * spec.sign, spec), ytd, note=f"derived Q{quarter}")
+        return derived.with_points(prior)
 
     def _ttm(self, spec: FieldSpec, slot: _Slot) -> _Value | None:
         keys = _trailing_quarters(slot.fiscal_year, slot.quarter)
@@ -966,7 +1126,8 @@ class FactsIndex:
         total = sum(v.value for v in present)
         how = "mean" if spec.average else "sum"
         value = total / 4 if spec.average else total
-        return _Value(_clean(value, spec), present[0].point, note=f"TTM: {how} of 4 quarters")
+        ttm = _Value(_clean(value, spec), present[0].point, note=f"TTM: {how} of 4 quarters")
+        return ttm.with_inputs(present)
 
     # -- raw series -------------------------------------------------------------------------
 
@@ -989,6 +1150,18 @@ class FactsIndex:
             reverse=True,
         )
         return [_fact_point(p, frames.get(ident)) for ident, p in ordered]
+
+
+def _by_date(splits: Iterable[Split]) -> list[Split]:
+    return sorted(splits, key=lambda s: s.last_before)
+
+
+def _restated_note(split: Split) -> str:
+    """The record's note when any of its share counts or per-share values was restated."""
+    return (
+        f"per-share values and share counts restated to the latest basis for {split.describe()} "
+        "(filed before it)"
+    )
 
 
 def _fact_point(point: _Point, frame: str | None) -> FactPoint:
@@ -1029,12 +1202,6 @@ def _compute(rule: Computed, values: Mapping[str, _Value]) -> _Value | None:
         return present[0][1]
     if rule.op in ("difference", "sum") and len(present) < len(inputs):
         return None
-    if rule.op == "sum_distinct":
-        kept: list[tuple[str, _Value]] = []
-        for name, v in present:
-            if not any(k.value == v.value and k.point.accn != v.point.accn for _, k in kept):
-                kept.append((name, v))
-        present = kept
     first = present[0][1]
     # Internal inputs ("_goodwill") mean nothing to a reader; name the concept that filled them.
     names = [v.point.concept if name.startswith("_") else name for name, v in present]
@@ -1044,7 +1211,8 @@ def _compute(rule: Computed, values: Mapping[str, _Value]) -> _Value | None:
     else:
         total = sum(v.value for _, v in present)
         description = "computed: " + " + ".join(names)
-    return _Value(_clean(total), first.point, note=first.note, computed=description)
+    value = _Value(_clean(total), first.point, note=first.note, computed=description)
+    return value.with_inputs(v for _, v in present)
 
 
 # --------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from dexter.data.provider import Capability
 from dexter.data.sec import urls
 from dexter.data.sec.history import XBRL_HISTORY, before_edgar, missing_history
 from dexter.data.settings import DataSettings
+from dexter.data.singleflight import SingleFlight
 
 # The parsers for each kind of SEC document (facts, filings, Form 4, 13F, frames, full-text
 # search, HTML text) are imported by the methods that use them: building the router, which every
@@ -92,6 +93,7 @@ class SecEdgarProvider:
             Capability.SCREEN,
             Capability.DOCUMENTS,
             Capability.FULL_TEXT_SEARCH,
+            Capability.SEGMENTS,
         }
     )
 
@@ -108,7 +110,7 @@ class SecEdgarProvider:
         self.as_of = settings.as_of.isoformat() if settings.as_of else None
         self._client: HttpClient | None = None
         # Parsed documents, shared by concurrent callers: one fetch per key per process.
-        self._pending: dict[str, asyncio.Task[Any]] = {}
+        self._flights = SingleFlight()
         # Filers found outside the ticker table, by the ticker we gave them.
         self._resolved: dict[str, Company] = {}
         # With an as-of date, per company: each concept filed only later -> its first filing day.
@@ -132,18 +134,12 @@ class SecEdgarProvider:
         return self._client
 
     async def aclose(self) -> None:
-        for task in self._pending.values():
-            task.cancel()
+        self._flights.cancel()
         if self._client is not None:
             await self._client.aclose()
 
     async def _once(self, key: str, load: Callable[[], Awaitable[T]]) -> T:
-        task = self._pending.get(key)
-        if task is None or (task.done() and task.exception() is not None):
-            task = asyncio.ensure_future(load())
-            self._pending[key] = task
-        result: T = await asyncio.shield(task)
-        return result
+        return await self._flights.once(key, load)
 
     @property
     def _data(self) -> str:
@@ -202,6 +198,26 @@ class SecEdgarProvider:
 
         return await self._once(f"facts:{company.cik}", load)
 
+    async def companyfacts_document(self, ticker: str) -> tuple[Company, dict[str, Any]]:
+        """The company's whole companyfacts document, NOT cut at the as-of date: for callers
+        that cut it at several dates themselves (point-in-time valuation, see valuation.py)."""
+        company = await self.company(ticker)
+
+        async def load() -> dict[str, Any]:
+            url = urls.companyfacts(company.cik, self._data)
+            try:
+                data = await self.http.get_json(url, ttl=FACTS_TTL)
+            except NotFound:
+                raise NotFound(
+                    f"The SEC has no XBRL company facts for {company.name} ({company.ticker}).",
+                    hint="Funds, trusts and some foreign filers file no XBRL financial data.",
+                ) from None
+            if not isinstance(data, dict):
+                raise UpstreamError("SEC companyfacts JSON is not an object.", url=url)
+            return data
+
+        return company, await self._once(f"companyfacts:{company.cik}", load)
+
     async def fetch_sec_url(self, url: str) -> bytes:
         """GET any sec.gov URL through this client (user agent, shared limiter, retries),
         pointed at the configured base URLs; Archives documents are cached for good."""
@@ -220,6 +236,8 @@ class SecEdgarProvider:
         """Ticker, CIK or name. Filers missing from today's ticker table (delisted, acquired,
         funds, private issuers) resolve by CIK from their submissions file, and by name through
         EDGAR's company lookup."""
+        from dexter.data.sec.tickers import cik_digits
+
         table = await self._tickers()
         try:
             return table.resolve(query)
@@ -227,11 +245,13 @@ class SecEdgarProvider:
             known = self._resolved.get(query.strip().upper())
             if known is not None:
                 return known
-            text = query.strip().upper().removeprefix("CIK").strip()
-            if text.isdigit() and len(text) <= 10:
-                found: Company | None = await self._company_by_cik(text, unknown)
+            digits = cik_digits(query)
+            if digits:
+                found: Company | None = await self._company_by_cik(digits, unknown)
             else:
                 found = await self._company_by_name(query)
+                if found is None:
+                    found = await self._company_by_former_name(query, table)
             if found is None:
                 raise
             # Calls made later with the ticker this returned must find the company again.
@@ -271,6 +291,23 @@ class SecEdgarProvider:
                 tickers = str(source.get("tickers") or "").replace(" ", "").split(",")
                 ticker = tickers[0] if tickers and tickers[0] else str(int(cik))
                 return Company(ticker=ticker.upper(), cik=urls.pad_cik(cik), name=entity)
+        return None
+
+    async def _company_by_former_name(self, name: str, table: TickerTable) -> Company | None:
+        """A name the company no longer uses ("Tesla Motors", "Apple Computer"): the few largest
+        filers whose name today starts with the same word, checked against the former names in
+        their submissions (a request each, made only when nothing else matched)."""
+        from dexter.data.sec.submissions import company_info
+        from dexter.data.sec.tickers import normalise_name
+
+        wanted = normalise_name(name)
+        for candidate in table.sharing_first_word(name):
+            try:
+                info = company_info(await self._submissions(candidate.cik))
+            except DataError:
+                continue  # no history to check; the ticker table's suggestions still stand
+            if any(normalise_name(former) == wanted for former in info.former_names):
+                return candidate
         return None
 
     async def _statements(
@@ -890,6 +927,70 @@ class SecEdgarProvider:
             rows = [r for r in rows if r.value <= max_value]
         return rows[:limit]
 
+    # -- segments ----------------------------------------------------------------------------
+
+    async def segments(
+        self, ticker: str, *, period: Period = "annual", limit: int = 4, year: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Revenue and operating income by segment, geography and product from the latest 10-K
+        (10-Q for quarterly; that of fiscal `year` when given): its own XBRL dimensional facts,
+        with the company's labels, each breakdown checked against the reported total."""
+        from dexter.data.sec.segments import segment_periods
+        from dexter.data.sec.xbrl_instance import parse_instance, parse_labels
+
+        if period not in ("annual", "quarterly"):
+            raise Unavailable("Segment breakdowns are reported annually or quarterly, not as TTM.")
+        form = "10-K" if period == "annual" else "10-Q"
+        recent = await self.filings(ticker, forms=[form], limit=60, page_back=year is not None)
+        if not recent:
+            who = await self.company(ticker)
+            raise NotFound(f"No {form} of {who.name} is in its EDGAR filing history.")
+        filing = _choose_filing(recent, form=form, year=year, accession=None)
+        who = await self.company(ticker)
+        documents = await self._filing_documents(who, filing.accession_number)
+        instance_doc, labels_doc = _xbrl_documents(documents)
+        if instance_doc is None:
+            raise NotFound(
+                f"{who.name}'s {form} filed {filing.filing_date} ({filing.accession_number}) "
+                "has no XBRL instance in its folder, so its segment facts cannot be read.",
+                hint="Filings before 2009-2011 (by company size) carry no XBRL; "
+                f"`dexter data filing-section {who.ticker} --item 8` reads the notes as text.",
+            )
+        instance_bytes = await self.http.get_bytes(instance_doc.url, ttl=FOREVER)
+        label_bytes = await self.http.get_bytes(labels_doc.url, ttl=FOREVER) if labels_doc else None
+
+        def parse() -> list[dict[str, Any]]:
+            instance = parse_instance(instance_bytes, url=instance_doc.url)
+            labels = (
+                parse_labels(label_bytes, url=labels_doc.url) if labels_doc and label_bytes else {}
+            )
+            periods = segment_periods(
+                instance,
+                labels,
+                period=period,
+                limit=limit,
+                ticker=filing.ticker or who.ticker,
+                company_name=documents.company_name or who.name,
+                form=filing.filing_type,
+                accession_number=filing.accession_number,
+                filing_date=filing.filing_date,
+                filing_url=documents.index_url,
+                instance_url=instance_doc.url,
+            )
+            return [p.model_dump(mode="json") for p in periods]
+
+        # Parsing a multi-megabyte instance takes a moment; keep the event loop free.
+        records = await asyncio.to_thread(parse)
+        if not records:
+            raise NotFound(
+                f"{who.name}'s {form} filed {filing.filing_date} ({filing.accession_number}) "
+                "tags no revenue or operating income by business segment, geography or product "
+                "in its XBRL.",
+                hint=f"Its segment note can be read as text: `dexter data filing-section "
+                f"{who.ticker} --item 8`.",
+            )
+        return records
+
     # -- not offered by the SEC --------------------------------------------------------------
 
     async def prices(
@@ -902,11 +1003,6 @@ class SecEdgarProvider:
 
     async def news(self, ticker: str, *, limit: int = 10) -> list[NewsItem]:
         raise Unavailable("SEC EDGAR has no news.")
-
-    async def segments(
-        self, ticker: str, *, period: Period = "annual", limit: int = 4
-    ) -> list[dict[str, Any]]:
-        raise Unavailable("Segment breakdowns are not in the SEC's companyfacts data.")
 
 
 def _gap(page: SubmissionsPage, url: str, reason: str, failed: bool) -> HistoryGap:
@@ -932,6 +1028,41 @@ def _filing_filter(
         return not wanted or bool(wanted & set(filing.items))
 
     return keep
+
+
+def _xbrl_documents(
+    filing: FilingDocuments,
+) -> tuple[DocumentEntry | None, DocumentEntry | None]:
+    """The filing's XBRL instance (EDGAR's `*_htm.xml` extract of an inline filing, else an
+    older filing's own instance `*.xml`) and its label linkbase (`*_lab.xml`)."""
+    names = [d for d in filing.documents if d.name.lower().endswith(".xml")]
+    labels = next((d for d in names if d.name.lower().endswith("_lab.xml")), None)
+    extracted = next((d for d in names if d.name.lower().endswith("_htm.xml")), None)
+    if extracted is not None:
+        return extracted, labels
+    linkbases = ("_cal.xml", "_def.xml", "_lab.xml", "_pre.xml")
+    own = [
+        d
+        for d in names
+        if (d.type or "").upper() == "EX-101.INS"
+        or (
+            not d.name.lower().endswith(linkbases)
+            and "-" in d.name
+            and d.name[0].isalpha()
+            and d.name.lower() not in ("filingsummary.xml", "primary_doc.xml")
+        )
+    ]
+    typed = [d for d in own if (d.type or "").upper() == "EX-101.INS"]
+    chosen = typed or own
+    if chosen:
+        return chosen[0], labels
+    # No extracted instance: the primary document itself, when the filing is inline XBRL
+    # (its `.xsd` schema says so; without one the filing has no XBRL at all).
+    if any(d.name.lower().endswith(".xsd") for d in filing.documents):
+        primary = filing.primary()
+        if primary.name.lower().endswith((".htm", ".html")):
+            return primary, labels
+    return None, labels
 
 
 def _exhibit_label(doc: DocumentEntry, filing: FilingDocuments) -> str | None:

@@ -34,6 +34,17 @@ def normalise_ticker(ticker: str) -> str:
     return ticker.strip().upper().replace(".", "-").replace("/", "-")
 
 
+def cik_digits(text: str) -> str | None:
+    """The digits of a CIK typed plain ("320193") or as EDGAR writes it ("CIK0000320193")."""
+    digits = text.strip().upper().removeprefix("CIK").strip()
+    return digits if digits.isdigit() and len(digits) <= 10 else None
+
+
+def _looks_like_name(text: str) -> bool:
+    # Tickers have at most five letters before a class suffix; anything longer was a name.
+    return " " in text.strip() or len(normalise_ticker(text).split("-")[0]) > 5
+
+
 @dataclass(frozen=True)
 class _Entry:
     rank: int
@@ -100,8 +111,9 @@ class TickerTable:
         entry = self._by_ticker.get(normalise_ticker(text))
         if entry:
             return entry.company()
-        if text.isdigit():
-            by_cik = self.by_cik(text)
+        digits = cik_digits(text)
+        if digits:
+            by_cik = self.by_cik(digits)
             if by_cik:
                 return by_cik
         match = self._by_name(text)
@@ -123,6 +135,18 @@ class TickerTable:
             if (name + " ").startswith(key + " "):
                 return entry
         return None
+
+    def sharing_first_word(self, name: str, limit: int = 3) -> list[Company]:
+        """The largest filers whose name today starts with the same word as `name`: where a
+        company renamed by adding or dropping words ("Apple Computer", now Apple Inc.) is."""
+        words = normalise_name(name).split()
+        found: list[Company] = []
+        for entry, known in zip(self._entries, self._names(), strict=True):
+            if words and known.split()[:1] == words[:1] and self._by_cik[entry.cik] is entry:
+                found.append(entry.company())
+                if len(found) == limit:
+                    break
+        return found
 
     def _one_typo_away(self, typed: str) -> list[str]:
         """Tickers one keystroke from `typed` (two letters swapped, one wrong, missing or extra),
@@ -149,7 +173,11 @@ class TickerTable:
         for entry, name in zip(self._entries, self._names(), strict=True):
             names.setdefault(name, entry)
         by_name = difflib.get_close_matches(normalise_name(text), names, n=limit, cutoff=0.6)
-        picks = [self._by_ticker[t] for t in tickers] + [names[n] for n in by_name]
+        by_ticker = [self._by_ticker[t] for t in tickers]
+        by_company = [names[n] for n in by_name]
+        # "Microsfot" is a name typed wrong: its near names go first, or five tickers that
+        # merely look like it would crowd Microsoft out.
+        picks = by_company + by_ticker if _looks_like_name(text) else by_ticker + by_company
         seen: set[str] = set()
         out: list[str] = []
         for entry in picks:

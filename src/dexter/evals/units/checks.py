@@ -9,15 +9,63 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from dexter.data.errors import DataError
+from dexter.data.errors import DataError, UnknownCompany
+from dexter.data.http import HttpClient, Params, build_url
 from dexter.data.router import DataRouter
 from dexter.data.sec.provider import SecEdgarProvider
+from dexter.data.sec.tickers import TickerTable
 from dexter.data.settings import DataSettings, parse_as_of
 from dexter.evals.units.mirror import mirror_transport
 from dexter.evals.units.runner import Case, CaseResult, same
 
 _TEXT_KEYS = frozenset({"contains", "not_contains", "starts_with", "min_chars", "matches"})
 _USER_AGENT = "Dexter finance-units dexter-units@example.invalid"
+# Enough records to reach every period a case names (Apple has 17 years, 68 quarters).
+_ALL_RECORDS = 400
+
+
+class _ParsedOnce(HttpClient):
+    """One client for the run, keeping each parsed JSON response: the providers for each as-of
+    date then share one parse of each multi-megabyte companyfacts file (each filters it to its
+    date without changing it)."""
+
+    def __init__(self, transport: Any) -> None:
+        super().__init__("SEC EDGAR", headers={"User-Agent": _USER_AGENT}, transport=transport)
+        self._parsed: dict[str, Any] = {}
+
+    async def get_json(
+        self, url: str, *, params: Params | None = None, ttl: float | None = None
+    ) -> Any:
+        key = build_url(url, params)
+        if key not in self._parsed:
+            self._parsed[key] = await super().get_json(url, params=params, ttl=ttl)
+        return self._parsed[key]
+
+
+class _MirrorProvider(SecEdgarProvider):
+    """The real SEC provider, answering from the recorded mirror through the shared client.
+    A dated copy reads the ticker table of the undated one (`tickers_from`): the table does not
+    change with the date, and building it from 10,000 rows for every date is most of the cost
+    of an as-of case."""
+
+    def __init__(
+        self,
+        settings: DataSettings,
+        client: HttpClient,
+        tickers_from: SecEdgarProvider | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self._shared = client
+        self._tickers_from = tickers_from
+
+    @property
+    def http(self) -> HttpClient:
+        return self._shared
+
+    async def _tickers(self) -> TickerTable:
+        if self._tickers_from is not None:
+            return await self._tickers_from._tickers()
+        return await super()._tickers()
 
 
 def _squash(text: str) -> str:
@@ -50,14 +98,12 @@ class Checker:
     def __init__(self, fixtures: Path, cache: Path) -> None:
         self.fixtures = fixtures
         self._settings = DataSettings(cache_dir=cache, sec_user_agent=_USER_AGENT)
-        self.sec = SecEdgarProvider(self._settings, transport=self._transport())
+        self._client = _ParsedOnce(mirror_transport(fixtures / "sec-mirror"))
+        self.sec: SecEdgarProvider = _MirrorProvider(self._settings, self._client)
         self._statements: dict[tuple[str, str, str], list[Any]] = {}
         self._texts: dict[str, str] = {}
         # One router per research date, as the runtime keeps one per AgentSpec.as_of.
         self._dated: dict[date, DataRouter] = {}
-
-    def _transport(self) -> Any:
-        return mirror_transport(self.fixtures / "sec-mirror")
 
     def _data_as_of(self, args: Mapping[str, Any]) -> Any:
         """The plain provider, or with `as_of` in the case a router whose SEC provider drops
@@ -70,8 +116,7 @@ class Checker:
             raise ValueError(f"as_of {raw!r} is not a date")
         router = self._dated.get(as_of)
         if router is None:
-            dated = self._settings.with_as_of(as_of)
-            sec = SecEdgarProvider(dated, transport=self._transport())
+            sec = _MirrorProvider(self._settings.with_as_of(as_of), self._client, self.sec)
             router = self._dated[as_of] = DataRouter([sec], as_of=as_of)
         return router
 
@@ -79,6 +124,7 @@ class Checker:
         await self.sec.aclose()
         for router in self._dated.values():
             await router.aclose()
+        await self._client.aclose()
 
     async def check(self, case: Case) -> CaseResult:
         method = getattr(self, f"_{case.kind}", None)
@@ -100,35 +146,70 @@ class Checker:
         company = await self.sec.company(str(args["query"]))
         return {"ticker": company.ticker, "cik": company.cik, "name": company.name}
 
+    async def _suggest(self, args: Mapping[str, Any]) -> str:
+        """What a user who typed a name that matches nothing is told (with its suggestions)."""
+        query = str(args["query"])
+        try:
+            company = await self.sec.company(query)
+        except UnknownCompany as error:
+            return str(error)
+        raise ValueError(f"{query!r} resolved to {company.ticker}; expected no match")
+
     async def _statement_rows(self, args: Mapping[str, Any]) -> Any:
+        """The record ending `report_period`: from every record of its kind, loaded once; or,
+        as of a date, that one record from the data filed by then."""
         ticker, statement, period = str(args["ticker"]), str(args["statement"]), str(args["period"])
-        key = (ticker, statement, period)
-        if key not in self._statements:
-            self._statements[key] = await self._load_statements(ticker, statement, period)
         wanted = str(args["report_period"])
-        for row in self._statements[key]:
+        if args.get("as_of"):
+            rows = await self._load_statements(
+                ticker, statement, period, data=self._data_as_of(args), only=wanted
+            )
+        else:
+            key = (ticker, statement, period)
+            if key not in self._statements:
+                self._statements[key] = await self._load_statements(
+                    ticker, statement, period, limit=_ALL_RECORDS
+                )
+            rows = self._statements[key]
+        for row in rows:
             if row.report_period == wanted:
                 return row
         raise LookupError(f"no {period} {statement} statement for {ticker} ending {wanted}")
 
     async def _load_statements(
-        self, ticker: str, statement: str, period: str, *, data: Any = None, limit: int = 40
+        self,
+        ticker: str,
+        statement: str,
+        period: str,
+        *,
+        data: Any = None,
+        limit: int = 40,
+        only: str | None = None,
     ) -> list[Any]:
+        """Records newest first; `only` (a period end) asks for that one record."""
         if period not in ("annual", "quarterly", "ttm"):
             raise ValueError(f"unknown period {period!r}")
         chosen: Literal["annual", "quarterly", "ttm"] = period  # type: ignore[assignment]
         source = self.sec if data is None else data
+        kw: dict[str, Any] = {"period": chosen, "limit": limit}
+        if only is not None:
+            kw.update(report_period_gte=only, report_period_lte=only)
         if statement == "income":
-            return list(await source.income_statements(ticker, period=chosen, limit=limit))
+            return list(await source.income_statements(ticker, **kw))
         if statement == "balance":
-            return list(await source.balance_sheets(ticker, period=chosen, limit=limit))
+            return list(await source.balance_sheets(ticker, **kw))
         if statement == "cashflow":
-            return list(await source.cash_flow_statements(ticker, period=chosen, limit=limit))
+            return list(await source.cash_flow_statements(ticker, **kw))
         raise ValueError(f"unknown statement {statement!r}")
 
     async def _statement(self, args: Mapping[str, Any]) -> Any:
+        """One field of one record; `places` (not a provider argument) rounds a per-share
+        amount restated for a split, whose exact value can repeat forever."""
         row = await self._statement_rows(args)
-        return getattr(row, str(args["field"]))
+        value = getattr(row, str(args["field"]))
+        if "places" in args and value is not None:
+            value = round(Decimal(str(value)), int(args["places"]))
+        return value
 
     async def _latest(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The newest statement a user asking on `as_of` gets, and its `field` as then filed."""

@@ -23,7 +23,7 @@ from decimal import (
 )
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
 from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
@@ -162,24 +162,17 @@ Operation = Literal[
 class CalculateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    operation: Operation = Field(
-        description=(
-            "evaluate needs expression; percent_change/growth: start, end; "
-            "cagr: start, end, years; margin: part, whole; ratio: numerator, denominator; "
-            "sum/mean: values."
-        )
-    )
-    expression: str | None = Field(
-        None, description='Arithmetic expression for evaluate, e.g. "(416.161B - 391.035B) / 2".'
-    )
-    start: NumberInput = Field(None, description="Starting (earlier) value.")
-    end: NumberInput = Field(None, description="Ending (later) value.")
-    years: NumberInput = Field(None, description="Years between start and end; may be fractional.")
-    part: NumberInput = Field(None, description="Margin numerator, e.g. net income.")
-    whole: NumberInput = Field(None, description="Margin denominator, e.g. revenue.")
-    numerator: NumberInput = Field(None, description="Ratio numerator.")
-    denominator: NumberInput = Field(None, description="Ratio denominator.")
-    values: NumberListInput = Field(None, description="Numbers for sum or mean.")
+    # The description says which fields each operation takes; per-field prose would repeat it.
+    operation: Operation
+    expression: str | None = None
+    start: NumberInput = None
+    end: NumberInput = None
+    years: NumberInput = None
+    part: NumberInput = None
+    whole: NumberInput = None
+    numerator: NumberInput = None
+    denominator: NumberInput = None
+    values: NumberListInput = None
 
 
 InputValue = Decimal | str | list[Decimal]
@@ -199,19 +192,12 @@ class CalculateTool(Tool[CalculateArgs]):
     name: ClassVar[str] = "calculate"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Exact decimal arithmetic for financial math; use it instead of computing numbers "
-        "yourself.\n"
-        "Set `operation` and fill only its fields:\n"
-        "- evaluate(expression): + - * / ** ( ) and unary minus; functions abs, round(x, n), "
-        "min, max, sqrt, ln, log10, log(x, base), exp.\n"
-        "- percent_change (alias growth)(start, end): (end - start) / |start|.\n"
-        "- cagr(start, end, years): compound annual growth rate; years may be fractional.\n"
-        "- margin(part, whole): part / whole, e.g. net income / revenue.\n"
-        "- ratio(numerator, denominator): plain quotient, e.g. P/E or debt/equity.\n"
-        "- sum(values), mean(values).\n"
-        'Numbers may be JSON numbers or strings: "391,035,000,000", "1_000", "1.2e9", "$1.2B"; '
-        "suffixes K/M/B/T mean thousand/million/billion/trillion and 12% means 0.12. "
-        "percent_change, cagr and margin return percents (6.43 means 6.43%)."
+        "Exact decimal arithmetic for financial math.\n"
+        "operation(fields): evaluate(expression: + - * / ** ( ), abs round min max sqrt ln "
+        "log10 log exp); percent_change or growth(start, end); cagr(start, end, years); "
+        "margin(part, whole); ratio(numerator, denominator); sum or mean(values). "
+        'Numbers may be strings: "391,035,000,000", "$1.2B", "12%". percent_change, cagr and '
+        "margin return percents (6.43 means 6.43%)."
     )
     Args: ClassVar[type[BaseModel]] = CalculateArgs
     concurrency_safe: ClassVar[bool] = True

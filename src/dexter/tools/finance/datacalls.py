@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from dexter.data.errors import DataError
+from dexter.data.errors import DataError, UnknownCompany
 from dexter.data.models import Company, FilingList, Holdings, Period, StatementBase
 from dexter.data.models import InsiderTrades as ResultTrades
 from dexter.data.provider import Capability
@@ -191,7 +191,10 @@ def _screen_period(value: object) -> object:
 
 ScreenPeriod = Annotated[str, BeforeValidator(_screen_period)]
 
-COMPANY = "Ticker, CIK or company name (e.g. AAPL, 320193, 'nvidia corp')."
+COMPANY = (
+    "Ticker, CIK or company name (e.g. AAPL, 320193, 'nvidia corp'); for an EU/UK issuer's "
+    "ESEF annual reports (statements only), its LEI or esef:name@country (e.g. esef:kone@FI)."
+)
 GTE = "Only periods ending on or after this date (YYYY-MM-DD); e.g. 'since 2022' = 2022-01-01."
 LTE = "Only periods ending on or before this date (YYYY-MM-DD)."
 
@@ -379,6 +382,12 @@ class NewsArgs(CompanyArgs):
 class SegmentsArgs(CompanyArgs):
     period: SegmentPeriod = Field("annual", description="annual or quarterly.")
     limit: Limit12 = Field(DEFAULT_PERIODS, description="Most recent periods (max 12).")
+    year: int | None = Field(
+        None,
+        ge=1993,
+        le=2100,
+        description="Fiscal year of the 10-K/10-Q to read (default: latest).",
+    )
 
 
 class ScreenArgs(CallArgs):
@@ -846,7 +855,25 @@ class InstitutionalHoldings(DataCall[HoldingsArgs]):
             ) from None
 
 
-class StockPrices(DataCall[PricesArgs]):
+# Exchange suffixes (WSU.DE), currency pairs (EURUSD=X), indices (^GSPC): priced, never filers.
+_MARKET_SYMBOL = re.compile(r"^[\^A-Z0-9][A-Z0-9.\-]*(=X|\.[A-Z]{1,3})$|^\^", re.IGNORECASE)
+
+
+class _PricedCall(DataCall[ArgsT]):
+    """Prices exist for more than SEC filers: a market symbol is taken as given."""
+
+    async def company(self, query: str) -> Company:
+        text = query.strip()
+        if not _MARKET_SYMBOL.match(text):
+            try:
+                return await self.router.company(text)
+            except UnknownCompany:
+                if " " in text:
+                    raise
+        return Company(ticker=text.upper(), cik="", name=text.upper())
+
+
+class StockPrices(_PricedCall[PricesArgs]):
     name: ClassVar[str] = "stock_prices"
     description: ClassVar[str] = (
         "Historical open/high/low/close/volume bars for one stock between two dates, with a "
@@ -887,7 +914,7 @@ class StockPrices(DataCall[PricesArgs]):
         )
 
 
-class PriceSnapshotCall(DataCall[CompanyArgs]):
+class PriceSnapshotCall(_PricedCall[CompanyArgs]):
     name: ClassVar[str] = "price_snapshot"
     description: ClassVar[str] = "The latest price of one stock and its change on the day."
     Args: ClassVar[type[BaseModel]] = CompanyArgs
@@ -898,6 +925,45 @@ class PriceSnapshotCall(DataCall[CompanyArgs]):
         snapshot = await self.router.price_snapshot(company.ticker)
         content = format_price_snapshot(snapshot, ledger=ctx.sources, company=company)
         return ToolResult(content=content, data=snapshot.model_dump(mode="json"))
+
+
+class ValuationArgs(CompanyArgs):
+    dates: list[DateTo] = Field(
+        default_factory=list,
+        max_length=24,
+        description="Days to value the company on, YYYY-MM-DD (default: the latest close; at "
+        "most 24, e.g. month-ends or year-ends for a history).",
+    )
+
+
+class ValuationCall(DataCall[ValuationArgs]):
+    name: ClassVar[str] = "valuation"
+    description: ClassVar[str] = (
+        "Market cap, enterprise value, P/E, P/S, P/B, EV/EBITDA, EV/sales, dividend yield and FCF "
+        "yield of one company on any days, point-in-time: each day's close and only the "
+        "statements filed by that day (TTM flows), with formulas and sources."
+    )
+    Args: ClassVar[type[BaseModel]] = ValuationArgs
+    capability: ClassVar[Capability] = Capability.PRICES
+
+    def __init__(self, router: DataRouter, *, today: Callable[[], date] = date.today) -> None:
+        super().__init__(router)
+        self._today = today
+
+    async def fetch(self, args: ValuationArgs, ctx: ToolContext) -> ToolResult:
+        from dexter.data.valuation import valuations
+        from dexter.tools.finance.format_valuation import format_valuation
+
+        company = await self.company(args.company)
+        last = self.router.as_of or self._today()
+        days = sorted({date.fromisoformat(d[:10]) for d in args.dates if d}) or [last]
+        rows = await valuations(self.router, company.ticker, days)
+        priced_by = _provider_for(self.router, self.capability)
+        content = format_valuation(rows, ledger=ctx.sources, company=company, priced_by=priced_by)
+        return ToolResult(
+            content=content,
+            data={"company": company.model_dump(mode="json"), "records": _dump(rows)},
+        )
 
 
 class CompanyNews(DataCall[NewsArgs]):
@@ -926,14 +992,18 @@ class Segments(DataCall[SegmentsArgs]):
     name: ClassVar[str] = "segments"
     description: ClassVar[str] = (
         "Revenue, operating income and assets broken down by business segment, product and "
-        "geography, per period. USD millions, with source ids [S#]."
+        "geography, per period, in the company's own labels, checked against the reported "
+        "total. USD millions, with source ids [S#]."
     )
     Args: ClassVar[type[BaseModel]] = SegmentsArgs
     capability: ClassVar[Capability] = Capability.SEGMENTS
 
     async def fetch(self, args: SegmentsArgs, ctx: ToolContext) -> ToolResult:
         company = await self.company(args.company)
-        records = await self.router.segments(company.ticker, period=args.period, limit=args.limit)
+        extra: dict[str, Any] = {"year": args.year} if args.year is not None else {}
+        records = await self.router.segments(
+            company.ticker, period=args.period, limit=args.limit, **extra
+        )
         content = format_segments(records, ledger=ctx.sources, company=company)
         return ToolResult(
             content=content,
@@ -1003,6 +1073,7 @@ DATA_CALLS: tuple[type[DataCall[Any]], ...] = (
     InstitutionalHoldings,
     StockPrices,
     PriceSnapshotCall,
+    ValuationCall,
     CompanyNews,
     Segments,
     ScreenCompanies,

@@ -40,6 +40,7 @@ from dexter.data.models import (
     Source,
     StatementBase,
 )
+from dexter.data.notes import period_notes
 from dexter.data.sec import urls as sec_urls
 from dexter.data.sec.history import missing_history
 from dexter.tools.citations import SourceLedger
@@ -382,6 +383,9 @@ def format_statements(
             f"Units: {currency} millions, except per-share values ({currency}) and share counts "
             "(millions)."
         )
+    # Say when periods were put on one share basis, so no one compares them with the filing's
+    # own (pre-split) figures unawares.
+    lines += [f"Note: {note}" for note in period_notes(records, lambda r: r.fiscal_period)]
     lines += _legend(ledger, re.findall(r"S\d+", " ".join(sources)))
     return "\n".join(lines)
 
@@ -393,7 +397,8 @@ def format_statements(
 def filing_source(filing: Filing) -> Source:
     """A filing as a citable source; the same filing always gets the same ledger id."""
     return Source(
-        provider="SEC EDGAR",
+        # ESEF reports listed by the filings.xbrl.org source come as filings too.
+        provider="filings.xbrl.org" if filing.filing_type == "ESEF" else "SEC EDGAR",
         url=filing.url,
         form=filing.filing_type,
         accession_number=filing.accession_number,
@@ -998,7 +1003,7 @@ def format_price_snapshot(
     when = f" as of {snapshot.time}" if snapshot.time else ""
     lines = [
         f"## {_who(company, snapshot.ticker)} — latest price",
-        f"{fmt_price(snapshot.price)} USD{change}{when}{cite}",
+        f"{fmt_price(snapshot.price)} {snapshot.currency or 'USD'}{change}{when}{cite}",
     ]
     lines += _legend(ledger, [sid])
     return "\n".join(lines)
@@ -1223,6 +1228,8 @@ def format_segments(
     who = _who(company, ticker)
     if not records:
         return f"## {who} — segments\nNo segment breakdowns were reported."
+    if all("breakdowns" in r for r in records):
+        return _xbrl_segments(records, ledger=ledger, who=who)
     lines = [f"## {who} — segment breakdowns"]
     ids: list[str | None] = []
     currency = next((str(r["currency"]) for r in records if r.get("currency")), "USD")
@@ -1238,6 +1245,61 @@ def format_segments(
         _segment_lines(record, 0, body)
         lines += body or ["- No breakdowns reported for this period."]
     lines.append(f"\nUnits: {currency} millions.")
+    lines += _legend(ledger, ids)
+    return "\n".join(lines)
+
+
+def _segment_amount(value: Any, unit: str) -> str:
+    if not _finite(value):
+        return NONE
+    if unit.upper() == "USD":
+        return (
+            f"{float(value) / 1e6:,.0f}"
+            if float(value) % 1e6 == 0
+            else f"{float(value) / 1e6:,.3f}"
+        )
+    return f"{float(value):,.0f}"
+
+
+def _xbrl_segments(records: Sequence[Mapping[str, Any]], *, ledger: SourceLedger, who: str) -> str:
+    """Breakdowns read from a filing's XBRL (`dexter.data.sec.segments`): one line per breakdown
+    with its members in the company's labels, the reported total and whether they add up."""
+    lines = [f"## {who} — segments from the filing's XBRL"]
+    ids: list[str | None] = []
+    for record in records:
+        source = record.get("source")
+        sid = _cite(ledger, source) if isinstance(source, Mapping) else None
+        ids.append(sid)
+        start, end = record.get("start_date"), record.get("report_period")
+        head = f"{record.get('fiscal_period')} ({start} to {end})"
+        lines.append(f"\n**{head}**" + (f" [{sid}]" if sid else ""))
+        for b in record.get("breakdowns") or []:
+            unit = str(b.get("unit") or "")
+            scale = "USD millions" if unit.upper() == "USD" else unit
+            within = ", ".join(str(w.get("label")) for w in b.get("within") or [])
+            title = f"{b.get('measure')} by {b.get('axis_kind')}" + (
+                f" ({within} only)" if within else ""
+            )
+            members = "; ".join(
+                f"{_text(m.get('label'))} {_segment_amount(m.get('value'), unit)}"
+                for m in b.get("members") or []
+            )
+            total = b.get("total")
+            if total is None:
+                check = f"sum {_segment_amount(b.get('members_sum'), unit)}, no reported total"
+            else:
+                check = f"reported total {_segment_amount(total, unit)}: {b.get('check')}" + (
+                    f" (gap {_segment_amount(b.get('difference'), unit)})"
+                    if b.get("difference")
+                    else ""
+                )
+            lines.append(f"- {title}, {scale}: {members}. {check.capitalize()}.")
+            if b.get("note"):
+                lines.append(f"  Note: {_text(b.get('note'))}")
+    lines.append(
+        "\nMembers are the company's own XBRL labels; amounts as filed (USD in millions, "
+        "other units as counts)."
+    )
     lines += _legend(ledger, ids)
     return "\n".join(lines)
 

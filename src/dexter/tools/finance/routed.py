@@ -34,9 +34,9 @@ ModelFactory = Callable[[], Model]
 
 
 class RoutedArgs(BaseModel):
+    # "The whole request at once" is said by each tool's description and the system prompt.
     query: str = Field(
-        description="The whole request in plain words: every company, metric and period at once "
-        "(e.g. 'Apple and NVIDIA revenue and gross margin, last 4 fiscal years')."
+        description="e.g. 'Apple and NVIDIA revenue and gross margin, last 4 fiscal years'"
     )
 
 
@@ -196,13 +196,16 @@ class GetFinancials(RoutedTool):
     name: ClassVar[str] = "get_financials"
     description: ClassVar[str] = (
         "Company fundamentals from filings: income statements, balance sheets, cash flows, "
-        "ratios, segments and raw XBRL facts, for one or several companies and periods. Pass the "
-        "whole request at once; results carry source ids like [S1] to cite."
+        "ratios, segments and raw XBRL facts, for one or several companies and periods. EU/UK "
+        "issuers without SEC filings: annual statements from their ESEF reports, named by LEI "
+        "or esef:name@country (e.g. esef:kone@FI)."
     )
     guidance: ClassVar[str] = (
         "Choose: revenue, margins, earnings -> income_statements; assets, debt, equity, cash -> "
         "balance_sheets; cash flow, capex, free cash flow -> cash_flow_statements; ratios, "
-        "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts. "
+        "returns, growth -> financial_metrics; a specific reported line or concept -> xbrl_facts; "
+        "revenue or operating income by business segment, region or product line -> segments. "
+        "market cap, P/E, EV/EBITDA and other multiples on given days -> valuation. "
         "For a full picture call the three statements."
     )
 
@@ -211,11 +214,12 @@ class GetMarketData(RoutedTool):
     name: ClassVar[str] = "get_market_data"
     description: ClassVar[str] = (
         "Market and ownership data: prices and quotes, company news, insider transactions "
-        "(Forms 4 and 5) and institutional holdings (13F). Pass the whole request at once."
+        "(Forms 4 and 5) and institutional holdings (13F)."
     )
     guidance: ClassVar[str] = (
         "Choose: current quote -> price_snapshot; history -> stock_prices with start_date and "
-        "end_date; news -> company_news; insider buying or selling -> insider_trades; a fund's "
+        "end_date; market cap and multiples (P/E, EV/EBITDA, yields) on given days -> valuation; "
+        "news -> company_news; insider buying or selling -> insider_trades; a fund's "
         "portfolio -> institutional_holdings with the filer (all=true for every position)."
     )
 
@@ -242,6 +246,7 @@ class ReadFilings(RoutedTool):
 
 class StockScreener(RoutedTool):
     name: ClassVar[str] = "stock_screener"
+    brief: ClassVar[str] = "rank every SEC filer by one reported value"
     description: ClassVar[str] = (
         "Screen companies on reported values, e.g. 'companies with revenue above $50B in "
         "2024': ranks every SEC filer by one XBRL concept for a period."
@@ -256,10 +261,10 @@ class StockScreener(RoutedTool):
 ROUTED_TOOLS: dict[type[RoutedTool], tuple[str, ...]] = {
     GetFinancials: (
         "income_statements", "balance_sheets", "cash_flow_statements", "financial_metrics",
-        "segments", "xbrl_facts",
+        "segments", "xbrl_facts", "valuation",
     ),
     GetMarketData: (
-        "price_snapshot", "stock_prices", "company_news", "insider_trades",
+        "price_snapshot", "stock_prices", "valuation", "company_news", "insider_trades",
         "institutional_holdings",
     ),
     ReadFilings: (

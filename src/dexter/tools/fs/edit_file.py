@@ -64,9 +64,10 @@ class EditPlan:
 
 class EditFileTool(Tool[EditFileArgs]):
     name: ClassVar[str] = "edit_file"
+    brief: ClassVar[str] = "change part of a workspace file"
     description: ClassVar[str] = (
-        "Replace `old_text` with `new_text` in a text file in the workspace and return a "
-        "unified diff of the change. Needs the user's approval (they see the diff).\n"
+        "Replace `old_text` with `new_text` in a workspace text file. Returns a unified diff "
+        "and needs the user's approval (they see the diff).\n"
         "old_text must occur exactly once (include surrounding lines to make it unique) unless "
         "replace_all is true. Matching is exact first, then tolerant of differences in spaces, "
         "tabs and trailing whitespace. Read the file first; use write_file for new files."

@@ -32,36 +32,21 @@ MAX_LISTED = 40
 class ReadFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(min_length=1, description="File path, relative to the workspace.")
-    offset: int | None = Field(None, ge=1, description="First line to show (1-based). Default 1.")
-    limit: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_LINES,
-        description=f"How many lines to show (default {DEFAULT_LINES}, at most {MAX_LINES}).",
-    )
+    path: str = Field(min_length=1)
+    offset: int | None = Field(None, ge=1, description="First line (1-based).")
+    limit: int | None = Field(None, ge=1, le=MAX_LINES, description="Lines to show.")
     byte_offset: int | None = Field(
-        None,
-        ge=0,
-        description="Read a byte range instead of lines, starting here (0-based). "
-        "Use for files with very long lines; don't combine with offset/limit.",
+        None, ge=0, description="Read bytes from here (0-based) instead of lines."
     )
-    byte_limit: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_BYTE_RANGE,
-        description=f"Bytes to read in byte mode (default and maximum {MAX_BYTE_RANGE:,}).",
-    )
+    byte_limit: int | None = Field(None, ge=1, le=MAX_BYTE_RANGE)
 
 
 class ReadFileTool(Tool[ReadFileArgs]):
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
-        "Read a text file in the workspace, with line numbers. Paths are relative to the "
-        "workspace; files outside it can't be read.\n"
-        f"Shows {DEFAULT_LINES} lines from `offset` (1-based) by default; the header gives the "
-        "file's size and line count and the offset to continue from. For files with very long "
-        "lines (minified JSON, CSV blobs) use `byte_offset`/`byte_limit` instead."
+        "Read a text file in the workspace, with line numbers. Shows "
+        f"{DEFAULT_LINES} lines from `offset` by default; the header says where to continue. "
+        "For very long lines (minified JSON) read bytes with `byte_offset`/`byte_limit`."
     )
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     concurrency_safe: ClassVar[bool] = True

@@ -27,9 +27,10 @@ class WriteFileArgs(BaseModel):
 
 class WriteFileTool(Tool[WriteFileArgs]):
     name: ClassVar[str] = "write_file"
+    brief: ClassVar[str] = "create or overwrite a workspace file"
     description: ClassVar[str] = (
-        "Create a text file in the workspace, or replace an existing one entirely, with "
-        "`content` (UTF-8). Needs the user's approval.\n"
+        "Create or overwrite a text file in the workspace. Writes `content` (UTF-8) and needs "
+        "the user's approval.\n"
         "Paths are relative to the workspace; files outside it can't be written. Missing "
         "parent directories are created. The write is atomic: the file is never left half "
         "written. To change part of an existing file, use edit_file instead."

@@ -86,9 +86,10 @@ class BashArgs(BaseModel):
 
 class BashTool(Tool[BashArgs]):
     name: ClassVar[str] = "bash"
+    brief: ClassVar[str] = "run a shell command in the workspace"
     description: ClassVar[str] = (
-        "Run a bash command in the workspace and return its output (stdout and stderr "
-        "together) and exit code. Read-only commands (ls, cat, grep, git log …) may run "
+        "Run a bash command in the workspace. Returns its output (stdout and stderr together) "
+        "and exit code. Read-only commands (ls, cat, grep, git log …) may run "
         "without asking; anything else needs the user's approval.\n"
         f"Times out after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max "
         f"{MAX_TIMEOUT_SECONDS:g}), stopping the command and its child processes. Output over "

@@ -179,10 +179,11 @@ class BrowserSession:
 
 class BrowserTool(Tool[BrowserArgs]):
     name: ClassVar[str] = "browser"
+    brief: ClassVar[str] = "pages that need JavaScript or clicks"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Use a real headless browser for pages that need JavaScript or interaction (investor-"
-        "relations sites, tables that load late, forms); prefer web_fetch for ordinary pages. "
+        "A headless browser for pages that need JavaScript or clicks; prefer web_fetch. For "
+        "investor-relations sites, tables that load late and forms. "
         "Actions: navigate (url) opens a page in the current tab; open_tab (url) opens another "
         "tab; switch_tab (tab); snapshot returns the page's accessibility tree with element refs "
         "like [ref=e5]; click (ref), type (ref, text), press (key, optional ref), scroll "

@@ -75,20 +75,10 @@ def allowed_hosts_from_settings(settings: Settings) -> frozenset[str]:
 class WebFetchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(
-        min_length=1, max_length=MAX_URL_LENGTH, description="The http(s) URL to read."
-    )
-    max_chars: int = Field(
-        DEFAULT_MAX_CHARS,
-        ge=500,
-        le=MAX_MAX_CHARS,
-        description="Most characters of page text to return (default 20,000, at most 60,000).",
-    )
+    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
+    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=500, le=MAX_MAX_CHARS)
     offset: int = Field(
-        0,
-        ge=0,
-        description="Character to start at, to read a long page in parts: pass the offset the "
-        "previous call said to continue from.",
+        0, ge=0, description="Where to continue a long page, as the last part said."
     )
 
 
@@ -105,9 +95,7 @@ class WebFetchTool(Tool[WebFetchArgs]):
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
         "Fetch a web page and return its main text as markdown (title, final URL, content). "
-        "Use it to read an article, press release or page found with web_search. "
-        "Reads SEC EDGAR documents too (inline XBRL, tables as rows); long pages are read in "
-        "parts with offset. Only public http(s) pages; PDFs are not supported yet."
+        "Public http(s) pages and SEC EDGAR documents (tables as rows); no PDFs yet."
     )
     Args: ClassVar[type[BaseModel]] = WebFetchArgs
     concurrency_safe: ClassVar[bool] = True

@@ -337,23 +337,17 @@ def search_providers_from_settings(settings: Settings) -> list[SearchProvider]:
 class WebSearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=400, description="What to search the web for.")
-    max_results: int = Field(5, ge=1, le=10, description="How many results to return (1-10).")
-    days: int | None = Field(
-        None,
-        ge=1,
-        le=3650,
-        description="Only results from about the last N days (for recent news); omit for any date.",
-    )
+    query: str = Field(min_length=1, max_length=400)
+    max_results: int = Field(5, ge=1, le=10)
+    days: int | None = Field(None, ge=1, le=3650, description="Only the last N days (news).")
 
 
 class WebSearchTool(Tool[WebSearchArgs]):
     name: ClassVar[str] = "web_search"
     scope: ClassVar[ToolScope] = "public"
     description: ClassVar[str] = (
-        "Search the web and get results with titles, URLs, dates and snippets. Use it for news, "
-        "analyst commentary, events and anything not in the financial data tools; follow up "
-        "with web_fetch to read a page. Cite results by their [S#] ids."
+        "Search the web and get results with titles, URLs, dates and snippets. For news, "
+        "commentary, events and anything the data tools lack; read a page with web_fetch."
     )
     Args: ClassVar[type[BaseModel]] = WebSearchArgs
     concurrency_safe: ClassVar[bool] = True

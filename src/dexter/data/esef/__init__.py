@@ -1,0 +1,1 @@
+"""ESEF annual reports (EU/UK issuers, IFRS) from XBRL International's filings.xbrl.org."""
