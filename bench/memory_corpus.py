@@ -11,7 +11,9 @@ query when it comes from that file and its text contains the phrase. Query kinds
 - `keyword`: shares words with the answer;
 - `paraphrase`: no query word matches the answer LINE under the index's own keyword rules (FTS5,
   porter stemming, same stopwords) — checked here; other lines of the same chunk may still match;
-- `fresh`: several notes talk about the topic and only the newest one is right.
+- `fresh`: several notes talk about the topic and only the newest one is right;
+- `held-out`: more paraphrases under the same rule, written after the first wave's retrieval
+  work and never used to tune it (`HELD_OUT`, reported apart from the 66 labelled queries).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-QueryKind = Literal["keyword", "paraphrase", "fresh"]
+QueryKind = Literal["keyword", "paraphrase", "fresh", "held-out"]
 
 YEAR_START = date(2025, 1, 2)
 YEAR_END = date(2025, 12, 31)
@@ -51,6 +53,7 @@ class Corpus:
     now: datetime = NOW
     facts: int = 0
     notes: dict[str, list[str]] = field(default_factory=dict)
+    held_out: list[Query] = field(default_factory=list)
 
 
 # ---- the labelled facts ---------------------------------------------------------------------
@@ -495,6 +498,95 @@ _QUERIES: list[Query] = [
 ]
 
 
+# ---- held out: paraphrases written before retrieval was tuned, and never tuned on ------------
+
+HELD_OUT: list[Query] = [
+    _q("which part of the country am I based in", "held-out", _a(M, "Lives in California")),
+    _q("how old am I", "held-out", _a(M, "Age 41")),
+    _q("what do I do for a living", "held-out", _a(M, "Age 41")),
+    _q("which firms look after my money", "held-out", _a(M, "Taxable brokerage at Fidelity")),
+    _q("limit on any individual name's weight", "held-out", _a(M, "Single-stock cap")),
+    _q("do I trade derivatives", "held-out", _a(M, "Never uses margin")),
+    _q("how much goes toward the kids' schooling", "held-out", _a(M, "529 plan")),
+    _q(
+        "what happened to the chip fund I swapped into",
+        "held-out",
+        _a(date(2025, 12, 19), "Sold the SOXX replacement"),
+    ),
+    _q(
+        "what did I conclude about the graphics chip maker's profitability ceiling",
+        "held-out",
+        _a(date(2025, 9, 2), "NVDA thesis revised"),
+    ),
+    _q(
+        "did I buy the warehouse club retailer",
+        "held-out",
+        _a(date(2025, 5, 20), "Bought 25 COST"),
+        _a(date(2025, 5, 22), "bought 25 COST"),
+    ),
+    _q(
+        "cloud computing retailer purchase reasoning",
+        "held-out",
+        _a(date(2025, 8, 4), "Bought 70 AMZN"),
+        _a(date(2025, 8, 6), "bought 70 AMZN"),
+    ),
+    _q(
+        "the online bookseller's cloud unit speeding up",
+        "held-out",
+        _a(date(2025, 12, 3), "AMZN thesis check"),
+    ),
+    _q(
+        "moving pre-tax retirement money into after-tax this winter",
+        "held-out",
+        _a(date(2025, 11, 10), "$20,000 Roth conversion"),
+    ),
+    _q(
+        "recurring index fund buying amount",
+        "held-out",
+        _a(date(2025, 7, 1), "Raised the monthly VTI"),
+    ),
+    _q(
+        "what did Berkshire's succession news make me do",
+        "held-out",
+        _a(date(2025, 5, 5), "kept BRK.B unchanged"),
+    ),
+    _q(
+        "healthcare conglomerate payouts",
+        "held-out",
+        _a(date(2025, 6, 23), "dividend reinvestment on JNJ"),
+    ),
+    _q("am I avoiding companies from Beijing", "held-out", _a(date(2025, 5, 28), "Chinese ADRs")),
+    _q(
+        "where does my safety cushion sit today",
+        "held-out",
+        _a(date(2025, 9, 18), "3-month bill ladder"),
+    ),
+    _q(
+        "did I increase the death benefit", "held-out", _a(date(2025, 9, 25), "term life insurance")
+    ),
+    _q("what yardstick do I use now", "held-out", _a(date(2025, 6, 2), "Switched my benchmark")),
+    _q(
+        "what's my take on the Mountain View company now",
+        "held-out",
+        _a(date(2025, 10, 22), "GOOGL thesis revised"),
+    ),
+    _q(
+        "how much software giant stock is in my retirement account",
+        "held-out",
+        _a(date(2025, 7, 31), "60 MSFT shares total"),
+    ),
+    _q(
+        "did I sell iPhone maker shares to fund something",
+        "held-out",
+        _a(date(2025, 6, 10), "Sold 100 AAPL"),
+    ),
+    _q(
+        "when do I look at my holdings",
+        "held-out",
+        _a(date(2025, 2, 3), "stop reading daily market commentary"),
+    ),
+]
+
 # ---- noise ----------------------------------------------------------------------------------
 
 _TICKERS = [
@@ -636,8 +728,13 @@ def generate(seed: int = 20250101) -> Corpus:
 
     files = {f"{d.isoformat()}.md": _note(d, s) for d, s in sorted(by_day.items())}
     files["MEMORY.md"] = EVERGREEN
-    _check(files, _QUERIES)
-    return Corpus(files=files, queries=list(_QUERIES), facts=len(_FACTS) + len(_RECAPS))
+    _check(files, [*_QUERIES, *HELD_OUT])
+    return Corpus(
+        files=files,
+        queries=list(_QUERIES),
+        facts=len(_FACTS) + len(_RECAPS),
+        held_out=list(HELD_OUT),
+    )
 
 
 # ---- label checks ---------------------------------------------------------------------------
@@ -675,7 +772,7 @@ def _check(files: dict[str, str], queries: list[Query]) -> None:
             if len(lines) != 1:
                 problems.append(f"{query.text!r}: phrase {answer.phrase!r} not unique")
                 continue
-            if query.kind == "paraphrase":
+            if query.kind in ("paraphrase", "held-out"):
                 shared = _keyword_overlap(query.text, lines[0])
                 if shared:
                     problems.append(f"{query.text!r} shares {shared} with its answer")

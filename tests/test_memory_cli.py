@@ -106,13 +106,16 @@ def test_index_and_stats(home: Path, capsys: pytest.CaptureFixture[str]) -> None
 
     assert run(["memory", "index"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Indexed 2 changed files (2 chunks added, 0 removed, 0 embedded")
+    assert out.startswith(
+        "Indexed 2 changed files (2 chunks added, 0 removed, 0 embedded (0 entries)"
+    )
     assert "Memory files: 2 on disk, 2 indexed" in out
     assert "Vectors:      none — keyword-only" in out
 
     assert run(["memory", "index", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["sync"]["files_indexed"] == 0  # nothing changed since
+    assert data["sync"]["passages_embedded"] == 0
     assert data["stats"]["chunks"] == 2 and data["stats"]["keyword_only"] is True
 
     assert run(["memory", "stats", "--json"]) == 0

@@ -213,3 +213,22 @@ async def test_min_score_and_limit(tmp_path: Path) -> None:
     assert all(h.score > 0 for h in hits)
     assert await index.search("AAPL position", now=TODAY, min_score=1.01) == []
     assert await index.search("   ", now=TODAY) == []
+
+
+async def test_on_a_large_index_words_in_most_notes_leave_the_ranking_to_rarer_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dexter.memory.search as search_module
+
+    files = MemoryFiles(tmp_path)
+    for offset in range(1, 21):
+        files.append(_day(offset), f"Weekly portfolio review number {offset}, nothing changed.")
+    files.append(_day(30), "Portfolio review: trimmed NVDA to 150 shares.")
+    # As if these 25 notes were a 100,000-chunk index where 20% is as common as 1% is there:
+    # "portfolio" is in 22 of them, "NVDA" in one.
+    monkeypatch.setattr(search_module, "LARGE_INDEX_CHUNKS", 10)
+    monkeypatch.setattr(search_module, "COMMON_TERM_SHARE", 0.2)
+    index = MemoryIndex(tmp_path, None)
+    hits = await index.search("portfolio NVDA", now=TODAY)
+    assert [h.path for h in hits] == [_day(30)]  # ranked by the rare word alone
+    assert await index.search("portfolio review", now=TODAY) == []  # keyword side has nothing

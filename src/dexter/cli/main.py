@@ -384,22 +384,29 @@ def _add_data_parser(commands: Any) -> None:
 
 def entry() -> int:
     """The process entry point: the `dexter` script and `python -m dexter`."""
-    from dexter.cli import process
+    from dexter.cli import codecache, process
 
     process.pause()
     try:
-        return main()
+        return main(cache_generated_code=True)
     finally:
+        codecache.save()
         process.at_exit()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, cache_generated_code: bool = False) -> int:
+    """Run one command. `cache_generated_code` (the process entry only) serves the code that
+    dataclasses generate from `dexter.cli.codecache`."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     problem = _undecodable(arguments)
     if problem:
         print(f"dexter: {problem}", file=sys.stderr)
         return EXIT_USAGE
     args = _parse(_parser(), arguments)
+    if cache_generated_code:
+        from dexter.cli import codecache
+
+        codecache.enable()
     from dexter.log import configure_logging
 
     configure_logging(debug=args.debug)

@@ -196,13 +196,15 @@ async def _index(index: MemoryIndex, *, force: bool, as_json: bool, how: str) ->
             "chunks_added": result.chunks_added,
             "chunks_removed": result.chunks_removed,
             "chunks_embedded": result.chunks_embedded,
+            "passages_embedded": result.passages_embedded,
             "seconds": round(result.seconds, 3),
         }
         _print_json({"sync": sync, "stats": {**stats, "files_on_disk": on_disk}, "embedder": how})
         return EXIT_OK
     print(
         f"Indexed {result.files_indexed} changed files ({result.chunks_added} chunks added, "
-        f"{result.chunks_removed} removed, {result.chunks_embedded} embedded; "
+        f"{result.chunks_removed} removed, {result.chunks_embedded} embedded "
+        f"({result.passages_embedded} entries); "
         f"{result.files_removed} files gone) in {result.seconds:.2f}s."
     )
     print("\n".join(_stats_lines(stats, how, on_disk)))

@@ -11,11 +11,13 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType
-from rich.live import Live
-from rich.spinner import Spinner
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.text import Text
+
+if TYPE_CHECKING:  # the live region's pieces load only on a terminal, when one first shows
+    from rich.live import Live
 
 # At most this many lines of a draft show, and never more than half the terminal's height.
 DRAFT_LINES = 12
@@ -87,9 +89,13 @@ class _Line:
         self.started = started
         self.clock = clock
         self.draft = draft
+        from rich.spinner import Spinner
+
         self.spinner = Spinner("dots", style="cyan")
 
     def __rich__(self) -> RenderableType:
+        from rich.console import Group
+
         elapsed = self.clock() - self.started
         self.spinner.text = Text.assemble(f" {self.what} ", (f"{elapsed:.0f}s", "dim"))
         if self.draft:
@@ -130,6 +136,8 @@ class Waiting:
                 self._line.what, self._line.started = what, self.clock()
                 self._live.refresh()  # a new step shows at once, not at the next tick
             return
+        from rich.live import Live
+
         self._line = _Line(what, self.clock(), self.clock, self.draft)
         self._live = Live(self._line, console=self.console, transient=True, refresh_per_second=8)
         self._live.start()

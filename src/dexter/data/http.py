@@ -111,9 +111,9 @@ class HttpClient:
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
-            import httpx2
+            from dexter.httpclient import async_client
 
-            self._client = httpx2.AsyncClient(
+            self._client = async_client(
                 headers=self._headers,
                 timeout=self._timeout,
                 transport=self._transport,

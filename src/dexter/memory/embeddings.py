@@ -6,8 +6,9 @@ The default is local and offline: the int8 ONNX export of all-MiniLM-L6-v2 shipp
 (through Google's OpenAI-compatible endpoint) and Ollama are used when configured. When nothing
 loads, `load_embedder` returns None and a sentence saying why, and memory runs keyword-only.
 
-numpy is the only heavy import at module level; onnxruntime, tokenizers and httpx2 are imported
-when an embedder is first used.
+Nothing heavy is imported with this module (a session that never searches its memory never
+pays for them): numpy when vectors are made, onnxruntime and tokenizers when the local model
+loads, httpx2 when a remote provider is first asked.
 """
 
 from __future__ import annotations
@@ -23,18 +24,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from dexter.config import Settings, get_secret
 from dexter.errors import DexterError
 from dexter.install import reinstall_command
 
 if TYPE_CHECKING:
     import httpx2
+    import numpy as np
+    import numpy.typing as npt
     from tokenizers import Encoding, Tokenizer
 
-Vectors = npt.NDArray[np.float32]
+    Vectors = npt.NDArray[np.float32]
 
 LOCAL_MODEL_ID = "local:all-MiniLM-L6-v2-int8"
 LOCAL_DIMS = 384
@@ -84,6 +84,8 @@ class Embedder(Protocol):
 
 def l2_normalize(matrix: npt.ArrayLike) -> Vectors:
     """Rows scaled to unit length, as float32. All-zero rows stay zero (cosine 0 with anything)."""
+    import numpy as np
+
     rows = np.asarray(matrix, dtype=np.float32)
     if rows.ndim != 2:
         raise ValueError(f"expected a 2-d matrix of vectors, got shape {rows.shape}")
@@ -93,6 +95,8 @@ def l2_normalize(matrix: npt.ArrayLike) -> Vectors:
 
 
 def _empty(dims: int) -> Vectors:
+    import numpy as np
+
     return np.zeros((0, dims), dtype=np.float32)
 
 
@@ -165,7 +169,9 @@ class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX), 384 dims, fully offline.
 
     The model is loaded once, on `load()` or the first `embed()`; inference runs in a worker
-    thread so the event loop stays free. Safe to share between tasks.
+    thread so the event loop stays free. Safe to share between tasks. `tokens` counts the real
+    tokens embedded so far and `padded_tokens` what the model ran on, padding included (each
+    batch is as wide as its longest text), for throughput figures.
     """
 
     def __init__(
@@ -192,6 +198,8 @@ class LocalEmbedder:
         # ONNX Runtime sessions may run concurrently, but two runs at 2 threads each on a small
         # machine only fight; one inference at a time.
         self._run_lock = threading.Lock()
+        self.tokens = 0
+        self.padded_tokens = 0
 
     @property
     def loaded(self) -> bool:
@@ -271,6 +279,8 @@ class LocalEmbedder:
         items = list(texts)
         if not items:
             return _empty(self.dims)
+        import numpy as np
+
         self.load()
         assert self._tokenizer is not None
         encodings = self._tokenizer.encode_batch(items)
@@ -283,6 +293,8 @@ class LocalEmbedder:
         return out
 
     def _embed_batch(self, encodings: list[Encoding]) -> Vectors:
+        import numpy as np
+
         assert self._session is not None
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -297,6 +309,8 @@ class LocalEmbedder:
         try:
             with self._run_lock:
                 (hidden,) = self._session.run(["last_hidden_state"], feeds)
+                self.tokens += sum(len(e.ids) for e in encodings)
+                self.padded_tokens += ids.size
         except Exception as exc:
             raise EmbeddingUnavailable(f"the local embedding model failed to run: {exc}") from exc
         weights = mask[:, :, None].astype(np.float32)
@@ -357,19 +371,22 @@ class _RemoteEmbedder(ABC):
         items = list(texts)
         if not items:
             return _empty(self.dims)
-        import httpx2
+        from dexter.httpclient import async_client
 
         rows: list[Vectors] = []
-        async with httpx2.AsyncClient(
+        async with async_client(
             headers=self._headers(), timeout=self._timeout, transport=self._transport
         ) as client:
             for start in range(0, len(items), self._batch_size):
                 batch = items[start : start + self._batch_size]
                 rows.append(await self._post(client, batch))
+        import numpy as np
+
         return np.concatenate(rows, axis=0)
 
     async def _post(self, client: httpx2.AsyncClient, batch: list[str]) -> Vectors:
         import httpx2
+        import numpy as np
 
         where = f"{self.display} embeddings ({self.url})"
         try:

@@ -9,11 +9,16 @@ runs it first, so a hand edit of a memory file is reflected by the very next sea
 
 - a file whose size/mtime changed is re-read and hashed; if its content hash changed, ALL its old
   chunks are deleted (text and keyword index, in one transaction) and the new chunks inserted, so
-  text removed from a file can never be found again; vectors of unchanged chunk texts are reused;
+  text removed from a file can never be found again; vectors are reused by content hash: a
+  chunk whose text is already embedded keeps its vectors, and of a changed chunk only the
+  passages (`dexter.memory.passages`) that are new get embedded;
 - a file that disappeared loses its chunks;
 - chunks whose vector is missing or was made by another model (`model_id`/`dims` differ from the
   embedder's) are re-embedded;
 - with `embedder=None` the index is keyword-only: vectors stay NULL and search says so.
+
+Everything to embed in one sync goes to the embedder sorted by length, all files together, so a
+batch holds texts of about the same length and little of the work is padding.
 
 An embedding failure never loses text: the chunks are stored without vectors (keyword search still
 finds them), `last_warning` says what happened, and the next sync tries again.
@@ -33,12 +38,17 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
-from dexter.memory.search import DEFAULT_MIN_SCORE, Hit, hybrid_search
+from dexter.memory.passages import passages
+from dexter.memory.search import (
+    DEFAULT_MIN_SCORE,
+    TEXT_WEIGHT,
+    VECTOR_WEIGHT,
+    Hit,
+    hybrid_search,
+)
 from dexter.memory.vectors import VectorTable
 
 _log = logging.getLogger(__name__)
@@ -46,10 +56,21 @@ _log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from dexter.memory.embeddings import Embedder
 
-__all__ = ["EMBED_BATCH", "INDEX_FILE_NAME", "MemoryIndex", "SyncStats", "VectorTable"]
+__all__ = [
+    "EMBED_BATCH",
+    "FULL_SCAN_PASSAGES",
+    "INDEX_FILE_NAME",
+    "MemoryIndex",
+    "SyncStats",
+    "VectorTable",
+]
 
 INDEX_FILE_NAME = "index.db"
-EMBED_BATCH = 64
+# Texts per call to the embedder: a failure loses at most this much of a sync's work.
+EMBED_BATCH = 256
+# Up to this many passage vectors (~100 MB at 384 dimensions) are kept in memory and scanned whole;
+# a bigger index keeps its chunks' mean vectors and reads passages for the best chunks only.
+FULL_SCAN_PASSAGES = 65_536
 _RACY_NS = 2_000_000_000  # files modified in the last 2 s are always re-hashed
 
 
@@ -62,6 +83,7 @@ class SyncStats:
     chunks_removed: int
     seconds: float
     chunks_embedded: int = 0
+    passages_embedded: int = 0
 
 
 @dataclass(slots=True)
@@ -75,6 +97,20 @@ class _FileWork:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _short_hash(text: str) -> str:
+    """A passage's identity for reusing its vector: 64 bits of its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class _ChunkVectors:
+    """What a chunk row stores about its vectors (see `dexter.memory.migrations`)."""
+
+    passages: str  # the passages' short hashes, space-separated, in order
+    centroid: bytes  # float32 normalised mean of the passage vectors
+    vector: bytes  # float16 rows, one per passage
 
 
 class MemoryIndex:
@@ -94,6 +130,7 @@ class MemoryIndex:
         self._generation: int | None = None
         self._embeddings_checked = False
         self._embedded_total = 0
+        self._passages_total = 0
 
     # connection ----------------------------------------------------------------------------
 
@@ -128,6 +165,7 @@ class MemoryIndex:
     async def _sync(self, force: bool) -> SyncStats:
         started = time.perf_counter()
         embedded_before = self._embedded_total
+        passages_before = self._passages_total
         # File stats, reads and SQLite (whose write lock another process may hold for seconds)
         # run in a worker thread, so the event loop keeps streaming meanwhile.
         on_disk, removed, work, touched = await asyncio.to_thread(self._scan, force)
@@ -147,6 +185,7 @@ class MemoryIndex:
             chunks_removed=chunks_removed,
             seconds=time.perf_counter() - started,
             chunks_embedded=self._embedded_total - embedded_before,
+            passages_embedded=self._passages_total - passages_before,
         )
 
     def _scan(
@@ -157,6 +196,7 @@ class MemoryIndex:
         if generation != self._generation:
             # Another process (or our first call) wrote the index: re-check everything.
             self._vectors = None
+            self.term_counts.clear()
             self._embeddings_checked = False
             self._generation = generation
 
@@ -206,7 +246,7 @@ class MemoryIndex:
         work: Sequence[_FileWork],
         removed: Sequence[str],
         touched: Sequence[tuple[str, int, int]],
-        vectors: dict[str, bytes | None],
+        vectors: dict[str, _ChunkVectors | None],
     ) -> tuple[int, int]:
         conn = self.conn
         chunks_added = chunks_removed = 0
@@ -227,6 +267,7 @@ class MemoryIndex:
                     rows = []
                     for start, end, text, chunk_hash in item.chunks:
                         vec = vectors.get(chunk_hash)
+                        made = vec is not None and self.embedder is not None
                         rows.append(
                             (
                                 item.name,
@@ -235,16 +276,17 @@ class MemoryIndex:
                                 text,
                                 chunk_hash,
                                 day.isoformat() if day else None,
-                                self.embedder.model_id
-                                if vec is not None and self.embedder
-                                else None,
-                                self.embedder.dims if vec is not None and self.embedder else None,
-                                vec,
+                                self.embedder.model_id if made and self.embedder else None,
+                                self.embedder.dims if made and self.embedder else None,
+                                vec.vector if vec else None,
+                                vec.passages if vec else None,
+                                vec.centroid if vec else None,
                             )
                         )
                     conn.executemany(
                         "INSERT INTO chunks (path, start_line, end_line, text, hash, date, "
-                        "model_id, dims, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "model_id, dims, vector, passages, centroid) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         rows,
                     )
                     chunks_added += len(rows)
@@ -276,39 +318,95 @@ class MemoryIndex:
         )
         self._generation = self._read_generation()
 
-    async def _vectors_for(self, work: Sequence[_FileWork]) -> dict[str, bytes | None]:
-        """Vectors (float32 bytes) for the new chunks, reusing stored ones of the same text."""
+    async def _vectors_for(self, work: Sequence[_FileWork]) -> dict[str, _ChunkVectors | None]:
+        """Vectors for the new chunks: those of an already embedded chunk with the same text,
+        else one per passage, reusing the vectors of passages the files already had."""
         embedder = self.embedder
         hashes = {h: text for item in work for (_, _, text, h) in item.chunks}
         if embedder is None or not hashes:
             return {}
-        found: dict[str, bytes | None] = {}
-        wanted = list(hashes)
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
+        found, known = await asyncio.to_thread(
+            self._stored_vectors, list(hashes), [item.name for item in work]
+        )
+        missing = {h: text for h, text in hashes.items() if h not in found}
+        fresh = await self._embed_chunks(missing, known)
+        self._embedded_total += sum(v is not None for v in fresh.values())
+        return {**found, **fresh}
+
+    def _stored_vectors(
+        self, hashes: list[str], names: list[str]
+    ) -> tuple[dict[str, _ChunkVectors | None], dict[str, bytes]]:
+        """Stored vectors of chunks with these texts (by hash), and of every passage the files
+        `names` have now (by passage hash), made by the current embedder."""
+        embedder = self.embedder
+        assert embedder is not None
+        current = (embedder.model_id, embedder.dims)
+        found: dict[str, _ChunkVectors | None] = {}
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in self.conn.execute(
-                f"SELECT hash, vector FROM chunks WHERE hash IN ({marks}) AND model_id = ? "
-                "AND dims = ? AND vector IS NOT NULL",
-                (*part, embedder.model_id, embedder.dims),
+                f"SELECT hash, passages, centroid, vector FROM chunks WHERE hash IN ({marks}) "
+                "AND model_id = ? AND dims = ? AND vector IS NOT NULL AND centroid IS NOT NULL "
+                "AND passages IS NOT NULL",
+                (*part, *current),
             ):
-                found[str(row[0])] = bytes(row[1])
-        missing = [h for h in hashes if h not in found]
-        fresh = await self._embed([hashes[h] for h in missing])
-        for chunk_hash, blob in zip(missing, fresh, strict=True):
-            found[chunk_hash] = blob
-        return found
+                found[str(row[0])] = _ChunkVectors(str(row[1]), bytes(row[2]), bytes(row[3]))
+        known: dict[str, bytes] = {}
+        width = embedder.dims * 2
+        for start in range(0, len(names), 500):
+            part = names[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.conn.execute(
+                f"SELECT passages, vector FROM chunks WHERE path IN ({marks}) AND model_id = ? "
+                "AND dims = ? AND vector IS NOT NULL AND passages IS NOT NULL",
+                (*part, *current),
+            ):
+                blob = bytes(row[1])
+                for i, passage_hash in enumerate(str(row[0]).split()):
+                    known[passage_hash] = blob[i * width : (i + 1) * width]
+        return found, known
+
+    async def _embed_chunks(
+        self, texts: dict[Any, str], known: dict[str, bytes]
+    ) -> dict[Any, _ChunkVectors | None]:
+        """Each chunk's vectors, by passage; passages in `known` are not embedded again. A chunk
+        any of whose passages failed to embed gets None (keyword-only until a later sync)."""
+        plan = {key: [(_short_hash(p), p) for p in passages(text)] for key, text in texts.items()}
+        wanted = {h: p for parts in plan.values() for h, p in parts if h not in known}
+        rows = await self._embed(list(wanted.values()))
+        vectors = dict(known)
+        vectors.update({h: row for h, row in zip(wanted, rows, strict=True) if row is not None})
+        import numpy as np
+
+        out: dict[Any, _ChunkVectors | None] = {}
+        for key, parts in plan.items():
+            if not parts or any(h not in vectors for h, _ in parts):
+                out[key] = None
+                continue
+            blob = b"".join(vectors[h] for h, _ in parts)
+            matrix = np.frombuffer(blob, dtype="<f2").reshape(len(parts), -1).astype(np.float32)
+            mean = matrix.mean(axis=0)
+            norm = float(np.linalg.norm(mean))
+            centroid = (mean / norm if norm > 0 else mean).astype("<f4")
+            out[key] = _ChunkVectors(" ".join(h for h, _ in parts), centroid.tobytes(), blob)
+        return out
 
     async def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
-        """Embed in batches; on failure the remaining texts get None and a warning is kept."""
-        out: list[bytes | None] = []
+        """Each text's vector as float16 bytes, or None for those a failure left unembedded
+        (a warning is kept). All texts go out sorted by length, in batches of `EMBED_BATCH`, so
+        the texts batched together are about the same length whatever file they came from."""
+        out: list[bytes | None] = [None] * len(texts)
         embedder = self.embedder
-        if embedder is None:
-            return [None] * len(texts)
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = list(texts[start : start + EMBED_BATCH])
+        if embedder is None or not texts:
+            return out
+        import numpy as np  # only once there is something to embed
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), EMBED_BATCH):
+            batch = order[start : start + EMBED_BATCH]
             try:
-                matrix = np.asarray(await embedder.embed(batch), dtype="<f4")
+                matrix = np.asarray(await embedder.embed([texts[i] for i in batch]))
                 if matrix.shape != (len(batch), embedder.dims):
                     raise ValueError(
                         f"embedder returned shape {matrix.shape}, expected "
@@ -320,10 +418,10 @@ class MemoryIndex:
                     f"Embedding with {embedder.model_id} failed ({exc}); those memories are "
                     "searchable by keyword only until the next successful sync."
                 )
-                out.extend([None] * (len(texts) - start))
                 return out
-            out.extend(row.tobytes() for row in matrix)
-            self._embedded_total += len(batch)
+            for i, row in zip(batch, matrix.astype("<f2"), strict=True):
+                out[i] = row.tobytes()
+            self._passages_total += len(batch)
         return out
 
     async def _reembed_stale(self) -> None:
@@ -332,23 +430,26 @@ class MemoryIndex:
         if embedder is None or self._embeddings_checked:
             return
         stale = self.conn.execute(
-            "SELECT id, text FROM chunks "
-            "WHERE vector IS NULL OR model_id IS NOT ? OR dims IS NOT ?",
+            "SELECT id, text FROM chunks WHERE vector IS NULL OR centroid IS NULL "
+            "OR passages IS NULL OR model_id IS NOT ? OR dims IS NOT ?",
             (embedder.model_id, embedder.dims),
         ).fetchall()
         if stale:
-            blobs = await self._embed([str(row[1]) for row in stale])
+            made = await self._embed_chunks({int(row[0]): str(row[1]) for row in stale}, {})
             updates = [
-                (embedder.model_id, embedder.dims, blob, int(row[0]))
-                for row, blob in zip(stale, blobs, strict=True)
-                if blob is not None
+                (embedder.model_id, embedder.dims, vec.vector, vec.passages, vec.centroid, key)
+                for key, vec in made.items()
+                if vec is not None
             ]
+            self._embedded_total += len(updates)
             if updates:
                 conn = self.conn
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.executemany(
-                        "UPDATE chunks SET model_id = ?, dims = ?, vector = ? WHERE id = ?", updates
+                        "UPDATE chunks SET model_id = ?, dims = ?, vector = ?, passages = ?, "
+                        "centroid = ? WHERE id = ?",
+                        updates,
                     )
                     self._bump_generation(conn)
                     conn.execute("COMMIT")
@@ -363,22 +464,41 @@ class MemoryIndex:
     # vectors -------------------------------------------------------------------------------
 
     def vector_table(self) -> VectorTable | None:
-        """The in-memory matrix of the current model's vectors (loaded lazily, None if empty)."""
+        """The current model's vectors in memory (loaded lazily; None if there are none)."""
         embedder = self.embedder
         if embedder is None:
             return None
         if self._vectors is None:
-            rows = self.conn.execute(
-                "SELECT id, path, date, vector FROM chunks "
-                "WHERE vector IS NOT NULL AND model_id = ? AND dims = ? ORDER BY id",
-                (embedder.model_id, embedder.dims),
-            ).fetchall()
-            if not rows:
+            import numpy as np  # only once there is something to recall
+
+            current = (embedder.model_id, embedder.dims)
+            embedded = "vector IS NOT NULL AND centroid IS NOT NULL AND model_id = ? AND dims = ?"
+            count, size = self.conn.execute(
+                f"SELECT COUNT(*), TOTAL(length(vector)) FROM chunks WHERE {embedded}", current
+            ).fetchone()
+            if not count:
                 return None
+            passage_count = int(size) // (2 * embedder.dims)
+            whole = passage_count <= FULL_SCAN_PASSAGES
+            rows = self.conn.execute(
+                f"SELECT id, path, date, centroid{', vector' if whole else ''} FROM chunks "
+                f"WHERE {embedded} ORDER BY id",
+                current,
+            ).fetchall()
             names = tuple(sorted({str(r[1]) for r in rows}))
             code = {name: i for i, name in enumerate(names)}
             ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
             matrix = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4")
+            scanned = starts = None
+            if whole:
+                blobs = [bytes(r[4]) for r in rows]
+                sizes = np.fromiter((len(b) for b in blobs), dtype=np.int64, count=len(rows))
+                starts = np.concatenate(([0], np.cumsum(sizes // (2 * embedder.dims))[:-1]))
+                scanned = (
+                    np.frombuffer(b"".join(blobs), dtype="<f2")
+                    .reshape(-1, embedder.dims)
+                    .astype(np.float32)
+                )
             self._vectors = VectorTable(
                 ids=ids,
                 matrix=matrix.reshape(len(rows), embedder.dims).astype(np.float32, copy=False),
@@ -392,6 +512,9 @@ class MemoryIndex:
                     count=len(rows),
                 ),
                 row_of={int(chunk_id): i for i, chunk_id in enumerate(ids.tolist())},
+                passages=scanned,
+                passage_starts=starts.astype(np.int64) if starts is not None else None,
+                passage_count=passage_count,
             )
         return self._vectors
 
@@ -406,8 +529,8 @@ class MemoryIndex:
         since: date | None = None,
         until: date | None = None,
         min_score: float | None = None,
-        vector_weight: float = 0.7,
-        text_weight: float = 0.3,
+        vector_weight: float = VECTOR_WEIGHT,
+        text_weight: float = TEXT_WEIGHT,
         decay: bool = True,
         half_life_days: float = 30.0,
         mmr: bool = True,

@@ -8,8 +8,10 @@ Tables:
 - `files`: one row per indexed memory file: content sha256 plus the `mtime_ns`/`size` seen, so a
   sync only re-reads files whose stat changed.
 - `chunks`: the file's chunks, with line range, sha256 of the text, the daily-note date (NULL for
-  MEMORY.md), and the vector as little-endian float32 bytes with the `model_id`/`dims` that made
-  it (NULL vector in keyword-only mode).
+  MEMORY.md) and, from migration 2, one vector per passage (`dexter.memory.passages`):
+  `vector` holds them as little-endian float16 rows, `passages` the passages' short hashes (so an
+  edited file re-embeds only its new passages), `centroid` their normalised mean as float32,
+  all with the `model_id`/`dims` that made them (NULL in keyword-only mode).
 - `chunks_fts`: FTS5 over `chunks.text` (`porter unicode61`, so "revenues" finds "revenue"), an
   external-content table kept in sync by triggers: deleting a chunk row removes it from the
   keyword index in the same transaction.
@@ -67,6 +69,18 @@ MEMORY_MIGRATIONS: tuple[Migration, ...] = (
             END""",
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             "INSERT INTO meta (key, value) VALUES ('generation', '0')",
+        ),
+    ),
+    Migration(
+        2,
+        "one vector per passage of a chunk, their hashes, and the chunk's mean vector",
+        (
+            "ALTER TABLE chunks ADD COLUMN passages TEXT",
+            "ALTER TABLE chunks ADD COLUMN centroid BLOB",
+            # A whole-chunk vector means something else: the next sync re-embeds by passage.
+            "UPDATE chunks SET vector = NULL, model_id = NULL, dims = NULL",
+            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+            "WHERE key = 'generation'",
         ),
     ),
 )

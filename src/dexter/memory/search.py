@@ -10,20 +10,24 @@ Pipeline for one query (`limit` results wanted, candidate pool `limit × 4` from
    of the original, and never 0 for a real match, which a min-max scale would give the weakest).
    Dividing by the best rather than squashing with x/(1+x) keeps scores meaningful on a tiny
    index, where FTS5 floors the IDF of common terms at 1e-6 and every absolute bm25 is ~0.
-2. Vector side: cosine (dot product of unit vectors) of the query against the in-memory float32
-   matrix of chunk vectors, clipped at 0.
-3. Merge by chunk id: `relevance = 0.7·vector + 0.3·keyword` (weights normalised to sum 1; a side
+2. Vector side: a chunk's vector score is the cosine (dot product of unit vectors) of the query
+   and the chunk's closest passage (`dexter.memory.passages`: each entry embedded on its own, so
+   a question about one fact is not diluted by the chunk's other facts), clipped at 0. Up to
+   `FULL_SCAN_PASSAGES` passages are scanned in memory; a bigger index first ranks its chunks by
+   their mean passage vector and scores the `FIRST_STAGE_CHUNKS` best by passage.
+3. Merge by chunk id: `relevance = 0.8·vector + 0.2·keyword` (weights normalised to sum 1; a side
    with no candidate for a chunk contributes 0). With no embedder (or no vectors, or a failed
    query embedding) search is keyword-only: weights 0/1 and `Hit.vector_score is None`.
 4. `min_score` (default 0.15) is applied to that relevance, BEFORE decay: decay orders results,
    it does not make an old but relevant note unfindable. 0.15 rather than 0.2 because of what
    the local MiniLM model measures: a paraphrase sharing no word ("nvidia position size" vs "I
-   hold 200 NVDA shares") has cosine 0.24 (relevance 0.168, dropped by 0.2), while unrelated
-   finance notes sit at cosine <= ~0.18 (relevance <= ~0.13).
+   hold 200 NVDA shares") has cosine 0.24 (relevance 0.19 with no keyword match), while unrelated
+   finance notes sit at cosine <= ~0.18 (relevance <= ~0.14).
 5. Decay: `score = relevance · (0.6 + 0.4 · 0.5 ** (age_days / half_life_days))` for daily notes
    only (age from the note's local date to `now`); MEMORY.md is evergreen and never decays.
 6. MMR (λ 0.7): greedily pick `argmax λ·(score/best) − (1−λ)·max_sim(selected)`, where similarity
-   is the cosine of chunk vectors when both have one, else Jaccard overlap of their word sets.
+   is the cosine of the chunks' mean passage vectors when both have them, else the Jaccard
+   overlap of their word sets.
    Near-duplicates of an already chosen chunk therefore drop down the list.
 
 Filters: `paths` (memory file names) and `since`/`until` (inclusive, on the daily-note date; a
@@ -40,20 +44,32 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite3
 
+    import numpy as np
+    import numpy.typing as npt
+
     from dexter.memory.embeddings import Embedder
     from dexter.memory.vectors import VectorTable
 
-__all__ = ["DEFAULT_MIN_SCORE", "Hit", "SearchableIndex", "fts_query", "hybrid_search"]
+__all__ = [
+    "DEFAULT_MIN_SCORE",
+    "TEXT_WEIGHT",
+    "VECTOR_WEIGHT",
+    "Hit",
+    "SearchableIndex",
+    "fts_query",
+    "hybrid_search",
+]
 
 DEFAULT_MIN_SCORE = 0.15
+# With a vector per passage the vector side is the sharper one; 0.7/0.3 (one vector per chunk)
+# let a keyword that matches an unrelated line outrank the paraphrase's own passage.
+VECTOR_WEIGHT = 0.8
+TEXT_WEIGHT = 0.2
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
     """a about an and any are as at be been but by can could did do does for from had has have how
@@ -113,34 +129,37 @@ def fts_query(query: str, terms: Sequence[str] | None = None) -> str | None:
 
 
 # On a large index a word found in more than this share of chunks adds little to the ranking but
-# makes FTS5 score every chunk that contains it (most of the p95 latency at 100,000 chunks).
-COMMON_TERM_SHARE = 0.05
+# makes FTS5 score every chunk that contains it (most of the search time at 100,000 chunks); such
+# words are left to the vector side, and a query made only of them has no keyword side there.
+COMMON_TERM_SHARE = 0.01
 LARGE_INDEX_CHUNKS = 5_000
 
 
 def _selective_terms(index: SearchableIndex, terms: list[str]) -> list[str]:
-    if len(terms) < 2:
-        return terms
     conn = index.conn
-    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-    if total < LARGE_INDEX_CHUNKS:
-        return terms
-    cache = index.term_counts
+    cache = index.term_counts  # chunk counts, valid while nothing was written
     generation = conn.execute("SELECT total_changes()").fetchone()[0]
     if cache.get("__generation__") != generation:
         cache.clear()
         cache["__generation__"] = generation
-    counts = {}
+        cache["__total__"] = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    total = cache["__total__"]
+    if total < LARGE_INDEX_CHUNKS:
+        return terms
+    most = int(COMMON_TERM_SHARE * total)
+    rare = []
     for term in terms:
         if term not in cache:
             quoted = '"' + term.replace('"', "") + '"'
+            # Counting stops past the threshold: a common word's exact count is not needed.
             row = conn.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (quoted,)
+                "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (quoted, most + 1),
             ).fetchone()
             cache[term] = int(row[0])
-        counts[term] = cache[term]
-    rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
-    return rare or [min(terms, key=lambda t: counts[t])]
+        if cache[term] <= most:
+            rare.append(term)
+    return rare
 
 
 def _filters(
@@ -188,6 +207,8 @@ def _keyword_candidates(
 def _vector_mask(
     table: VectorTable, paths: Sequence[str] | None, since: date | None, until: date | None
 ) -> npt.NDArray[np.bool_] | None:
+    import numpy as np
+
     mask: npt.NDArray[np.bool_] | None = None
     if paths is not None:
         codes = [i for i, name in enumerate(table.path_names) if name in set(paths)]
@@ -202,21 +223,69 @@ def _vector_mask(
     return mask
 
 
+# A search on an index too big to scan by passage first ranks chunks by their mean vector, then
+# reads the passage vectors of this many of the best (8 times the largest candidate pool).
+FIRST_STAGE_CHUNKS = 320
+
+
+def _chunk_scores(
+    index: SearchableIndex,
+    table: VectorTable,
+    query_vector: npt.NDArray[np.float32],
+    pool: int,
+    mask: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(rows of `table`, their best passage's cosine), for every chunk when the passages are in
+    memory, else for the first stage's best chunks."""
+    import numpy as np
+
+    if table.passages is not None and table.passage_starts is not None:
+        sims = np.maximum.reduceat(table.passages @ query_vector, table.passage_starts)
+        rows = np.arange(sims.shape[0]) if mask is None else np.flatnonzero(mask)
+        return rows, sims[rows]
+    coarse = table.matrix @ query_vector
+    if mask is not None:
+        coarse = np.where(mask, coarse, -np.inf)
+    k = min(max(FIRST_STAGE_CHUNKS, pool), coarse.shape[0])
+    rows = np.argpartition(-coarse, k - 1)[:k] if k < coarse.shape[0] else np.arange(k)
+    rows = rows[np.isfinite(coarse[rows])]
+    if rows.size == 0:
+        return rows, np.zeros(0, dtype=np.float32)
+    ids = table.ids[rows].tolist()
+    marks = ",".join("?" * len(ids))
+    blobs = dict(
+        index.conn.execute(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", ids).fetchall()
+    )
+    rows = np.asarray([r for r, i in zip(rows.tolist(), ids, strict=True) if blobs.get(i)])
+    parts = [bytes(blobs[int(table.ids[r])]) for r in rows]
+    dims = table.matrix.shape[1]
+    counts = np.fromiter((len(b) // (2 * dims) for b in parts), dtype=np.int64, count=len(parts))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    vectors = np.frombuffer(b"".join(parts), dtype="<f2").reshape(-1, dims).astype(np.float32)
+    return rows, np.maximum.reduceat(vectors @ query_vector, starts)
+
+
 def _vector_candidates(
+    index: SearchableIndex,
     table: VectorTable,
     query_vector: npt.NDArray[np.float32],
     pool: int,
     mask: npt.NDArray[np.bool_] | None,
 ) -> dict[int, float]:
-    sims = table.matrix @ query_vector
-    if mask is not None:
-        sims = np.where(mask, sims, -np.inf)
+    """The `pool` chunks whose best passage is closest to the query, with that cosine."""
+    import numpy as np
+
+    rows, sims = _chunk_scores(index, table, query_vector, pool, mask)
     k = min(pool, sims.shape[0])
     if k <= 0:
         return {}
     top = np.argpartition(-sims, k - 1)[:k] if k < sims.shape[0] else np.arange(sims.shape[0])
+    # Vectors are stored as float16 (about three significant digits): beyond six decimals a
+    # score is rounding noise, which would otherwise order equal texts by their row position.
     return {
-        int(table.ids[row]): max(0.0, float(sims[row])) for row in top if np.isfinite(sims[row])
+        int(table.ids[rows[i]]): max(0.0, round(float(sims[i]), 6))
+        for i in top
+        if np.isfinite(sims[i])
     }
 
 
@@ -252,6 +321,7 @@ def _mmr(
     lam = min(1.0, max(0.0, lam))
     if len(hits) <= 1 or lam >= 1.0:
         return hits[:limit]
+
     best = max(h.score for h in hits) or 1.0
     vectors = [table.vector(i) if table is not None else None for i in ids]
     words = [set(_words(h.text)) for h in hits]
@@ -259,7 +329,7 @@ def _mmr(
     def similarity(a: int, b: int) -> float:
         va, vb = vectors[a], vectors[b]
         if va is not None and vb is not None:
-            return float(np.dot(va, vb))
+            return float(va @ vb)
         return _jaccard(words[a], words[b])
 
     remaining = list(range(len(hits)))
@@ -281,6 +351,8 @@ async def _query_vector(index: SearchableIndex, query: str) -> npt.NDArray[np.fl
     embedder = index.embedder
     if embedder is None:
         return None
+    import numpy as np
+
     try:
         matrix = np.asarray(await embedder.embed([query]), dtype=np.float32)
     except Exception as exc:  # keyword-only for this query rather than no answer at all
@@ -305,8 +377,8 @@ async def hybrid_search(
     since: date | None = None,
     until: date | None = None,
     min_score: float = DEFAULT_MIN_SCORE,
-    vector_weight: float = 0.7,
-    text_weight: float = 0.3,
+    vector_weight: float = VECTOR_WEIGHT,
+    text_weight: float = TEXT_WEIGHT,
     decay: bool = True,
     half_life_days: float = 30.0,
     mmr: bool = True,
@@ -321,7 +393,8 @@ async def hybrid_search(
 
     keyword = _keyword_candidates(index, query, pool, where, params)
 
-    table = index.vector_table()
+    # A weight of 0 turns the vector side off: nothing is loaded, embedded or scanned for it.
+    table = index.vector_table() if vector_weight > 0 else None
     query_vector = None
     if table is not None and query.strip():
         query_vector = await _query_vector(index, query)
@@ -330,12 +403,16 @@ async def hybrid_search(
     vector: dict[int, float] = {}
     if table is not None and query_vector is not None:
         mask = _vector_mask(table, path_list, since, until)
-        vector = _vector_candidates(table, query_vector, pool, mask)
+        vector = _vector_candidates(index, table, query_vector, pool, mask)
 
     use_vectors = query_vector is not None
     if use_vectors:
         total = vector_weight + text_weight
-        wv, wt = (vector_weight / total, text_weight / total) if total > 0 else (0.7, 0.3)
+        wv, wt = (
+            (vector_weight / total, text_weight / total)
+            if total > 0
+            else (VECTOR_WEIGHT, TEXT_WEIGHT)
+        )
     else:
         wv, wt = 0.0, 1.0
 

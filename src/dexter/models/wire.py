@@ -57,7 +57,9 @@ class JsonPost:
         if self._client is None:
             import httpx2
 
-            self._client = httpx2.AsyncClient(
+            from dexter.httpclient import async_client
+
+            self._client = async_client(
                 timeout=httpx2.Timeout(self._timeout), follow_redirects=True
             )
         return self._client

@@ -176,11 +176,12 @@ async def discover_context_window(
     )
     if kind is None:
         return None
-    import httpx2
 
     headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        async with httpx2.AsyncClient(
+        from dexter.httpclient import async_client
+
+        async with async_client(
             headers=headers, timeout=DISCOVERY_TIMEOUT, transport=transport
         ) as client:
             if kind == "ollama":

@@ -171,7 +171,9 @@ async def probe_server(
             headers |= {"x-api-key": api_key, "anthropic-version": API_VERSION}
     base = base_url.rstrip("/")
     listing_url = base + ("/v1/models" if protocol == "anthropic" else "/models")
-    async with httpx2.AsyncClient(
+    from dexter.httpclient import async_client
+
+    async with async_client(
         headers=headers, timeout=PROBE_TIMEOUT, transport=transport, follow_redirects=True
     ) as client:
         try:

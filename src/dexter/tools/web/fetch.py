@@ -169,8 +169,10 @@ class WebFetchTool(Tool[WebFetchArgs]):
     async def _download(self, url: str) -> _Page:
         import httpx2
 
+        from dexter.httpclient import async_client
+
         current = url
-        async with httpx2.AsyncClient(
+        async with async_client(
             transport=self._transport,
             timeout=self._timeout,
             follow_redirects=False,

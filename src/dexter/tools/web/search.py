@@ -367,14 +367,15 @@ class WebSearchTool(Tool[WebSearchArgs]):
         return Resources.of(reads=["network"])
 
     async def run(self, args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
-        import httpx2
 
         if not self.providers:
             keys = ", ".join(cls.env_key for cls in PROVIDER_CLASSES)
             raise ToolFailure(f"No web search provider is configured; set one of {keys}.")
         query = args.query.strip()
         failures: list[str] = []
-        async with httpx2.AsyncClient(transport=self._transport, timeout=self._timeout) as client:
+        from dexter.httpclient import async_client
+
+        async with async_client(transport=self._transport, timeout=self._timeout) as client:
             for provider in self.providers:
                 ctx.progress(f"Searching the web with {provider.label}: {query}")
                 try:

@@ -252,9 +252,10 @@ class XSearchTool(Tool[XSearchArgs]):
         return Resources.of(reads=["network"])
 
     async def run(self, args: XSearchArgs, ctx: ToolContext) -> ToolResult:
-        import httpx2
 
-        async with httpx2.AsyncClient(transport=self._transport, timeout=self._timeout) as client:
+        from dexter.httpclient import async_client
+
+        async with async_client(transport=self._transport, timeout=self._timeout) as client:
             api = XApi(client, self._token, self.base_url, sleep=self._sleep, clock=self._clock)
             now = datetime.fromtimestamp(self._clock(), UTC)
             if args.command == "search":
