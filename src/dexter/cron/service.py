@@ -80,17 +80,31 @@ def make_runner(
     `principal_for` says who a job's owner is when it runs (default: the principals table,
     with no grants beyond the default; a front door that knows grants passes its own)."""
     from dexter.cron.agent_executor import AgentExecutor
+    from dexter.cron.clock import SystemClock
+    from dexter.cron.executor import KindExecutor
     from dexter.cron.local import local_deliverers
+    from dexter.data.sec.provider import SecEdgarProvider
+    from dexter.watch.service import WatchExecutor
+    from dexter.watch.store import WatchStore
 
     config = cron_settings(runtime.settings)
     chosen: dict[str, Deliverer] = local_deliverers(runtime.settings.home)
     chosen.update(deliverers or {})
+    timer = clock or SystemClock()
+    by_kind = {}
+    try:
+        sec = runtime.data_router.provider_of_type(SecEdgarProvider)
+    except ConfigError:
+        sec = None  # bad data settings: agent jobs report it when they run; no watches polled
+    if sec is not None:
+        # The filing watches' poll job (dexter.watch) runs without the agent.
+        by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer)
     return Runner(
         CronStore(runtime.store),
-        AgentExecutor(runtime, principal_for),
+        KindExecutor(AgentExecutor(runtime, principal_for), by_kind),
         home=runtime.settings.home,
         deliverers=chosen,
-        clock=clock,
+        clock=timer,
         tick_seconds=config.tick_seconds,
         max_concurrency=config.max_concurrency,
         run_timeout=config.run_timeout,
