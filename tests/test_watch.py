@@ -25,7 +25,7 @@ from dexter.store.db import Store, open_store
 from dexter.store.migrations import MIGRATIONS, apply_migrations
 from dexter.watch.poller import Poller
 from dexter.watch.service import WatchExecutor, add_watch
-from dexter.watch.store import WatchStore
+from dexter.watch.store import DetectedFiling, WatchStore
 from tests.support.cron import FakeClock, RecordingDeliverer, ScriptedExecutor
 from tests.support.sec_mirror import Mirror, mirror_transport
 from tests.support.watch_filings import (
@@ -210,3 +210,50 @@ def test_a_database_from_before_watches_upgrades(tmp_path: Path) -> None:
         )
         assert [w.tickers for w in watches.all()] == [("AMD",)]
         assert watches.cursor(made.id, "AMD") is None
+
+
+APPLE_2024 = "0000320193-24-000123"
+APPLE_2023 = "0000320193-23-000106"
+APPLE_DOC = "www.sec.gov/Archives/edgar/data/320193/000032019324000123/aapl-20240928.htm"
+PRIOR_DOC = "www.sec.gov/Archives/edgar/data/320193/000032019323000106/aapl-20230930.htm"
+CREDIT = (
+    "The Company is exposed to credit risk and fluctuations in the values of its investment "
+    "portfolio."
+)
+ERP = "The Company faces risks from its move to a new enterprise resource planning system."
+
+
+async def test_a_10k_alert_lists_risk_factors_added_and_removed_since_the_last_10k(
+    store: Store, tmp_path: Path
+) -> None:
+    """The fixtures hold one Apple 10-K, so the "prior year" 10-K (served at the FY2023 10-K's
+    real address) is constructed from it here: the credit-risk factor taken out (so FY2024
+    added it) and an invented ERP factor put in (so FY2024 removed it)."""
+    mirror = Mirror()
+    current = mirror.lookup("www.sec.gov", APPLE_DOC.partition("/")[2])
+    assert current is not None and current.count(CREDIT.encode()) == 1
+    volatility = b"The price of the Company&#8217;s stock is subject to volatility.</span>"
+    prior = current.replace(CREDIT.encode(), b"").replace(
+        volatility, volatility + f"</div><div><span>{ERP}</span>".encode()
+    )
+    mirror.extra[PRIOR_DOC] = prior
+    clock = FakeClock(START)
+    daemon = Process(store, mirror, clock, tmp_path)
+    history = await daemon.sec.filings("AAPL", forms=["10-K"], limit=5)
+    filing = DetectedFiling(
+        watch_id="w",
+        accession=APPLE_2024,
+        ticker="AAPL",
+        cik="0000320193",
+        form="10-K",
+        filing_date="2024-11-01",
+        items=(),
+        primary_document="aapl-20240928.htm",
+    )
+    poller = Poller(daemon.watches, daemon.sec, now=clock.now)
+    text = await poller.alert_text([filing], {"AAPL": list(history)})
+    lines = text.splitlines()
+    assert lines[0] == "AAPL filed a 10-K on 2024-11-01"
+    assert lines[1] == f"- Risk factors (Item 1A) against {APPLE_2023}: 1 added, 1 removed"
+    assert lines[2:4] == [f"  + {CREDIT}", f"  - {ERP}"]
+    assert lines[-1].endswith(f"(accession {APPLE_2024})")
