@@ -257,3 +257,33 @@ async def test_a_10k_alert_lists_risk_factors_added_and_removed_since_the_last_1
     assert lines[1] == f"- Risk factors (Item 1A) against {APPLE_2023}: 1 added, 1 removed"
     assert lines[2:4] == [f"  + {CREDIT}", f"  - {ERP}"]
     assert lines[-1].endswith(f"(accession {APPLE_2024})")
+
+
+async def test_a_chat_principal_watches_for_its_own_chat_and_sees_only_its_own(
+    store: Store,
+) -> None:
+    from dexter.principal import Principal
+    from dexter.tools.base import ToolContext, ToolFailure
+    from dexter.watch.tools import WatchArgs, WatchTool, WatchToolContext
+
+    ana = Principal("telegram:222", "user", "Ana", reply_target="telegram:222")
+    clock = FakeClock(START)
+    _watch(store, clock)  # the operator's NVDA watch
+
+    def tool(who: Principal) -> WatchTool:
+        return WatchTool(WatchToolContext(store=lambda: store, principal=who, clock=clock.now))
+
+    made = await tool(ana).run(
+        WatchArgs(action="add", tickers=["AMD"], forms="8-K", items="2.02"), ToolContext()
+    )
+    assert "AMD  forms 8-K items 2.02  -> telegram:222" in made
+    listed = await tool(ana).run(WatchArgs(action="list"), ToolContext())
+    assert "AMD" in listed and "NVDA" not in listed
+    with pytest.raises(ToolFailure, match="No watch matches 'NVDA'"):
+        await tool(ana).run(WatchArgs(action="remove", watch_id="NVDA"), ToolContext())
+    with pytest.raises(ToolFailure, match="this chat"):
+        await tool(ana).run(
+            WatchArgs(action="add", tickers=["AMD"], deliver="telegram:999"), ToolContext()
+        )
+    assert tool(ana).requires_approval({"action": "add"})
+    assert not tool(ana).requires_approval({"action": "list"})

@@ -62,6 +62,10 @@ def test_watch_add_poll_alert_show_pause_rm(
     assert main(["watch", "pause", "NVDA"]) == 0
     assert main(["watch", "list"]) == 0
     assert "(paused)" in capsys.readouterr().out
+    # Resumed, it starts again from the history as it then stands: no late burst.
+    assert main(["watch", "resume", "NVDA"]) == 0
+    assert main(["watch", "show", "NVDA"]) == 0
+    assert "NVDA: last seen not polled yet" in capsys.readouterr().out
     assert main(["watch", "rm", "NVDA"]) == 0
     assert main(["watch", "list"]) == 0
     assert "No watches" in capsys.readouterr().out

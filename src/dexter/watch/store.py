@@ -148,8 +148,12 @@ class WatchStore:
             conn.execute("DELETE FROM watches WHERE id = ?", (watch_id,))
 
     def set_paused(self, watch_id: str, paused: bool) -> None:
+        """Resuming forgets the cursors, so the next poll starts from the history as it stands
+        then: what was filed while paused is not sent as a late burst."""
         with self.store.transaction() as conn:
             conn.execute("UPDATE watches SET paused = ? WHERE id = ?", (int(paused), watch_id))
+            if not paused:
+                conn.execute("DELETE FROM watch_cursors WHERE watch_id = ?", (watch_id,))
 
     # --- cursors and validators -------------------------------------------------------------
 
