@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from dexter.cron.executor import KindExecutor
 from dexter.cron.runner import Runner
 from dexter.cron.store import CronStore
 from dexter.data.sec.provider import SecEdgarProvider
@@ -67,10 +66,11 @@ class Process:
         executor = WatchExecutor(self.watches, self.sec, clock)
         self.runner = Runner(
             CronStore(store),
-            KindExecutor(ScriptedExecutor(), {"watch": executor}),
+            ScriptedExecutor(),
             home=tmp,
             deliverers={"telegram": self.chat},
             clock=clock,
+            kind_executors={"watch": executor},
         )
 
     async def poll(self) -> list[str]:

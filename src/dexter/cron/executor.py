@@ -3,7 +3,6 @@ scripted agent and the daemon plugs in agents built by the runtime (see `agent_e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,15 +22,3 @@ class JobExecutor(Protocol):
     async def execute(self, job: Job, prompt: str) -> Outcome:
         """Run the research; raise on failure (the runner records it and backs off)."""
         ...
-
-
-class KindExecutor:
-    """Runs each job with the executor registered for its kind (the watches' poll has its
-    own), every other job with `default` (the agent)."""
-
-    def __init__(self, default: JobExecutor, by_kind: Mapping[str, JobExecutor]) -> None:
-        self.default = default
-        self.by_kind = dict(by_kind)
-
-    async def execute(self, job: Job, prompt: str) -> Outcome:
-        return await self.by_kind.get(job.kind, self.default).execute(job, prompt)

@@ -19,6 +19,7 @@ from dexter.cron.store import CronStore
 
 if TYPE_CHECKING:
     from dexter.cron.clock import Clock
+    from dexter.cron.executor import JobExecutor
     from dexter.cron.owners import PrincipalResolver
     from dexter.runtime import Runtime
 
@@ -81,7 +82,6 @@ def make_runner(
     with no grants beyond the default; a front door that knows grants passes its own)."""
     from dexter.cron.agent_executor import AgentExecutor
     from dexter.cron.clock import SystemClock
-    from dexter.cron.executor import KindExecutor
     from dexter.cron.local import local_deliverers
     from dexter.data.sec.provider import SecEdgarProvider
     from dexter.watch.service import WatchExecutor
@@ -91,7 +91,7 @@ def make_runner(
     chosen: dict[str, Deliverer] = local_deliverers(runtime.settings.home)
     chosen.update(deliverers or {})
     timer = clock or SystemClock()
-    by_kind = {}
+    by_kind: dict[str, JobExecutor] = {}
     try:
         sec = runtime.data_router.provider_of_type(SecEdgarProvider)
     except ConfigError:
@@ -101,7 +101,7 @@ def make_runner(
         by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer)
     return Runner(
         CronStore(runtime.store),
-        KindExecutor(AgentExecutor(runtime, principal_for), by_kind),
+        AgentExecutor(runtime, principal_for),
         home=runtime.settings.home,
         deliverers=chosen,
         clock=timer,
@@ -110,4 +110,5 @@ def make_runner(
         run_timeout=config.run_timeout,
         grace=config.grace,
         log=log,
+        kind_executors=by_kind,
     )
