@@ -127,3 +127,80 @@ def test_a_table_cell_without_declared_scale_may_stand_for_any_scale() -> None:
     answer = "| Line item | FY2025 |\n|---|---|\n| Revenue | 416,161 |\n"
     (claim,) = _figures(answer)
     assert 1e6 in claim.scales and 1.0 in claim.scales
+
+
+def _periods(answer: str) -> dict[str, str | None]:
+    return {c.text: c.period.text if c.period else None for c in _figures(answer)}
+
+
+def test_a_period_in_parentheses_labels_the_figure_after_it() -> None:
+    periods = _periods("Free cash flow was $5.02 billion in 2021 (2020: $2.79 billion).")
+    assert periods == {"$5.02 billion": "2021", "$2.79 billion": "2020"}
+
+
+def test_a_figure_compared_against_takes_no_period_from_the_sentence() -> None:
+    periods = _periods("In FY2025 revenue rose to $416.2 billion, up from $391.0 billion.")
+    assert periods == {"$416.2 billion": "FY2025", "$391.0 billion": None}
+
+
+def test_a_paragraph_about_one_period_gives_it_to_sentences_naming_none() -> None:
+    periods = _periods(
+        "Apple ended FY2025 with $35.9 billion of cash. Total assets were $359.2 billion."
+    )
+    assert periods["$359.2 billion"] == "FY2025"
+
+
+def test_a_year_earlier_clause_is_the_year_before() -> None:
+    (_, earlier) = _figures(
+        "NVIDIA's Q1 FY2027 tax expense was $11.6 billion. A year earlier it paid $3.1 billion."
+    )
+    assert earlier.period is not None
+    assert (earlier.period.year, earlier.period.quarter) == (2026, 1)
+
+
+def test_quarters_months_days_ranges_and_trailing_periods() -> None:
+    claims = {
+        c.text: c.period
+        for c in _figures(
+            "Cash ended Q1 at $11.49 billion. In the September quarter revenue was $94.0 billion. "
+            "On October 14 it closed at $121.10. Between June 1 and August 11, 2023 it rose from "
+            "$207.25 to $242.65. Over the trailing twelve months to April 26, 2026 revenue was "
+            "$253.5 billion."
+        )
+    }
+    assert claims["$11.49 billion"] is not None and claims["$11.49 billion"].quarter == 1
+    assert claims["$94.0 billion"] is not None and claims["$94.0 billion"].month == 9
+    assert claims["$121.10"] is not None and (claims["$121.10"].month, claims["$121.10"].day) == (
+        10,
+        14,
+    )
+    ranged = claims["$242.65"]
+    assert ranged is not None and ranged.start is not None and ranged.end is not None
+    assert (ranged.start.isoformat(), ranged.end.isoformat()) == ("2023-06-01", "2023-08-11")
+    trailing = claims["$253.5 billion"]
+    assert trailing is not None and trailing.ttm and trailing.end is not None
+
+
+def test_each_figure_belongs_to_the_company_named_before_it() -> None:
+    companies = {"AAPL": "AAPL", "apple": "AAPL", "NVDA": "NVDA", "nvidia": "NVDA"}
+    claims = extract(
+        "Apple's revenue was $416.2 billion versus NVIDIA's $215.9 billion. NVIDIA has more "
+        "equity ($157.3 billion vs $73.7 billion).",
+        companies,
+    )
+    assert {c.text: c.company for c in claims} == {
+        "$416.2 billion": "AAPL",
+        "$215.9 billion": "NVDA",
+        "$157.3 billion": "NVDA",
+        "$73.7 billion": None,  # the other side of a comparison
+    }
+
+
+def test_a_sentence_may_declare_the_scale_of_its_bare_numbers() -> None:
+    claims = _figures("Quarterly revenue (USD millions): Q2 868.8 and Q3 942.1.")
+    assert [(c.text, c.scales) for c in claims] == [("868.8", (1e6,)), ("942.1", (1e6,))]
+
+
+def test_amounts_in_ranges_and_after_product_names_are_figures() -> None:
+    texts = [c.text for c in _figures("Sold at $150.84-$154.76; iPhone $201.2B.")]
+    assert texts == ["$150.84", "$154.76", "$201.2B"]

@@ -186,3 +186,78 @@ def test_an_invented_figure_is_unsupported() -> None:
 def test_no_figures_no_work() -> None:
     verification = verify_answer("Apple's fiscal year ends in September (see Item 7).", [INCOME])
     assert verification.figures == ()
+
+
+def test_two_roundings_that_only_touch_are_different_figures() -> None:
+    holdings = Evidence(
+        "get_market_data (institutional_holdings(filer=Example Capital))",
+        "| # | Issuer | Shares | Value (USD millions) |\n|---|---|---|---|\n"
+        "| 5 | APPLE INC | 58,228 | 8.2 |\n",
+    )
+    assert _only("Its Apple stake was worth $8.2 million.", holdings).status == "verified"
+    assert _only("Its Apple stake was worth $8.3 million.", holdings).status == "unsupported"
+
+
+def test_an_amount_printed_without_its_zero_decimal_is_exact_to_the_tables_precision() -> None:
+    snow = Evidence(
+        "get_financials (income_statements(company=SNOW, period=annual, limit=2))",
+        "| Line item | 2025-FY (2025-01-31) | 2024-FY (2024-01-31) |\n|---|---|---|\n"
+        "| Revenue | 3,626.4 | 2,806.5 |\n| EBIT | -816 | -1,093.1 |\n"
+        "Units: USD millions, except per-share values (USD) and share counts (millions).\n",
+    )
+    assert _only("FY2025 EBIT was a loss of $816.0 million.", snow).status == "verified"
+    assert _only("FY2025 EBIT was a loss of $816.4 million.", snow).status == "unsupported"
+
+
+def test_a_figure_of_another_company_is_unsupported_with_a_note() -> None:
+    nvda = Evidence(
+        "get_financials (income_statements(company=NVDA, period=annual, limit=1))",
+        "## NVIDIA CORP (NVDA) — income statement (annual)\n"
+        "| Line item | 2026-FY (2026-01-25) |\n|---|---|\n| Revenue | 215,938 |\n"
+        "Units: USD millions, except per-share values (USD) and share counts (millions).\n",
+    )
+    figure = _only("Apple's revenue was $215.9 billion, like NVIDIA's.", INCOME, nvda)
+    assert figure.status == "unsupported"
+    assert figure.source is not None and "NVDA" in figure.source
+
+
+def test_the_latest_fiscal_year_and_a_ttm_mean_the_most_recent_periods() -> None:
+    assert _only("In the latest fiscal year revenue was $416.2 billion.", INCOME).status == (
+        "verified"
+    )
+    assert _only("In the latest fiscal year revenue was $391.0 billion.", INCOME).status == (
+        "unsupported"
+    )
+    ttm = Evidence(
+        "get_financials (income_statements(company=AAPL, period=ttm, limit=2))",
+        "| Line item | 2026-Q1-TTM (2025-12-27) | 2025-Q4-TTM (2025-09-27) |\n|---|---|---|\n"
+        "| Revenue | 435,617 | 416,161 |\n"
+        "Units: USD millions, except per-share values (USD) and share counts (millions).\n",
+    )
+    assert _only("TTM revenue was $435.6 billion.", ttm).status == "verified"
+    assert _only("TTM revenue was $416.2 billion.", ttm).status == "unsupported"
+
+
+def test_a_days_price_is_that_days() -> None:
+    prices = Evidence(
+        "get_market_data (stock_prices(company=MSFT, start_date=2021-12-28))",
+        "| Date | Open (USD) | High (USD) | Low (USD) | Close (USD) | Volume |\n"
+        "|---|---|---|---|---|---|\n"
+        "| 2021-12-30 | 341.91 | 343.13 | 338.82 | 339.32 | 15,994,500 |\n"
+        "| 2021-12-31 | 338.51 | 339.36 | 335.85 | 336.32 | 18,000,800 |\n",
+    )
+    assert _only("Microsoft ended 2021 at $336.32.", prices).status == "verified"
+    assert _only("Microsoft ended 2021 at $339.32.", prices).status == "unsupported"
+    assert _only("On December 30, 2021 it closed at $339.32.", prices).status == "verified"
+
+
+def test_a_quarter_without_a_year_is_the_newest_such_quarter() -> None:
+    quarters = Evidence(
+        "get_financials (income_statements(company=AAPL, period=quarterly, limit=5))",
+        "| Line item | 2026-Q1 (2025-12-27) | 2025-Q4 (2025-09-27) | 2025-Q1 (2024-12-28) |\n"
+        "|---|---|---|---|\n| Revenue | 143,756 | 102,466 | 124,300 |\n"
+        "Units: USD millions, except per-share values (USD) and share counts (millions).\n",
+    )
+    assert _only("Q1 revenue was $143.8 billion.", quarters).status == "verified"
+    assert _only("Q1 revenue was $124.3 billion.", quarters).status == "unsupported"
+    assert _only("Q4 revenue was $102.5 billion.", quarters).status == "verified"

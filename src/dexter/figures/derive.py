@@ -36,89 +36,11 @@ from dexter.figures.evidence import (
     Found,
 )
 from dexter.figures.extract import Claim
-from dexter.figures.match import field_words, window
+from dexter.figures.fields import GENERIC_STEMS, PHRASES, expanded, named, stems
+from dexter.figures.match import window
 from dexter.figures.periods import EvidencePeriod, compatible, mentions
 
 _EPSILON = 1e-9
-# What a sentence's words imply about the fields it draws on.
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "margin": ("revenue", "sales", "profit", "income"),
-    "margins": ("revenue", "sales", "profit", "income"),
-    "sales": ("revenue",),
-    "revenue": ("sales",),
-    "revenues": ("revenue", "sales"),
-    "earnings": ("income", "net", "eps"),
-    "profit": ("income",),
-    "eps": ("eps", "earnings"),
-    "fcf": ("free", "cash", "flow", "fcf"),
-    "capex": ("capital", "expenditure"),
-    "r&d": ("research", "development", "r&d"),
-    "sg&a": ("selling", "general", "administrative", "sg&a"),
-    "opex": ("operating", "expense"),
-    "cogs": ("cost", "revenue"),
-    "leverage": ("debt", "equity"),
-    "payout": ("dividends", "income"),
-    "buybacks": ("repurchases", "purchase", "equity"),
-    "repurchases": ("purchase", "equity"),
-    "sbc": ("share", "based", "compensation"),
-    "d&a": ("depreciation", "amortization"),
-    "tax": ("tax",),
-}
-# Words too common in field names to say which field a sentence means on their own.
-_GENERIC = frozenset(
-    {
-        "income",
-        "expense",
-        "expenses",
-        "cash",
-        "flow",
-        "operating",
-        "other",
-        "current",
-        "non",
-        "assets",
-        "liabilities",
-        "from",
-        "share",
-        "shares",
-        "common",
-        "stock",
-        "average",
-        "weighted",
-        "basic",
-        "diluted",
-        "consolidated",
-        "equity",
-        "ratio",
-        "growth",
-        "margin",
-        "investments",
-        "investing",
-        "financing",
-        "activities",
-        "provided",
-        "used",
-        "before",
-        "after",
-    }
-)
-# Ratios analysts name by what they divide.
-_PHRASES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), words)
-    for pattern, words in (
-        (r"\bcurrent ratio", ("current", "assets", "liabilities")),
-        (r"\bquick ratio", ("current", "assets", "liabilities", "inventory")),
-        (r"\bdebt[- ]to[- ]equity", ("debt", "equity", "shareholders")),
-        (r"\bdebt[- ]to[- ]assets", ("debt", "assets")),
-        (r"\bnet (?:debt|cash)", ("debt", "cash", "equivalents")),
-        (r"\btax rate", ("tax", "pre")),
-        (r"\binterest coverage", ("operating", "income", "interest", "ebit")),
-        (r"\bpayout", ("dividends", "net", "income")),
-        (r"\bfree cash flow", ("operating", "capital", "expenditure", "free")),
-        (r"\bconversion", ("free", "cash", "flow", "net", "income")),
-        (r"\bbook value", ("shareholders", "equity")),
-    )
-)
 _YEARS_SAID = re.compile(
     r"\b(?P<n>[2-9]|1[0-9]|two|three|four|five|six|seven|eight|nine|ten)[- ](?:year|yr)s?\b"
     r"|\bover (?:the (?:past|last|same) )?(?P<m>[2-9]|1[0-9]|two|three|four|five|six|seven|"
@@ -151,6 +73,8 @@ class Operand:
     field_family: int
     period_family: int
     from_answer: bool
+    # No later year's same quarter (or year to date) is in the evidence.
+    newest: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +86,7 @@ class Derived:
     period_family: int
 
 
-def _operand(found: Found, shown: float | None, from_answer: bool) -> Operand:
+def _operand(found: Found, shown: float | None, from_answer: bool, newest: bool = True) -> Operand:
     name = found.raw
     if found.field:
         period = found.period.describe() if found.period else ""
@@ -176,24 +100,8 @@ def _operand(found: Found, shown: float | None, from_answer: bool) -> Operand:
         field_family=found.field_family,
         period_family=found.period_family,
         from_answer=from_answer,
+        newest=newest,
     )
-
-
-def _expanded(words: frozenset[str]) -> frozenset[str]:
-    extra = [s for w in words for s in _SYNONYMS.get(w, ())]
-    return words | frozenset(extra)
-
-
-def _named(field: str, words: frozenset[str]) -> bool:
-    """Whether a sentence names a field: by one of its distinctive words, or by all its words
-    when it has none ("operating income")."""
-    needed = field_words(field)
-    if not needed:
-        return False
-    distinctive = needed - _GENERIC
-    if distinctive:
-        return bool(distinctive & words)
-    return needed <= words
 
 
 class Deriver:
@@ -215,7 +123,8 @@ class Deriver:
         key = id(found)
         known = self._operands.get(key)
         if known is None:
-            known = self._operands[key] = _operand(found, None, False)
+            newest = self.index.newest_of_its_quarter(found)
+            known = self._operands[key] = _operand(found, None, False, newest)
         return known
 
     def _paragraph(self, pos: int) -> int:
@@ -234,14 +143,18 @@ class Deriver:
         key = (family, words)
         known = self._named_cache.get(key)
         if known is None:
-            known = self._named_cache[key] = _named(field, words)
+            known = self._named_cache[key] = named(field, words)
         return known
 
     def _words(self, target: Claim) -> frozenset[str]:
-        extra = [
-            w for pattern, words in _PHRASES if pattern.search(target.sentence_text) for w in words
-        ]
-        return _expanded(target.words) | frozenset(extra)
+        text = target.sentence_text
+        words = target.words
+        if _REFERS_BACK.search(text) or _PRONOUN.search(text):
+            # "In FY2023 it was 26.0%": what "it" is, the sentences before say.
+            text = target.context_text or text
+            words = words | frozenset(_WORDS.findall(text.lower()))
+        extra = [w for pattern, found in PHRASES if pattern.search(text) for w in found]
+        return stems(expanded(words) | frozenset(extra))
 
     def derive(self, target: Claim) -> Derived | None:
         for found in self._search(target):
@@ -250,20 +163,42 @@ class Deriver:
 
     def _search(self, target: Claim) -> Iterator[Derived]:
         words = self._words(target)
-        named_years = _years_named(target.sentence_text)
+        named_years, named_days = _named_periods(target.context_text or target.sentence_text)
         near_claims = [(claim, op) for claim, op in self.stated if self._near(claim, target)]
+        # "Those values imply about $281 per share": a sentence that points back may draw on
+        # two figures of the sentence before.
+        referred = bool(_REFERS_BACK.search(target.sentence_text))
         near = [op for _, op in near_claims]
         index = self.index
         # 1. Figures the answer states near it, and runs of them just before it. Figures of
         # one row compare across periods; any two may be compared when one of them stands in
         # the derived figure's own sentence ("a high of $137.98 and a low of $103.10, a 25.3%
         # drop"; "the December quarter's $143.8 billion was 32.0% above that average").
-        yield from self._runs(target, near)
+        if _TOTAL.search(target.sentence_text):
+            yield from self._runs(target, near)
+        if target.kind == PERCENT:
+            yield from self._run_shares(target, near_claims)
         for (ca, a), (cb, b) in permutations(near_claims, 2):
-            beside = target.sentence in (ca.sentence, cb.sentence)
-            if a.field_family != b.field_family and not beside:
+            beside = target.sentence in (ca.sentence, cb.sentence) or (
+                ca.sentence == cb.sentence and referred
+            )
+            # Two periods of one row, when the sentence names the row ("Sequential growth
+            # slowed from 8.4% ..." after the quarters' revenue).
+            row = a.field_family == b.field_family != 0 and self._family_named(
+                a.field_family, _field_of(index, a), words
+            )
+            if not (beside or row or _table_related(ca, cb, words)):
                 continue
             yield from _pair(target, a, b, same_field=True, stated=True)
+        if target.kind == PERCENT and target.decimals == 0 and target.half_unit >= 0.5:
+            # A whole percent is too coarse to tell a derivation from a coincidence unless
+            # both operands are the answer's own.
+            return
+        # An annualised rate: a quarterly figure of the sentence times four.
+        if _ANNUALISED.search(target.sentence_text):
+            for claim, op in near_claims:
+                if claim.sentence == target.sentence and _fits_value(target, op.exact * 4):
+                    yield Derived(f"{op.name} × 4 (annualised)", op.exact * 4, None, 0, 0)
         # 2. A stated figure with its own row (the periods analysts compare it with) or column
         # (other fields the sentence names).
         for op in near:
@@ -271,7 +206,7 @@ class Deriver:
                 other = self.evidence_operand(found)
                 if other.period_family == op.period_family or other.exact == op.exact:
                     continue
-                if not self._compared_periods(op, other, named_years):
+                if not self._compared_periods(op, other, named_years, named_days):
                     continue
                 yield from _pair(target, op, other, same_field=True)
                 yield from _pair(target, other, op, same_field=True)
@@ -279,7 +214,9 @@ class Deriver:
                 other = self.evidence_operand(found)
                 if other.field_family == op.field_family:
                     continue
-                if not self._family_named(found.field_family, found.field, words):
+                # A per-share figure divides by the share count beside its amount.
+                per_share = target.kind == PER_SHARE and found.kind == SHARES
+                if not per_share and not self._family_named(found.field_family, found.field, words):
                     continue
                 yield from _pair(target, op, other, same_field=False)
                 yield from _pair(target, other, op, same_field=False)
@@ -292,14 +229,33 @@ class Deriver:
             if members and members[0].field and self._family_named(family, members[0].field, words)
         ]
         named = [index.by_field_family[family] for family in named_families]
+        # 2b. A stated figure as a share of a row the sentence names, in a period it may be
+        # of ("online sales were $46.6 million, 15.9% of net sales").
+        if target.kind in (PERCENT, MULTIPLE):
+            for op in near:
+                for family in named_families:
+                    for found in index.by_field_family[family]:
+                        if found.field_family == op.field_family or found.from_ratio:
+                            continue
+                        if op.period is not None and op.period.end is not None:
+                            if found.period is None or found.period.end != op.period.end:
+                                continue
+                        other = self.evidence_operand(found)
+                        yield from _pair(target, op, other, same_field=False)
+                        yield from _pair(target, other, op, same_field=False)
         totals = bool(_TOTAL.search(target.sentence_text))
         if totals:
             for family in {op.field_family for op in near} - set(named_families):
                 yield from self._row_sums(target, index.by_field_family.get(family, []))
+        if _TOP.search(target.sentence_text):
+            for family in {op.field_family for op in near} | set(named_families):
+                yield from self._top_sums(target, index.by_field_family.get(family, []))
         for members in named:
             ops = [self.evidence_operand(f) for f in members]
             for a, b in permutations(ops, 2):
-                if a.period_family != b.period_family and self._compared_periods(a, b, named_years):
+                if a.period_family != b.period_family and self._compared_periods(
+                    a, b, named_years, named_days
+                ):
                     yield from _pair(target, a, b, same_field=True)
             if totals:
                 yield from self._row_sums(target, members)
@@ -313,21 +269,35 @@ class Deriver:
                 if a.field_family != b.field_family:
                     yield from _pair(target, a, b, same_field=False)
 
-    def _compared_periods(self, a: Operand, b: Operand, named_years: frozenset[int]) -> bool:
+    def _compared_periods(
+        self,
+        a: Operand,
+        b: Operand,
+        named_years: frozenset[int],
+        named_days: frozenset[tuple[int, int]],
+    ) -> bool:
         """Periods analysts compare: a year apart (year over year), next to each other
-        (sequential), or both named by the sentence ("from FY2021 to FY2025")."""
+        (sequential), or both named by the text ("from FY2021 to FY2025", "from October 13
+        to October 30")."""
         pa, pb = a.period, b.period
         if pa is None or pb is None or pa.end is None or pb.end is None:
-            return True
+            # Rows of a record table (holdings, trades) are other records, not other periods.
+            return False
         ya, yb = _year(pa), _year(pb)
-        if ya is not None and yb is not None and {ya, yb} <= named_years:
-            return True
+        if pa.span == pb.span == "annual" and ya is not None and yb is not None:
+            if {ya, yb} <= named_years:
+                return True
+        if pa.span == pb.span == "instant":
+            days_named = {(pa.end.month, pa.end.day), (pb.end.month, pb.end.day)}
+            if days_named <= named_days:
+                return True
         if pa.span != pb.span:
             return False
         days = abs((pa.end - pb.end).days)
         if 345 <= days <= 385:
             return True
-        return self._adjacent(a, b)
+        # Next to each other: quarters, years; not two days of a price series.
+        return pa.span != "instant" and self._adjacent(a, b)
 
     def _adjacent(self, a: Operand, b: Operand) -> bool:
         ends = self._ends.get(a.field_family)
@@ -349,6 +319,32 @@ class Deriver:
             return False
         return abs(i - j) == 1
 
+    def _run_shares(
+        self, target: Claim, near_claims: Sequence[tuple[Claim, Operand]]
+    ) -> Iterator[Derived]:
+        """Two or three figures listed together as a share of another in the target's
+        sentence ("the Growth ETF ($26.7 million) and Value ETF ($24.5 million) alone are
+        14.6% of the report's $350.2 million")."""
+        mine = sorted(
+            (pair for pair in near_claims if pair[0].sentence == target.sentence),
+            key=lambda pair: pair[0].start,
+        )
+        for size in (2, 3):
+            for start in range(0, len(mine) - size + 1):
+                run = [op for _, op in mine[start : start + size]]
+                if PERCENT in (op.kind for op in run) or not all(
+                    _comparable(run[0], op) for op in run
+                ):
+                    continue
+                total = sum(op.exact for op in run)
+                for _, whole in mine:
+                    if whole in run or not _comparable(run[0], whole) or whole.exact == 0:
+                        continue
+                    share = abs(total / whole.exact) * 100
+                    if _fits_value(target, share):
+                        names = " + ".join(op.name for op in run)
+                        yield Derived(f"({names}) / {whole.name} (share)", share, None, 0, 0)
+
     def _runs(self, target: Claim, near: Sequence[Operand]) -> Iterator[Derived]:
         """A total of the figures listed just before it, of its own kind."""
         before = [
@@ -363,6 +359,19 @@ class Deriver:
         for size in range(2, min(len(before), _MAX_RUN) + 1):
             run = [op for _, op in before[-size:]]
             yield from _total(target, run)
+
+    def _top_sums(self, target: Claim, members: Sequence[Found]) -> Iterator[Derived]:
+        """Totals of the first rows of a ranked list ("the top two", "the five largest")."""
+        ranked: dict[int, Found] = {}
+        for f in members:
+            if f.rank >= 0 and not f.from_ratio:
+                ranked.setdefault(f.rank, f)
+        ordered = [ranked[r] for r in sorted(ranked)]
+        if len(ordered) < 2 or any(f.rank != i for i, f in enumerate(ordered)):
+            return
+        ops = [self.evidence_operand(f) for f in ordered]
+        for size in range(2, min(len(ops), _MAX_TOP) + 1):
+            yield from _total(target, ops[:size])
 
     def _row_sums(self, target: Claim, members: Sequence[Found]) -> Iterator[Derived]:
         """Totals of consecutive periods of one row (a TTM, a year to date, a multi-year
@@ -382,6 +391,17 @@ class Deriver:
                     yield from _total(target, ops[start : start + size])
 
 
+_POINTS = re.compile(r"\bpoints?\b|\bpp\b|\bppts?\b|\bbps\b|\bbp\b|basis", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
+_WORDS = re.compile(r"[a-z][a-z&]+")
+_ANNUALISED = re.compile(r"\bannuali[sz]ed|\bannual(?:ized)? rate|\brun[- ]rate", re.IGNORECASE)
+_REFERS_BACK = re.compile(
+    r"\b(?:this|that|these|those|which|implies|imply|implying|means|works out|gives|giving)\b",
+    re.IGNORECASE,
+)
+# Words that say a figure is a total of a ranked list's first rows.
+_TOP = re.compile(r"\b(?:top|largest|biggest|together|combined)\b", re.IGNORECASE)
+_MAX_TOP = 10
 # Words that say a figure is a total of several periods or parts.
 _TOTAL = re.compile(
     r"\b(?:total(?:l?ed|l?ing|s)?|combined|together|cumulative(?:ly)?|in all|sum|altogether|"
@@ -392,14 +412,39 @@ _TOTAL = re.compile(
 )
 
 
-def _years_named(sentence: str) -> frozenset[int]:
+def _named_periods(text: str) -> tuple[frozenset[int], frozenset[tuple[int, int]]]:
+    """The years a text names (a range by its two ends: "FY2021-FY2025"), and the days."""
     years: set[int] = set()
-    for m in mentions(sentence):
-        if m.period.year is None:
+    days: set[tuple[int, int]] = set()
+    for m in mentions(text):
+        period = m.period
+        if period.month is not None and period.day is not None:
+            days.add((period.month, period.day))
+        if period.start is not None:
+            days.add((period.start.month, period.start.day))
+        if period.year is None:
             continue
-        first = m.period.first_year or m.period.year
-        years.update(range(first, m.period.year + 1))
-    return frozenset(years)
+        years.add(period.year)
+        if period.first_year is not None:
+            years.add(period.first_year)
+    return frozenset(years), frozenset(days)
+
+
+def _table_related(a: Claim, b: Claim, words: frozenset[str]) -> bool:
+    """Two cells of one row or column of the answer's table, whose heading the derived
+    figure's sentence names ("gross margin expanded by 70 basis points")."""
+    if not (a.in_table and b.in_table) or not (a.row == b.row or a.column == b.column):
+        return False
+    shared = stems(a.words & b.words) - GENERIC_STEMS - stems(_STOP)
+    return bool(shared & words)
+
+
+_STOP = frozenset({"the", "and", "of", "in", "fy", "fiscal", "year", "total", "usd", "millions"})
+
+
+def _field_of(index: EvidenceIndex, operand: Operand) -> str:
+    members = index.by_field_family.get(operand.field_family)
+    return members[0].field if members else ""
 
 
 def _total(target: Claim, run: Sequence[Operand], *, average: bool = False) -> Iterator[Derived]:
@@ -430,8 +475,12 @@ def _pair(
     )
     across = same_field and not same_period
     period = _later(a.period, b.period) if across else a.period or b.period
-    if target.period is not None and target.period_strength >= 1 and period is not None:
-        if not compatible(target.period, period):
+    # The answer's own figures were held to their periods already; a figure derived from
+    # them (a ratio of two years, of two companies) has no single period of its own.
+    if not stated and target.period is not None and target.period_strength >= 1:
+        if period is not None and not compatible(
+            target.period, period, None, a.newest and b.newest
+        ):
             return
     family = a.period_family if same_period else 0
 
@@ -440,20 +489,23 @@ def _pair(
 
     if kind == PERCENT:
         if a.kind == PERCENT and b.kind == PERCENT:
-            # Percentage points between two percents (a margin's change).
-            if a.exact >= b.exact:
+            # Percentage points between two percents: a rate's change (one row across
+            # periods), or when the figure says it is in points.
+            points = _POINTS.search(target.text) or _POINTS.search(target.sentence_text)
+            one_row = a.field_family == b.field_family != 0
+            if a.exact >= b.exact and (points or one_row):
                 value = _fits(target, lambda x, y: x - y, a, b, magnitude=False)
                 if value is not None:
                     yield made(f"{a.name} - {b.name} (percentage points)", value)
             return
-        if PERCENT in (a.kind, b.kind) or not _comparable(a, b):
+        if PERCENT in (a.kind, b.kind) or not _comparable(a, b, relative=True):
             return
         if across:
             value = _fits(target, lambda x, y: (y - x) / abs(x) * 100, a, b)
             if value is not None:
                 yield made(f"({b.name} - {a.name}) / {a.name} (growth)", value)
                 return
-            for n in _years_between(a.period, b.period, target):
+            for n in _years_between(a.period, b.period, target, stated):
 
                 def cagr(x: float, y: float, n: int = n) -> float:
                     return _cagr(x, y, n)
@@ -468,6 +520,11 @@ def _pair(
                 yield made(f"{a.name} / {b.name} (in percent)", value)
         return
     if kind == MULTIPLE:
+        # A multiple divides like by like: price by earnings, debt by equity.
+        if PERCENT in (a.kind, b.kind) or MULTIPLE in (a.kind, b.kind):
+            return
+        if not _comparable(a, b, relative=True):
+            return
         if same_period or (a.from_answer and b.from_answer):
             value = _fits(target, lambda x, y: x / y, a, b)
             if value is not None:
@@ -476,7 +533,8 @@ def _pair(
     # Amounts, per-share values, share counts, bare numbers.
     if PERCENT in (a.kind, b.kind):
         return
-    if PER_SHARE in target.kinds and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
+    per_unit = PER_SHARE in target.kinds or bool(_PER_UNIT.search(target.sentence_text))
+    if per_unit and b.kind in (SHARES, NUMBER) and a.kind in (MONEY, NUMBER):
         if same_period or (a.from_answer and b.from_answer):
             value = _fits(target, lambda x, y: x / y, a, b)
             if value is not None:
@@ -506,8 +564,16 @@ def _pair(
             yield made(f"{a.name} + {b.name} (sum)", value)
 
 
-def _comparable(a: Operand, b: Operand) -> bool:
-    return a.kind == b.kind or NUMBER in (a.kind, b.kind)
+# "$2.38 million of revenue per employee": an amount divided by a count.
+_PER_UNIT = re.compile(r"\bper[ \u00a0](?!cent\b)[a-z]+|\bapiece\b|\beach\b", re.IGNORECASE)
+
+
+def _comparable(a: Operand, b: Operand, *, relative: bool = False) -> bool:
+    """Whether a and b measure the same kind of thing. For a relative change or share, a
+    price and an amount are both currency ("$276.05, 21.1% below the $349.67 peak")."""
+    if a.kind == b.kind or NUMBER in (a.kind, b.kind):
+        return True
+    return relative and {a.kind, b.kind} == {MONEY, PER_SHARE}
 
 
 def _cagr(start: float, end: float, years: int) -> float:
@@ -517,7 +583,12 @@ def _cagr(start: float, end: float, years: int) -> float:
     return growth
 
 
-def _years_between(a: EvidencePeriod | None, b: EvidencePeriod | None, target: Claim) -> list[int]:
+def _years_between(
+    a: EvidencePeriod | None, b: EvidencePeriod | None, target: Claim, stated: bool = False
+) -> list[int]:
+    """The spans a CAGR may be over: the years the sentence says ("over four years"), and the
+    gap between the two periods. For the answer's own figures, the periods must be the ones
+    the text names, when it names any."""
     said = []
     for m in _YEARS_SAID.finditer(target.sentence_text):
         word = (m.group("n") or m.group("m")).lower()
@@ -528,6 +599,9 @@ def _years_between(a: EvidencePeriod | None, b: EvidencePeriod | None, target: C
     if a is not None and b is not None:
         ya, yb = _year(a), _year(b)
         if ya is not None and yb is not None and abs(yb - ya) >= 2:
+            named, _ = _named_periods(target.context_text or target.sentence_text)
+            if stated and named and not {ya, yb} <= named:
+                return []
             said.append(abs(yb - ya))
     return [n for n in dict.fromkeys(said) if n >= 2]
 

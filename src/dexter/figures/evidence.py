@@ -15,10 +15,12 @@ import bisect
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
 from typing import Any, NamedTuple
 
+from dexter.figures.fields import named
 from dexter.figures.numbers import SCALES, Token, scan, simple_cell
 from dexter.figures.periods import EvidencePeriod, header_period, years_in
 from dexter.figures.types import Evidence
@@ -51,6 +53,13 @@ class Found(NamedTuple):
     from_ratio: bool = False
     # Half the unit of the last digit written, in `value`'s terms (0 for exact JSON numbers).
     half: float = 0.0
+    # The row of a record table (holdings, trades) it stands in, counted from the top; -1
+    # elsewhere. A ranked list's "top five" are its first rows.
+    rank: int = -1
+    # The company (ticker) its section of the tool result is about; "#n" when unknown.
+    company: str = ""
+    # The data call its section of a merged tool result came from ("income_statements(...)").
+    section: str = ""
 
 
 @dataclass(slots=True)
@@ -89,6 +98,7 @@ _SCALE_HINT = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def declared_scale(text: str) -> float | None:
     """The scale a caption, header or label declares ("USD millions", "(in thousands)", "$M")."""
     if _SCALE_HINT.search(text) is None:
@@ -247,6 +257,9 @@ def _walk_json(
                     field_family,
                     row_family or families.new(),
                     from_ratio,
+                    0.0,
+                    -1,
+                    str(ticker).upper(),
                 )
         elif isinstance(value, str) and len(value) > 40:
             yield from _read_text(context, value, families)
@@ -311,12 +324,6 @@ class Sieve:
         at = bisect.bisect_right(self._lows, magnitude) - 1
         return at >= 0 and magnitude <= self._highs[at]
 
-    def wants_any(self, text: str, start: int, end: int) -> bool:
-        for m in _DIGIT_RUN.finditer(text, start, end):
-            if self.wants(float(m.group().replace(",", "") or 0)):
-                return True
-        return False
-
 
 @dataclass(frozen=True, slots=True)
 class _Context:
@@ -326,6 +333,7 @@ class _Context:
     company: str
     concept: str
     sieve: Sieve | None = None
+    section: str = ""
 
 
 def _context(index: int, evidence: Evidence, sieve: Sieve | None = None) -> _Context:
@@ -369,6 +377,10 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
     prose_start: int | None = None
     while i < len(lines):
         if not (_is_table_line(lines[i]) and next_row(i + 1) is not None):
+            if lines[i].startswith("#") and prose_start is not None:
+                # A section of a merged tool result starts: its own company, its own prose.
+                blocks.append(("prose", prose_start, i))
+                prose_start = None
             if prose_start is None:
                 prose_start = i
             i += 1
@@ -383,14 +395,48 @@ def _read_text(context: _Context, text: str, families: _Families) -> Iterator[Fo
         i = j
     if prose_start is not None:
         blocks.append(("prose", prose_start, len(lines)))
+    sections = _sections(lines)
     for n, (kind, first, end) in enumerate(blocks):
+        local = context
+        for line_no, company, concept, call in sections:
+            if line_no > first:
+                break
+            # A data call's section ("### ...") starts afresh; a title under it ("## ...")
+            # adds to it.
+            local = _Context(
+                context.index,
+                company or local.company,
+                concept if call else (concept or local.concept),
+                context.sieve,
+                call or local.section,
+            )
         if kind == "prose":
             start_char = offsets[first]
             end_char = offsets[end - 1] + len(lines[end - 1]) if end > first else start_char
-            yield from _read_prose(context, text, start_char, end_char, families)
+            yield from _read_prose(local, text, start_char, end_char, families)
         else:
             scale = _table_scale(lines, blocks, n)
-            yield from _read_table(context, lines[first:end], scale, families)
+            yield from _read_table(local, lines[first:end], scale, families)
+
+
+def _sections(lines: Sequence[str]) -> list[tuple[int, str | None, str, str]]:
+    """Where a merged tool result's sections start ("### income_statements(company=AAPL,
+    ...)", "## NVIDIA CORP (NVDA) — ..."), with the company and XBRL concept each is about."""
+    found: list[tuple[int, str | None, str, str]] = []
+    for i, line in enumerate(lines):
+        if not line.startswith("##"):
+            continue
+        call = line[4:].strip() if line.startswith("### ") else ""
+        company = _COMPANY.search(line)
+        heading = _HEADING_COMPANY.match(line)
+        concept = _CONCEPT.search(line)
+        ticker = (
+            company.group(1).upper() if company else heading.group("ticker") if heading else None
+        )
+        words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", concept.group(1)) if concept else ""
+        if ticker or words or call:
+            found.append((i, ticker, words, call))
+    return found
 
 
 def _table_scale(
@@ -467,6 +513,39 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*)?(?:change|growth|increase|decrease)(?:\s
 _GENERIC_COLUMNS = re.compile(r"^(?:value|amount|values?|total)$", re.IGNORECASE)
 
 
+def _spread_header(row: Sequence[str], width: int) -> list[str]:
+    """A header row aligned to the table's columns. A row of fewer titles than columns spans
+    them evenly ("| Thirteen Weeks Ended | Thirty-Nine Weeks Ended" over four dates)."""
+    titles = [c for c in row if c]
+    values = width - 1
+    if row and not row[0] and titles and len(titles) < values and values % len(titles) == 0:
+        each = values // len(titles)
+        return ["", *(t for t in titles for _ in range(each))]
+    return [""] * (width - len(row)) + list(row)
+
+
+_QUARTER_WORDS = re.compile(
+    r"\b(?:thirteen|fourteen|13|14)[ -]weeks?\b|\bthree months\b|\bquarter\b", re.IGNORECASE
+)
+_YTD_WORDS = re.compile(
+    r"\b(?:twenty-six|thirty-nine|26|39|52|53)[ -]weeks?\b|\b(?:six|nine) months\b|"
+    r"\byear[- ]to[- ]date\b|\bYTD\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=1024)
+def _span_words(text: str) -> str | None:
+    """The span a heading or sentence gives its figures: "13-week" a quarter, "39-week" or
+    "nine months" a year to date."""
+    quarter, ytd = _QUARTER_WORDS.search(text), _YTD_WORDS.search(text)
+    if quarter and not ytd:
+        return "quarter"
+    if ytd and not quarter:
+        return "ytd"
+    return None
+
+
 def _is_header_row(cells: Sequence[str]) -> bool:
     """A row of column titles: nothing in it is a figure (years and dates are not)."""
     for cell in cells[1:]:
@@ -498,7 +577,7 @@ def _read_table(
     head = 1
     while head < len(parsed) and head < 3 and _is_header_row(parsed[head]):
         head += 1
-    headers = [[""] * (width - len(r)) + r for r in parsed[:head]]
+    headers = [_spread_header(r, width) for r in parsed[:head]]
     header = [" ".join(h[col] for h in headers if h[col]).strip() for col in range(width)]
     header_scale = [declared_scale(h) for h in header]
     column_periods: list[EvidencePeriod | None] = [None]
@@ -508,6 +587,10 @@ def _read_table(
             found = header_period(h[col])
             if found is not None:
                 break
+        # "Thirteen Weeks Ended" over "November 2, 2024": a quarter, not a year to date.
+        span = _span_words(header[col])
+        if found is not None and span is not None:
+            found = replace(found, span=span)
         column_periods.append(found)
     # "| 2024 | Change | 2023 | Change | 2022": a change column is its left neighbour's.
     for col in range(2, width):
@@ -531,9 +614,23 @@ def _read_table(
         if _GENERIC_COLUMNS.match(field) and context.concept:
             field = context.concept
         column_fields.append(families.key("field", context.company, field.lower()))
-    for row in parsed[head:]:
+    # Columns that are periods themselves, not their changes: a short row ("Percentage of
+    # total net sales | 8% | 8% | 7%") holds one value for each.
+    own_periods = [
+        c
+        for c in range(1, width)
+        if column_periods[c] is not None and not _CHANGE_COLUMN.match(header[c].strip())
+    ]
+    cells: list[tuple[Found, int]] = []
+    for rank, row in enumerate(parsed[head:]):
         if len(row) < width:
-            row = row + [""] * (width - len(row))
+            if periods_across and len(row) - 1 == len(own_periods) < width - 1:
+                spread = [row[0]] + [""] * (width - 1)
+                for col, cell in zip(own_periods, row[1:], strict=True):
+                    spread[col] = cell
+                row = spread
+            else:
+                row = row + [""] * (width - len(row))
         label = row[0]
         if label == "Sources":
             continue  # Dexter's row of citation ids
@@ -554,7 +651,7 @@ def _read_table(
         label_scale = declared_scale(label)
         for col in range(1, width) if periods_across else range(width):
             cell = row[col]
-            if not cell or col == period_column or _DIGIT_IN.search(cell) is None:
+            if not cell or col == period_column:
                 continue
             if not periods_across and header[col].lower() in _NOT_FIGURE_COLUMNS:
                 continue
@@ -572,22 +669,39 @@ def _read_table(
                 flags = header_flags[col] | label_flags | _unit_flags(field)
             cell_scale = label_scale or header_scale[col]
             simple = simple_cell(cell)
+            if simple is None and _DIGIT_IN.search(cell) is None:
+                continue
             for token in (simple,) if simple is not None else scan(cell):
                 if token.skip in _NOT_NUMBERS and not (token.currency or token.percent):
                     continue
                 for value, kind, from_ratio in _cell_kinds(token, cell, flags, cell_scale, scale):
-                    yield Found(
-                        value,
-                        kind,
-                        context.index,
-                        field,
-                        period,
-                        token.text,
-                        field_family,
-                        period_family,
-                        from_ratio,
-                        _half(token, value),
+                    cells.append(
+                        (
+                            Found(
+                                value,
+                                kind,
+                                context.index,
+                                field,
+                                period,
+                                token.text,
+                                field_family,
+                                period_family,
+                                from_ratio,
+                                _half(token, value),
+                                -1 if periods_across else rank,
+                                context.company,
+                                context.section,
+                            ),
+                            token.decimals,
+                        )
                     )
+    # A table prints its amounts to one precision and drops trailing zeros ("1,907.9" and
+    # "-816" in one table): a shorter amount is exact to the table's precision.
+    places = max((d for f, d in cells if f.kind == MONEY), default=0)
+    for number, decimals in cells:
+        if number.kind == MONEY and decimals < places and number.half:
+            number = number._replace(half=number.half * 10.0 ** (decimals - places))
+        yield number
 
 
 _DIGIT_IN = re.compile(r"[0-9]")
@@ -620,6 +734,7 @@ class _UnitFlags:
 _NO_FLAGS = _UnitFlags()
 
 
+@lru_cache(maxsize=4096)
 def _unit_flags(text: str) -> _UnitFlags:
     if not text:
         return _NO_FLAGS
@@ -730,7 +845,11 @@ def _read_prose(
             if token.skip in _NOT_NUMBERS:
                 continue
             if not period_read:
-                period = years_in(text[s_start:s_end])
+                sentence = text[s_start:s_end]
+                period = years_in(sentence)
+                span = _span_words(sentence)
+                if period is not None and span is not None:
+                    period = replace(period, span=span)
                 period_read = True
                 family = families.new()
             for value, kind, from_ratio in _prose_kinds(token):
@@ -745,6 +864,9 @@ def _read_prose(
                     family,
                     from_ratio,
                     _half(token, value),
+                    -1,
+                    context.company,
+                    context.section,
                 )
 
 
@@ -799,38 +921,109 @@ def _prose_kinds(token: Token) -> list[tuple[float, str, bool]]:
 # The index
 
 
+def _is_calculation(evidence: Evidence) -> bool:
+    return evidence.label.startswith("calculate")
+
+
+def _calculation(
+    index: int,
+    evidence: Evidence,
+    families: _Families,
+    found: Sequence[Found],
+    keys: Sequence[float],
+) -> list[Found]:
+    numbers = list(read_evidence(index, evidence, families))
+    votes: dict[float, int] = {}
+    for number in numbers:
+        if number.kind != NUMBER or number.from_ratio:
+            continue
+        for scale in (1e3, 1e6, 1e9):
+            size = abs(number.value) * scale
+            at = bisect.bisect_left(keys, size - number.half * scale)
+            if at < len(keys) and keys[at] <= size + number.half * scale:
+                votes[scale] = votes.get(scale, 0) + 1
+    if not votes:
+        return numbers
+    scale = max(votes, key=lambda s: votes[s])
+    scaled = [
+        f._replace(value=f.value * scale, half=f.half * scale)
+        if f.kind == NUMBER and not f.from_ratio
+        else f
+        for f in numbers
+    ]
+    return numbers + scaled
+
+
 class EvidenceIndex:
     """All numbers of a run's evidence, sorted by magnitude for window queries."""
 
     def __init__(self, evidence: Sequence[Evidence], sieve: Sieve | None = None) -> None:
         self.evidence = tuple(evidence)
         families = _Families()
+        calculations = [i for i, e in enumerate(self.evidence) if _is_calculation(e)]
         found = [
-            f for i, e in enumerate(self.evidence) for f in read_evidence(i, e, families, sieve)
+            f
+            for i, e in enumerate(self.evidence)
+            if i not in calculations
+            for f in read_evidence(i, e, families, sieve)
         ]
         found.sort(key=lambda f: abs(f.value))
+        if calculations:
+            # A calculation's numbers carry no unit: they are in the scale its inputs were
+            # taken in, which the other evidence tells.
+            keys = [abs(f.value) for f in found]
+            for i in calculations:
+                found += _calculation(i, self.evidence[i], families, found, keys)
+            found.sort(key=lambda f: abs(f.value))
         self.found: tuple[Found, ...] = tuple(found)
         self._keys = [abs(f.value) for f in found]
         # The most recent period end each company's evidence reaches ("TTM" means up to it).
         self._companies = [_context(i, e).company for i, e in enumerate(self.evidence)]
-        # Per company: the latest fiscal year, quarter, and period of any length ("trailing").
+        # Per company: the latest end of each span ("annual", "quarter", "ytd"), of each
+        # quarter number ("q3"), and of any period ("trailing", what "TTM" runs to).
         self.latest: dict[str, dict[str, date]] = {}
+        self._ends: dict[tuple[str, str], set[date]] = {}
         for f in found:
-            if f.period is not None and f.period.end is not None:
-                span = f.period.span
-                if span in ("ttm", "annual", "quarter"):
-                    ends = self.latest.setdefault(self._companies[f.evidence], {})
-                    for group in ("trailing", "annual" if span != "quarter" else "quarter"):
-                        if group == "annual" and span == "ttm":
-                            continue
-                        known = ends.get(group)
-                        if known is None or f.period.end > known:
-                            ends[group] = f.period.end
+            period = f.period
+            if period is None or period.end is None:
+                continue
+            if period.span not in ("ttm", "annual", "quarter", "ytd"):
+                continue
+            groups = [period.span or ""]
+            if period.span != "ytd":
+                groups.append("trailing")
+            if period.quarter is not None:
+                groups.append(f"q{period.quarter}")
+            owner = f.company or self._companies[f.evidence]
+            self._ends.setdefault((owner, period.span or ""), set()).add(period.end)
+            ends = self.latest.setdefault(owner, {})
+            for group in groups:
+                known = ends.get(group)
+                if known is None or period.end > known:
+                    ends[group] = period.end
         self.by_field_family: dict[int, list[Found]] = {}
         self.by_period_family: dict[int, list[Found]] = {}
         for f in found:
             self.by_field_family.setdefault(f.field_family, []).append(f)
             self.by_period_family.setdefault(f.period_family, []).append(f)
+        # Each row's field, company and the kinds of number in it.
+        self._fields: dict[int, tuple[str, str, frozenset[str]]] = {
+            family: (members[0].field, members[0].company, frozenset(m.kind for m in members))
+            for family, members in self.by_field_family.items()
+            if members[0].field
+        }
+
+    def named_families(self, words: frozenset[str], claim: Any) -> frozenset[int]:
+        """The rows (field families) of the claim's company and kind its words name."""
+        kinds: frozenset[str] = claim.kinds
+        company: str | None = claim.company
+        out = []
+        for family, (field, owner, family_kinds) in self._fields.items():
+            if company is not None and owner not in (company, "") and not owner.startswith("#"):
+                continue
+            if kinds & family_kinds and named(field, words):
+                out.append(family)
+        return frozenset(out)
 
     def window(self, low: float, high: float) -> Iterable[Found]:
         """Numbers whose magnitude lies in [low, high]."""
@@ -841,13 +1034,26 @@ class EvidenceIndex:
     def label(self, found: Found) -> str:
         return self.evidence[found.evidence].label
 
+    def newest_of_its_quarter(self, found: Found) -> bool:
+        """Whether no later period of the company and span ends a whole number of years after
+        this one (the same quarter, or year to date, of a later year)."""
+        period = found.period
+        if period is None or period.end is None or period.span not in ("quarter", "ytd"):
+            return True
+        company = found.company or self._companies[found.evidence]
+        for later in self._ends.get((company, period.span), ()):
+            days = (later - period.end).days
+            if days > 300 and min(days % 365, 365 - days % 365) <= 12:
+                return False
+        return True
+
     def latest_ends(self, found: Found) -> dict[str, date]:
         """The latest fiscal year, quarter and trailing period of the number's company."""
-        return self.latest.get(self._companies[found.evidence], {})
+        return self.latest.get(found.company or self._companies[found.evidence], {})
 
     def company(self, found: Found) -> str | None:
         """The ticker of the company the number is about, when its tool result says."""
-        company = self._companies[found.evidence]
+        company = found.company or self._companies[found.evidence]
         return None if company.startswith("#") else company
 
 
@@ -868,27 +1074,37 @@ def company_names(evidence: Sequence[Evidence]) -> dict[str, str]:
     """How an answer may name the companies the evidence is about: ticker, name, short name
     ("NVIDIA CORP (NVDA)" -> NVDA, "nvidia corp", "nvidia"). Names are lower-case."""
     names: dict[str, str] = {}
+
+    def add(raw_name: str, ticker: str) -> None:
+        names.setdefault(ticker, ticker)
+        name = raw_name.strip()
+        while (short := _NAME_SUFFIX.sub("", name)) != name:
+            name = short
+        name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE).strip(" ,.")
+        if len(name) >= 3 and name.upper() != ticker:
+            names.setdefault(name.lower(), ticker)
+            first = name.split()[0].strip(",.")
+            if len(first) >= 4:
+                names.setdefault(first.lower(), ticker)
+
     for e in evidence:
-        company = _COMPANY.search(e.label)
-        if company:
-            names.setdefault(company.group(1).upper(), company.group(1).upper())
-        found = [(m.group("name"), m.group("ticker")) for m in _HEADING_COMPANY.finditer(e.text)]
-        if company and not found:
-            # A filing's heading: "## BUCKLE INC 8-K filed 2024-11-22".
-            filing = _HEADING_FILING.search(e.text)
-            if filing:
-                found = [(filing.group("name"), company.group(1).upper())]
-        for raw_name, ticker in found:
-            if company and company.group(1).upper() != ticker:
+        labelled = _COMPANY.search(e.label)
+        current = labelled.group(1).upper() if labelled else None
+        if current:
+            names.setdefault(current, current)
+        for line in re.finditer(r"^##.*$", e.text, re.M):
+            heading = line.group()
+            called = _COMPANY.search(heading)
+            if called:
+                current = called.group(1).upper()
+                names.setdefault(current, current)
                 continue
-            names.setdefault(ticker, ticker)
-            name = raw_name.strip()
-            while (short := _NAME_SUFFIX.sub("", name)) != name:
-                name = short
-            name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE).strip(" ,.")
-            if len(name) >= 3:
-                names.setdefault(name.lower(), ticker)
-                first = name.split()[0].strip(",.")
-                if len(first) >= 4:
-                    names.setdefault(first.lower(), ticker)
+            titled = _HEADING_COMPANY.match(heading)
+            if titled:
+                add(titled.group("name"), titled.group("ticker"))
+                continue
+            filing = _HEADING_FILING.match(heading)
+            if filing and current:
+                # "## BUCKLE INC 8-K filed 2024-11-22", under its call's company.
+                add(filing.group("name"), current)
     return names

@@ -1,10 +1,14 @@
-"""The figures an answer states: each with its value, unit, display rounding and stated period.
+"""The figures an answer states: each with its value, unit, display rounding, stated period and
+company.
 
 Prose and Markdown tables are read alike: a table cell takes its unit and scale from its column
 header, row label or caption ("USD millions", "($B)", "(%)") and its period from the column or
-row it stands in; a prose figure takes its period from the sentence (the year or quarter attached
-to it, else the one that opens the sentence). Years, dates, item and form numbers, citation
-markers, list numbering, ordinals, identifiers and small counts in prose are not figures.
+row it stands in. A prose figure takes the period written with it ("$416.2 billion in FY2025",
+"(2020: $2.79 billion)"), else the one before it in its clause, else the one its sentence or
+paragraph is about; a figure compared against ("up from $391.0 billion", "vs $73.7 billion")
+takes none, unless its clause says "a year earlier". Its company is the one named before it.
+Years, dates, item and form numbers, citation markers, list numbering, ordinals, identifiers and
+small counts in prose are not figures.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ _SHARES_CONTEXT = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \u00a0]+(?=[A-Z(\"“*])|\n")
 _ATTACHED_AFTER = re.compile(
-    r"^[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
+    r"^\)?[ \u00a0]*(?:\((?:[^()]*)\)[ \u00a0]*)?(?:\[[^\]]*\][ \u00a0]*)*"
     r"(?:,?[ \u00a0]*(?:in|for|during|at|as[ \u00a0]of|of|over|through|by|ended|ending|on)"
     r"[ \u00a0]+(?:(?:the|end|of|fiscal|year|full|quarter|period|ended|ending|calendar|its|fy)"
     r"[ \u00a0]+)*)?\(?$",
@@ -53,7 +57,7 @@ _ATTACHED_AFTER = re.compile(
 )
 # A period followed by its figure labels that figure: "(2020: $2.79 billion)", "Q3 942.1",
 # "FY2026's $215.9 billion".
-_LABELS_NEXT = re.compile(r"^(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
+_LABELS_NEXT = re.compile(r"(?:['’]s)?[ \u00a0]*[:=]?[ \u00a0]*\(?[-−+]?(?:US\$|[$€£¥])?[0-9]")
 _WORD = re.compile(r"[a-z][a-z&]+")
 
 
@@ -86,6 +90,8 @@ class Claim:
     row: tuple[int, int] | None = None
     column: tuple[int, int] | None = None
     sentence_text: str = field(default="", compare=False)
+    # Its paragraph up to the end of its sentence, for what the sentence refers back to.
+    context_text: str = field(default="", compare=False)
     # The ticker of the company the answer says the figure is about, when it says.
     company: str | None = None
 
@@ -269,6 +275,11 @@ def _read(
         # scale of the bare numbers in it.
         sentence_span = sentences[s_index]
         declared = _prose_scale(answer[sentence_span.start : sentence_span.end])
+        if declared is None:
+            # Or the paragraph before it: "(USD millions): Q2 868.8, ... Operating losses
+            # were (355.3), ..."
+            paragraph = answer.rfind("\n\n", 0, token.start) + 1
+            declared = _prose_scale(answer[paragraph : sentence_span.start])
     skip = token.skip
     if skip in ("small count",) and (declared or declared_percent):
         skip = None
@@ -360,6 +371,7 @@ def _read(
         row=row_key,
         column=col_key,
         sentence_text=answer[sentence.start : sentence.end],
+        context_text=answer[answer.rfind("\n\n", 0, sentence.start) + 1 : sentence.end],
     )
 
 
@@ -425,17 +437,62 @@ def _with_periods(
         period, strength = _stated_period(
             answer, claim, claims, periods, sentences, tables, owned, asides
         )
-        if period is None and not claim.in_table:
+        sentence_start, sentence_end = _bounds(sentences, claim)
+        own = any(sentence_start <= m.start < sentence_end for m in periods)
+        # A sentence that names periods of its own does not take the paragraph's.
+        if period is None and not claim.in_table and not own:
             # Before the figure, in its clause: "A year earlier it paid $3.1 billion".
-            clause_start, _ = _clause(answer, *_bounds(sentences, claim), claim.start)
+            clause_start, _ = _clause(answer, sentence_start, sentence_end, claim.start)
             earlier = _YEAR_EARLIER.search(answer, clause_start, claim.start)
-            if earlier is not None or not _compared(answer, claim):
+            if earlier is not None or not _compared(answer, claim, claims):
                 period = _inherited(answer, claim, periods, paragraphs, sentences, asides)
                 if earlier is not None and period is not None:
                     period = _year_before(period)
                 strength = 1 if period is not None else 0
+        span = _clause_span(answer, *_segment(claims, claim, answer, sentence_start, sentence_end))
+        if span is not None and not claim.in_table:
+            # "Comparable sales were down 5.4% in the quarter": a quarter, not a year to date.
+            period = replace(period, span=span) if period is not None else StatedPeriod(span=span)
+            strength = max(strength, 1)
         out.append(replace(claim, period=period, period_strength=strength))
     return out
+
+
+_QUARTER_SPAN = re.compile(
+    r"\b(?:in|for|during|of)[ \u00a0]the[ \u00a0](?:fiscal[ \u00a0])?quarter\b|\bquarterly\b|"
+    r"\bthe[ \u00a0]quarter['’]s\b|\b(?:thirteen|13)[- ]weeks?\b|\bthree[ \u00a0]months\b",
+    re.IGNORECASE,
+)
+_YTD_SPAN = re.compile(
+    r"\byear[- ]to[- ]date\b|\bYTD\b|\b(?:nine|six)[ \u00a0]months\b|\bfirst[ \u00a0]half\b|"
+    r"\b(?:thirty-nine|twenty-six|39|26)[- ]weeks?\b",
+    re.IGNORECASE,
+)
+
+
+def _segment(
+    claims: Sequence[Claim], claim: Claim, answer: str, start: int, end: int
+) -> tuple[int, int]:
+    """The stretch of its clause that is the figure's own: up to the figures either side."""
+    left, right = _clause(answer, start, end, claim.start)
+    for other in claims:
+        if other.sentence != claim.sentence or other is claim:
+            continue
+        if left <= other.end <= claim.start:
+            left = other.end
+        if claim.end <= other.start < right:
+            right = other.start
+    return left, right
+
+
+def _clause_span(answer: str, start: int, end: int) -> str | None:
+    text = answer[start:end]
+    quarter, ytd = _QUARTER_SPAN.search(text), _YTD_SPAN.search(text)
+    if quarter and not ytd:
+        return "quarter"
+    if ytd and not quarter:
+        return "ytd"
+    return None
 
 
 def _attached_after(
@@ -481,9 +538,25 @@ def paragraph_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer(r"\n[ \t]*\n", text)]
 
 
-def _compared(answer: str, claim: Claim) -> bool:
+def _compared(answer: str, claim: Claim, claims: Sequence[Claim] = ()) -> bool:
+    """Whether the figure is what another is compared against ("up from $391.0 billion"),
+    or listed with or restating such a figure ("compared with $54.8 billion in 2023 and
+    $51.3 billion in 2022", "the $836 million you mention ($836.1 million)")."""
     before = answer[max(0, claim.start - 40) : claim.start]
-    return bool(_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]))
+    if _COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(answer[claim.end :]):
+        return True
+    earlier = [c for c in claims if c.sentence == claim.sentence and c.end <= claim.start]
+    if earlier and _COORDINATED.match(answer[earlier[-1].end : claim.start]):
+        return _compared(answer, earlier[-1], claims)
+    return False
+
+
+_COORDINATED = re.compile(
+    r"^(?:[ \u00a0]+(?:in|for|at|on|by)[ \u00a0][^,;.()$€£]{1,25})?"
+    r"(?:[ \u00a0]*,[ \u00a0]*|[ \u00a0]+and[ \u00a0]+|[ \u00a0]*,[ \u00a0]*and[ \u00a0]+)$"
+    r"|^[^.;,()]{0,25}\([ \u00a0]*$",
+    re.IGNORECASE,
+)
 
 
 _TOPIC_SHIFT = re.compile(
@@ -544,7 +617,7 @@ def _asides(
             # "on December 23, 2021": the day of an event, not the period a paragraph is about
             out.add(id(m))
     for claim in claims:
-        if not claim.in_table and _compared(answer, claim):
+        if not claim.in_table and _compared(answer, claim, claims):
             attached = _attached_after(answer, claim, claims, periods, sentences)
             if attached is not None:
                 out.add(id(attached))
@@ -613,7 +686,7 @@ def _stated_period(
         r"[ \u00a0]*\((?:[a-z]+[ \u00a0]+){0,3}", answer[prior[-1].end : claim.start]
     ):
         return prior[-1].period, 2
-    if _compared(answer, claim):
+    if _compared(answer, claim, claims):
         return None, 0
     before = [m for m in before if id(m) not in asides]
     if before:
@@ -625,6 +698,11 @@ def _stated_period(
             return opening.period, 1
     if after and not broken(claim.end, after[0].start):
         return after[0].period, 1
+    # "... averaged 15.0 million in FY2025, and basic weighted shares were 15,343.8 million":
+    # a sentence about one period is about it throughout.
+    main = {m.period.key: m.period for m in in_sentence if id(m) not in asides}
+    if len(main) == 1:
+        return next(iter(main.values())), 1
     return None, 0
 
 
@@ -664,6 +742,10 @@ def _with_companies(
     paragraphs = paragraph_starts(answer)
     out: list[Claim] = []
     for claim in claims:
+        if not claim.in_table and _compared(answer, claim, claims):
+            # "($157.3 billion vs $73.7 billion)": the figure compared against is the other's.
+            out.append(claim)
+            continue
         sentence = sentences[claim.sentence]
         before = [t for pos, t in named if sentence.start <= pos < claim.start]
         company: str | None = before[-1] if before else None

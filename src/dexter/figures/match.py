@@ -10,20 +10,16 @@ wrong for its period.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dexter.figures.evidence import PERCENT, EvidenceIndex, Found
 from dexter.figures.extract import Claim
+from dexter.figures.fields import clause_words, field_words
 from dexter.figures.periods import compatible
 
 # Relative slack for binary floating point, far below any display rounding.
-_EPSILON = 1e-9
-_STOP_WORDS = frozenset(
-    {"total", "and", "the", "of", "in", "per", "usd", "millions", "value", "line", "item", "net"}
-)
-_WORD = re.compile(r"[a-z][a-z&]+")
+_EPSILON = 1e-12
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +35,7 @@ class DirectResult:
     # answer states.
     other_period: tuple[Match, ...] = ()
     other_company: tuple[Match, ...] = ()
+    other_field: tuple[Match, ...] = ()
 
 
 def window(claim: Claim, scale: float) -> tuple[float, float]:
@@ -56,13 +53,12 @@ def candidates(claim: Claim, index: EvidenceIndex) -> Iterable[Match]:
         for found in index.window(low - high * 0.01 - slack, high * 1.01 + slack):
             if found.kind not in claim.kinds or (found.from_ratio and claim.kind != PERCENT):
                 continue
+            # The two displays agree when the ranges their last digits allow overlap; ranges
+            # that only touch are two different roundings ("8.3" against "8.2").
             size = abs(found.value)
-            if size + found.half + slack >= low and size - found.half - slack <= high:
+            centre, reach = (low + high) / 2, (high - low) / 2 + found.half
+            if abs(size - centre) < reach - slack or (reach == 0 and size == centre):
                 yield Match(found, scale)
-
-
-def field_words(field: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(field.lower()) if w not in _STOP_WORDS)
 
 
 def _rank(claim: Claim, match: Match) -> tuple[int, int, int, float]:
@@ -92,20 +88,46 @@ def match_direct(claim: Claim, index: EvidenceIndex) -> DirectResult:
             m
             for m in dated
             if m.found.period is not None
-            and compatible(stated, m.found.period, index.latest_ends(m.found))
+            and compatible(
+                stated,
+                m.found.period,
+                index.latest_ends(m.found),
+                index.newest_of_its_quarter(m.found),
+            )
         ]
         if dated and not fits:
             # Evidence that dates the number says it is another period's; the same number
             # without a date (a calculation's input, the question) is that number again.
             return DirectResult(None, tuple(dated))
+        exact = [m for m in dated if m.found.period is not None and m.found.period.end]
+        if exact and not [m for m in fits if m in exact]:
+            # A table's dated column outweighs a sentence that names several years.
+            return DirectResult(None, tuple(exact))
         if fits:
             found = fits + [m for m in found if m not in dated]
+    if _coarse(claim):
+        named = index.named_families(clause_words(claim.words, claim.sentence_text), claim)
+        if named:
+            # A figure of one or two digits is easily some other line's: when its clause names
+            # lines the evidence has, it must be one of them ("iPad fell 6%" is not Greater
+            # China's 6%).
+            fitting = [m for m in found if not m.found.field or m.found.field_family in named]
+            if not fitting:
+                return DirectResult(None, other_field=tuple(found))
+            found = fitting
     return DirectResult(max(found, key=lambda m: _rank(claim, m)))
+
+
+def _coarse(claim: Claim) -> bool:
+    digits = f"{abs(claim.mantissa):.{claim.decimals}f}".replace(".", "").lstrip("0")
+    return len(digits) <= 2
 
 
 def describe(found: Found, index: EvidenceIndex) -> str:
     """Where a number was found, for a person: "label: field period = raw"."""
     where = index.label(found)
+    if found.section and found.section not in where:
+        where = f"{where} › {found.section}"
     parts = [p for p in (found.field, found.period.describe() if found.period else "") if p]
     detail = " ".join(parts)
     return f"{where}: {detail} = {found.raw}" if detail else f"{where}: {found.raw}"
@@ -115,6 +137,10 @@ def describe_other_period(matches: Sequence[Match], index: EvidenceIndex, claim:
     first = matches[0].found
     stated = claim.period.text if claim.period is not None else "the stated period"
     return f"not for {stated}: found as {describe(first, index)}"
+
+
+def describe_other_field(matches: Sequence[Match], index: EvidenceIndex) -> str:
+    return f"found only as another line: {describe(matches[0].found, index)}"
 
 
 def describe_other_company(matches: Sequence[Match], index: EvidenceIndex, claim: Claim) -> str:

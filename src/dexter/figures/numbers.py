@@ -218,10 +218,6 @@ class Token(NamedTuple):
             return self.mantissa / 100
         return self.mantissa * self.scale
 
-    @property
-    def integer(self) -> bool:
-        return self.decimals == 0
-
 
 # A table cell that is one plain number: "416,161", "-12,715", "(4)%", "$1.02", "46.9%", "1.16x".
 _SIMPLE_CELL = re.compile(
@@ -354,6 +350,10 @@ def _token(text: str, match: re.Match[str], stop: int) -> Token:
     unit_given = bool(currency or scale_word or percent or bps or multiple or per_share)
     if skip is None and not unit_given and not shares:
         skip = _bare_skip(num, mantissa, decimals)
+    elif currency and skip in (_NAMED, _DATE_OR_ID) and text[t_start] in _CURRENCY_START:
+        # An amount is an amount after a product's name ("iPhone $201.2B") or in a range of
+        # amounts ("$150.84-$154.76").
+        skip = None
     return Token(
         start=t_start,
         end=pos,
@@ -372,6 +372,11 @@ def _token(text: str, match: re.Match[str], stop: int) -> Token:
         shares=shares,
         skip=skip,
     )
+
+
+_NAMED = "name or number of something"
+_DATE_OR_ID = "date or identifier"
+_CURRENCY_START = frozenset("$€£¥₹UCAH")
 
 
 def _bare_skip(num: str, mantissa: float, decimals: int) -> str | None:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from dexter.figures.numbers import MONTHS
 
@@ -99,6 +100,8 @@ class StatedPeriod:
     latest: str | None = None
     # "ended 2021", "at the end of 2021": the year's last day (a price's, a balance's).
     year_end: bool = False
+    # "in the quarter" ("quarter"), "year to date" ("ytd").
+    span: str | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -112,6 +115,7 @@ class StatedPeriod:
             self.ttm,
             self.start,
             self.latest,
+            self.span,
         )
 
 
@@ -123,7 +127,10 @@ class Mention:
 
 
 def compatible(
-    stated: StatedPeriod, found: EvidencePeriod, latest: Mapping[str, date] | None = None
+    stated: StatedPeriod,
+    found: EvidencePeriod,
+    latest: Mapping[str, date] | None = None,
+    newest: bool = True,
 ) -> bool:
     """Whether the evidence's period can be the one the answer states (unknown: yes).
 
@@ -132,6 +139,8 @@ def compatible(
     date mean those."""
     if not found.known:
         return True
+    if stated.span is not None and found.span in ("quarter", "ytd") and found.span != stated.span:
+        return False
     latest = latest or {}
     if stated.ttm and stated.end is None and stated.year is None:
         trailing = latest.get("trailing")
@@ -183,7 +192,17 @@ def compatible(
     if stated.quarter is not None:
         if found.quarter is not None and found.quarter != stated.quarter:
             return False
+        if stated.year is None and stated.end is None and end is not None and not newest:
+            # "Q3" without a year is the latest third quarter (or the year to its date): the
+            # same quarter of an earlier year is not it.
+            span = "ytd" if stated.span == "ytd" else "quarter"
+            if found.span == span:
+                return False
+        # A quarter is not a year, nor the year to its date, unless the answer says "year to
+        # date" (through that quarter).
         if found.quarter is None and found.span == "annual":
+            return False
+        if found.quarter is None and found.span == "ytd" and stated.span != "ytd":
             return False
     return True
 
@@ -239,6 +258,7 @@ def _fiscal_year_of(end: date) -> set[int]:
     return {end.year, end.year - 1} if end.month <= 2 else {end.year}
 
 
+@lru_cache(maxsize=4096)
 def header_period(text: str) -> EvidencePeriod | None:
     """A table header or a period cell: "2025-FY (2025-09-27)", "2026-Q1 (2025-12-27)",
     "2027-Q1-TTM (2026-04-26)", "2025-01-27 to 2026-01-25", "2024-09-28", "FY2024", "2024"."""
@@ -529,25 +549,3 @@ def _date_range(first: Mention, m: re.Match[str], text: str) -> Mention | None:
         start=start,
     )
     return Mention(first.start, m.end(), period)
-
-
-def with_year(period: StatedPeriod, year: int) -> StatedPeriod:
-    """A day or month the answer gives without a year, in the year its context names."""
-    end = None
-    if period.month is not None and period.day is not None:
-        try:
-            end = date(year, period.month, period.day)
-        except ValueError:
-            end = None
-    return StatedPeriod(
-        year,
-        period.fiscal,
-        period.quarter,
-        end,
-        period.text,
-        period.month,
-        period.day,
-        period.first_year,
-        period.ttm,
-        period.start,
-    )

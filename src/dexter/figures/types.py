@@ -50,7 +50,9 @@ class Figure:
         }
         if self.status == "derived":
             data["formula"] = self.formula
-        elif self.status == "verified":
+        elif self.status == "verified" or self.source:
+            # An unsupported figure's source says where it was found instead (another period,
+            # another company), which is what a reader needs to fix it.
             data["source"] = self.source
         return data
 

@@ -17,6 +17,7 @@ from dexter.figures.match import (
     Match,
     describe,
     describe_other_company,
+    describe_other_field,
     describe_other_period,
     match_direct,
     window,
@@ -59,7 +60,8 @@ def verify_answer(answer: str, evidence: Sequence[Evidence]) -> Verification:
 
 
 def _shown(claim: Claim, scale: float) -> float:
-    return abs(claim.mantissa) * (1.0 if claim.kind == PERCENT else scale)
+    """The value as the answer shows it, with the sign it writes ("-7%", "(355.3)")."""
+    return claim.mantissa * (1.0 if claim.kind == PERCENT else scale)
 
 
 def _stated(claim: Claim, match: Match) -> Operand:
@@ -105,6 +107,8 @@ def _figure(
             source = describe_other_period(result.other_period, index, claim)
         elif result.other_company:
             source = describe_other_company(result.other_company, index, claim)
+        elif result.other_field:
+            source = describe_other_field(result.other_field, index)
     return Figure(
         text=claim.text,
         value=claim.value,

@@ -37,6 +37,7 @@ from dexter.data.models import (
 )
 from dexter.data.provider import Capability
 from dexter.data.settings import DataSettings
+from dexter.data.singleflight import SingleFlight
 
 if TYPE_CHECKING:
     import httpx2
@@ -86,7 +87,7 @@ class EsefProvider:
         self._sleep = sleep
         self.as_of = settings.as_of.isoformat() if settings.as_of else None
         self._client: HttpClient | None = None
-        self._pending: dict[str, asyncio.Task[Any]] = {}
+        self._flights = SingleFlight()
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -106,18 +107,12 @@ class EsefProvider:
         return self._client
 
     async def aclose(self) -> None:
-        for task in self._pending.values():
-            task.cancel()
+        self._flights.cancel()
         if self._client is not None:
             await self._client.aclose()
 
     async def _once(self, key: str, load: Callable[[], Awaitable[T]]) -> T:
-        task = self._pending.get(key)
-        if task is None or (task.done() and task.exception() is not None):
-            task = asyncio.ensure_future(load())
-            self._pending[key] = task
-        result: T = await asyncio.shield(task)
-        return result
+        return await self._flights.once(key, load)
 
     async def _get_json(
         self, url: str, *, params: dict[str, str | int] | None = None, ttl: float, what: str

@@ -39,6 +39,7 @@ from dexter.data.provider import Capability
 from dexter.data.sec import urls
 from dexter.data.sec.history import XBRL_HISTORY, before_edgar, missing_history
 from dexter.data.settings import DataSettings
+from dexter.data.singleflight import SingleFlight
 
 # The parsers for each kind of SEC document (facts, filings, Form 4, 13F, frames, full-text
 # search, HTML text) are imported by the methods that use them: building the router, which every
@@ -109,7 +110,7 @@ class SecEdgarProvider:
         self.as_of = settings.as_of.isoformat() if settings.as_of else None
         self._client: HttpClient | None = None
         # Parsed documents, shared by concurrent callers: one fetch per key per process.
-        self._pending: dict[str, asyncio.Task[Any]] = {}
+        self._flights = SingleFlight()
         # Filers found outside the ticker table, by the ticker we gave them.
         self._resolved: dict[str, Company] = {}
         # With an as-of date, per company: each concept filed only later -> its first filing day.
@@ -133,18 +134,12 @@ class SecEdgarProvider:
         return self._client
 
     async def aclose(self) -> None:
-        for task in self._pending.values():
-            task.cancel()
+        self._flights.cancel()
         if self._client is not None:
             await self._client.aclose()
 
     async def _once(self, key: str, load: Callable[[], Awaitable[T]]) -> T:
-        task = self._pending.get(key)
-        if task is None or (task.done() and task.exception() is not None):
-            task = asyncio.ensure_future(load())
-            self._pending[key] = task
-        result: T = await asyncio.shield(task)
-        return result
+        return await self._flights.once(key, load)
 
     @property
     def data_url(self) -> str:
