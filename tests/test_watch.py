@@ -193,6 +193,7 @@ async def test_a_burst_of_filings_and_documents_is_one_message(
     assert alert.splitlines()[0] == "NVDA: 2 new filings (8-K, 4)"
     assert "- 12 documents in the filing" in alert
     assert f"(accession {EARNINGS_ACCESSION})" in alert
+    assert "NVDA filed a Form 4 on 2026-03-10" in alert
     assert "(accession 0001045810-26-990002)" in alert
 
 

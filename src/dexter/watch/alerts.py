@@ -46,9 +46,11 @@ class FilingDetails:
 
 
 def _headline(f: DetectedFiling) -> str:
-    article = "an" if f.form[:1] in "8AEFHILMNORSX" else "a"
+    # Forms named by a bare number (3, 4, 5, 144) read as "a Form 4".
+    label = f"Form {f.form}" if f.form.split("/")[0].isdigit() else f.form
+    article = "an" if label[:1] in "8AEFHILMNORSX" and not label.startswith("Form") else "a"
     items = f" (items {', '.join(f.items)})" if f.items else ""
-    return f"{f.ticker} filed {article} {f.form} on {f.filing_date}{items}"
+    return f"{f.ticker} filed {article} {label} on {f.filing_date}{items}"
 
 
 def _lines(f: DetectedFiling, d: FilingDetails) -> list[str]:
