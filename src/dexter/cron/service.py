@@ -98,7 +98,7 @@ def make_runner(
         sec = None  # bad data settings: agent jobs report it when they run; no watches polled
     if sec is not None:
         # The filing watches' poll job (dexter.watch) runs without the agent.
-        by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer)
+        by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer, log)
     return Runner(
         CronStore(runtime.store),
         AgentExecutor(runtime, principal_for),

@@ -3,7 +3,7 @@ there is one scheduler, one lease, one outbox), and its executor is the `Poller`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from dexter.cron.clock import Clock
@@ -83,12 +83,23 @@ class WatchExecutor:
     Its answer is the quiet token, so the runner records the run without an alert of its own;
     every alert is the watches' own outbox row."""
 
-    def __init__(self, watches: WatchStore, sec: SecEdgarProvider, clock: Clock) -> None:
+    def __init__(
+        self,
+        watches: WatchStore,
+        sec: SecEdgarProvider,
+        clock: Clock,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self.poller = Poller(watches, sec, now=clock.now)
+        self._log = log or (lambda _line: None)
 
     async def execute(self, job: Job, prompt: str) -> Outcome:
         report = await self.poller.poll(job.id)
         if report.errors and len(report.errors) >= report.tickers:
             # Nothing could be read: an error, so the runner backs off and `cron logs` says why.
             raise DataError("; ".join(report.errors[:3]))
+        for problem in report.errors:
+            self._log(f"{job.name}: not read this poll: {problem}")
+        if report.alerts:
+            self._log(f"{job.name}: {len(report.alerts)} alert(s) queued")
         return Outcome(answer=HEARTBEAT_OK)
