@@ -159,6 +159,7 @@ ON_REQUEST = frozenset(
         "memory_update",
         "cron",
         "heartbeat",
+        "watch",
         "spawn_subagent",
         "ask_user_question",
     }

@@ -10,6 +10,7 @@ Extra documents (synthetic filings built in a test) can be added by URL path.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +40,14 @@ class Mirror:
         self.failing: dict[str, int | str] = dict(failing or {})
         self.requests: list[str] = []
         self.user_agents: list[str | None] = []
+        # Conditional GETs answered 304 (the body's ETag matched If-None-Match), by URL path.
+        self.not_modified: list[str] = []
+
+    def answer_304(self, key: str, body: bytes, if_none_match: str | None) -> bool:
+        if if_none_match is not None and if_none_match == etag_of(body):
+            self.not_modified.append(key)
+            return True
+        return False
 
     def failure(self, host: str, path: str) -> int | str | None:
         return self.failing.get(f"{host}/{path.lstrip('/')}")
@@ -49,6 +58,11 @@ class Mirror:
             return self.extra[key]
         file = self.root / key
         return file.read_bytes() if file.is_file() else None
+
+
+def etag_of(body: bytes) -> str:
+    """The ETag the mirror gives a body: changes exactly when the body does, as SEC's does."""
+    return '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
 
 
 def mirror_transport(mirror: Mirror) -> httpx2.MockTransport:
@@ -63,7 +77,10 @@ def mirror_transport(mirror: Mirror) -> httpx2.MockTransport:
         body = mirror.lookup(request.url.host, request.url.path)
         if body is None:
             return httpx2.Response(404, text="Not Found")
-        return httpx2.Response(200, content=body)
+        key = f"{request.url.host}{request.url.path}"
+        if mirror.answer_304(key, body, request.headers.get("if-none-match")):
+            return httpx2.Response(304, headers={"etag": etag_of(body)})
+        return httpx2.Response(200, content=body, headers={"etag": etag_of(body)})
 
     return httpx2.MockTransport(handler)
 
@@ -98,7 +115,16 @@ class MirrorServer:
                     self.end_headers()
                     self.wfile.write(b"Not Found")
                     return
+                bare = path.split("?", 1)[0]
+                if outer.mirror.answer_304(
+                    f"{host}/{bare}", body, self.headers.get("if-none-match")
+                ):
+                    self.send_response(304)
+                    self.send_header("etag", etag_of(body))
+                    self.end_headers()
+                    return
                 self.send_response(200)
+                self.send_header("etag", etag_of(body))
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

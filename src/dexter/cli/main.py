@@ -26,6 +26,7 @@ from dexter.cli.models_command import add_models_parser
 from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
+from dexter.cli.watch_command import add_watch_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -175,6 +176,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_report_parser(commands)
     add_model_parser(commands)
     add_cron_parser(commands)
+    add_watch_parser(commands)
     add_gateway_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
@@ -609,6 +611,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_report_command(args)
     if args.command in ("cron", "heartbeat", "daemon"):
         return int(args.cron_run(args))
+    if args.command == "watch":
+        return int(args.watch_run(args))
     if args.command == "eval":
         return int(args.eval_run(args))
     if args.command == "gateway":

@@ -11,12 +11,13 @@ if TYPE_CHECKING:
 
 
 def open_runtime(settings: Settings, **options: Any) -> Runtime:
-    """`Runtime(settings, **options)` offering the `cron` and `heartbeat` tools where a channel
-    has schedules."""
+    """`Runtime(settings, **options)` offering the `cron`, `heartbeat` and `watch` tools where a
+    channel has schedules."""
     from dexter.cron.tools import schedule_toolset
     from dexter.runtime import Runtime
+    from dexter.watch.tools import watch_toolset
 
-    return Runtime(settings, toolsets=(schedule_toolset,), **options)
+    return Runtime(settings, toolsets=(schedule_toolset, watch_toolset), **options)
 
 
 __all__ = ["open_runtime"]

@@ -11,7 +11,8 @@ from dexter.cron.schedule import Schedule
 from dexter.principal import OPERATOR_ID
 
 Fulfillment = Literal["keep", "once", "ask"]
-JobKind = Literal["job", "heartbeat"]
+# "watch": the filing watches' poll (dexter.watch), run by its own executor.
+JobKind = Literal["job", "heartbeat", "watch"]
 RunStatus = Literal["ok", "suppressed", "error", "skipped", "missed"]
 
 FULFILLMENTS: tuple[Fulfillment, ...] = ("keep", "once", "ask")

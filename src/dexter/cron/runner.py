@@ -93,9 +93,13 @@ class Runner:
         grace: timedelta = policy.MISSED_GRACE,
         user_zone: str | None = None,
         log: Callable[[str], None] | None = None,
+        kind_executors: Mapping[str, JobExecutor] | None = None,
     ) -> None:
         self.cron = cron
         self.executor = executor
+        # Jobs of these kinds run with their own executor (the filing watches' poll), the rest
+        # with `executor` (the agent).
+        self.kind_executors: dict[str, JobExecutor] = dict(kind_executors or {})
         self.home = home
         self.deliverers: dict[str, Deliverer] = dict(deliverers or {})
         self.clock: Clock = clock or SystemClock()
@@ -318,7 +322,8 @@ class Runner:
         started = time.perf_counter()
         try:
             outcome = await asyncio.wait_for(
-                self.executor.execute(job, prompt), self.run_timeout.total_seconds()
+                self.kind_executors.get(job.kind, self.executor).execute(job, prompt),
+                self.run_timeout.total_seconds(),
             )
         except TimeoutError:
             error = f"the run took longer than {format_duration(self.run_timeout.total_seconds())}"

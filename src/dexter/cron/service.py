@@ -19,6 +19,7 @@ from dexter.cron.store import CronStore
 
 if TYPE_CHECKING:
     from dexter.cron.clock import Clock
+    from dexter.cron.executor import JobExecutor
     from dexter.cron.owners import PrincipalResolver
     from dexter.runtime import Runtime
 
@@ -80,20 +81,34 @@ def make_runner(
     `principal_for` says who a job's owner is when it runs (default: the principals table,
     with no grants beyond the default; a front door that knows grants passes its own)."""
     from dexter.cron.agent_executor import AgentExecutor
+    from dexter.cron.clock import SystemClock
     from dexter.cron.local import local_deliverers
+    from dexter.data.sec.provider import SecEdgarProvider
+    from dexter.watch.service import WatchExecutor
+    from dexter.watch.store import WatchStore
 
     config = cron_settings(runtime.settings)
     chosen: dict[str, Deliverer] = local_deliverers(runtime.settings.home)
     chosen.update(deliverers or {})
+    timer = clock or SystemClock()
+    by_kind: dict[str, JobExecutor] = {}
+    try:
+        sec = runtime.data_router.provider_of_type(SecEdgarProvider)
+    except ConfigError:
+        sec = None  # bad data settings: agent jobs report it when they run; no watches polled
+    if sec is not None:
+        # The filing watches' poll job (dexter.watch) runs without the agent.
+        by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer, log)
     return Runner(
         CronStore(runtime.store),
         AgentExecutor(runtime, principal_for),
         home=runtime.settings.home,
         deliverers=chosen,
-        clock=clock,
+        clock=timer,
         tick_seconds=config.tick_seconds,
         max_concurrency=config.max_concurrency,
         run_timeout=config.run_timeout,
         grace=config.grace,
         log=log,
+        kind_executors=by_kind,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -547,22 +548,16 @@ class CronStore:
         delivered: bool,
     ) -> int:
         with self.store.transaction() as conn:
-            cursor = conn.execute(
-                "INSERT INTO cron_outbox (job_id, job_name, run_id, text, target, created_at, "
-                "status, next_attempt_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    job.id,
-                    job.name,
-                    run_id,
-                    text,
-                    target,
-                    now_iso(created_at),
-                    "delivered" if delivered else "pending",
-                    None if delivered else now_iso(created_at),
-                    now_iso(created_at) if delivered else None,
-                ),
+            return insert_alert(
+                conn,
+                job_id=job.id,
+                job_name=job.name,
+                run_id=run_id,
+                text=text,
+                target=target,
+                created_at=created_at,
+                delivered=delivered,
             )
-            return int(cursor.lastrowid or 0)
 
     def _scheme_filter(self, schemes: Iterable[str]) -> tuple[str, list[str]]:
         names = sorted(set(schemes))
@@ -646,6 +641,37 @@ class CronStore:
         marks = ", ".join("?" for _ in ids)
         with self.store.transaction() as conn:
             conn.execute(f"UPDATE cron_outbox SET seen = 1 WHERE id IN ({marks})", tuple(ids))
+
+
+def insert_alert(
+    conn: sqlite3.Connection,
+    *,
+    job_id: str,
+    job_name: str,
+    run_id: int | None,
+    text: str,
+    target: str,
+    created_at: datetime,
+    delivered: bool,
+) -> int:
+    """Write one alert to the outbox inside the caller's transaction (a watch records which
+    filings an alert covers in the same commit)."""
+    cursor = conn.execute(
+        "INSERT INTO cron_outbox (job_id, job_name, run_id, text, target, created_at, "
+        "status, next_attempt_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            job_id,
+            job_name,
+            run_id,
+            text,
+            target,
+            now_iso(created_at),
+            "delivered" if delivered else "pending",
+            None if delivered else now_iso(created_at),
+            now_iso(created_at) if delivered else None,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
 
 
 def with_state(job: Job, **changes: Any) -> JobState:

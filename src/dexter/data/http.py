@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -79,6 +80,16 @@ def build_url(url: str, params: Params | None) -> str:
     if not pairs:
         return url
     return f"{url}{'&' if '?' in url else '?'}{urlencode(pairs)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Conditional:
+    """A conditional GET's answer: `changed` False means the server said 304 (body empty)."""
+
+    changed: bool
+    body: bytes
+    etag: str | None
+    last_modified: str | None
 
 
 class HttpClient:
@@ -166,6 +177,27 @@ class HttpClient:
             self.cache.put(full, full, body)
         return data
 
+    async def get_if_changed(
+        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+    ) -> Conditional:
+        """GET with `If-None-Match` / `If-Modified-Since` from an earlier answer, so an unchanged
+        document costs the server (and SEC's fair-access budget) a 304 and no body. Never cached
+        on disk: the validators are the caller's to keep."""
+        headers: dict[str, str] = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        response = await self._exchange("GET", url, headers=headers)
+        changed = response.status_code != 304
+        return Conditional(
+            changed=changed,
+            body=response.content if changed else b"",
+            etag=response.headers.get("etag") or (None if changed else etag),
+            last_modified=response.headers.get("last-modified")
+            or (None if changed else last_modified),
+        )
+
     async def post_json(self, url: str, payload: Any) -> Any:
         body = await self._request("POST", url, json_body=payload, expect_json=True)
         return self._decode_json(body, url)
@@ -181,13 +213,15 @@ class HttpClient:
                 hint="The response may have been cut off; try again.",
             ) from None
 
-    async def _send(self, method: str, url: str, json_body: Any) -> httpx2.Response:
+    async def _send(
+        self, method: str, url: str, json_body: Any, headers: Mapping[str, str] | None = None
+    ) -> httpx2.Response:
         """One request, following redirects only to the same scheme and host."""
         import httpx2
 
         target = url
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._http().request(method, target, json=json_body)
+            response = await self._http().request(method, target, json=json_body, headers=headers)
             if response.status_code not in REDIRECT_STATUSES:
                 return response
             location = response.headers.get("location")
@@ -215,6 +249,20 @@ class HttpClient:
     async def _request(
         self, method: str, url: str, *, json_body: Any = None, expect_json: bool = False
     ) -> bytes:
+        response = await self._exchange(method, url, json_body=json_body, expect_json=expect_json)
+        return response.content
+
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        json_body: Any = None,
+        expect_json: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx2.Response:
+        """The request with retries: a good 2xx reply, or a 304 when `headers` made it
+        conditional."""
         import httpx2
 
         attempt = 1
@@ -223,7 +271,7 @@ class HttpClient:
                 await self._limiter.acquire()
             self.requests_sent += 1
             try:
-                response = await self._send(method, url, json_body)
+                response = await self._send(method, url, json_body, headers)
             except httpx2.TimeoutException:
                 failure: UpstreamError = UpstreamError(
                     f"{self.name} did not answer in time.", url=url, hint="Try again later."
@@ -245,6 +293,8 @@ class HttpClient:
                 )
                 retry_after = None
             else:
+                if response.status_code == 304 and headers:
+                    return response
                 if response.status_code < 300:
                     problem = error_page_reason(
                         response.content,
@@ -252,7 +302,7 @@ class HttpClient:
                         expect_json=expect_json,
                     )
                     if problem is None:
-                        return response.content
+                        return response
                     failure = RateLimited(
                         f"{self.name} answered with {problem} instead of data.",
                         status=response.status_code,

@@ -294,6 +294,52 @@ MIGRATIONS: tuple[Migration, ...] = (
         "how each answer's figures were checked (null: not checked)",
         ("ALTER TABLE turns ADD COLUMN verification_json TEXT",),
     ),
+    Migration(
+        9,
+        "filing watches, their cursors, the filings they detected, SEC validators",
+        (
+            """CREATE TABLE watches (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                tickers_json TEXT NOT NULL,
+                forms_json TEXT NOT NULL,
+                items_json TEXT NOT NULL DEFAULT '[]',
+                target TEXT NOT NULL,
+                paused INTEGER NOT NULL DEFAULT 0,
+                created_at TEXT NOT NULL
+            )""",
+            # The newest accession a watch has seen per ticker: what is newer is new.
+            """CREATE TABLE watch_cursors (
+                watch_id TEXT NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+                ticker TEXT NOT NULL,
+                last_accession TEXT,
+                PRIMARY KEY (watch_id, ticker)
+            )""",
+            # state: detected (recorded with the cursor's advance) -> queued (its alert is in
+            # cron_outbox, which tracks delivery); a crash between the two re-queues once.
+            """CREATE TABLE watch_filings (
+                watch_id TEXT NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+                accession TEXT NOT NULL,
+                ticker TEXT NOT NULL,
+                cik TEXT NOT NULL,
+                form TEXT NOT NULL,
+                filing_date TEXT NOT NULL,
+                items TEXT NOT NULL DEFAULT '',
+                primary_document TEXT,
+                state TEXT NOT NULL DEFAULT 'detected',
+                outbox_id INTEGER,
+                detected_at TEXT NOT NULL,
+                PRIMARY KEY (watch_id, accession)
+            )""",
+            "CREATE INDEX watch_filings_state ON watch_filings(state)",
+            # ETag / Last-Modified per submissions URL, for conditional polling.
+            """CREATE TABLE watch_validators (
+                url TEXT PRIMARY KEY,
+                etag TEXT,
+                last_modified TEXT
+            )""",
+        ),
+    ),
 )
 
 

@@ -142,6 +142,16 @@ class SecEdgarProvider:
         return await self._flights.once(key, load)
 
     @property
+    def data_url(self) -> str:
+        """The data.sec.gov base in use (a mirror's in tests)."""
+        return self._settings.sec_data_url
+
+    @property
+    def www_url(self) -> str:
+        """The www.sec.gov base in use (filing links point here)."""
+        return self._settings.sec_www_url
+
+    @property
     def _data(self) -> str:
         return self._settings.sec_data_url
 
