@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -273,6 +275,14 @@ def test_a_tool_round_then_an_answer(endpoint: Endpoint, monkeypatch: pytest.Mon
     What the answer says is not checked: this format's template drops tool results, so the model
     never sees the result, and a 270M model often writes nothing after a tool call."""
     endpoint.apply(monkeypatch)
+    # The answer is not checked, and a 270M model given the window's quarter (2,048 tokens) can
+    # ramble for minutes on 2 cores: a user's own cap, as a provider setting, keeps it short.
+    home = Path(os.environ["DEXTER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    cap = {"maxOutputTokens": 200}
+    (home / "settings.json").write_text(
+        json.dumps({"providers": {"openai": cap, "anthropic": cap}}), encoding="utf-8"
+    )
 
     async def run() -> list[Event]:
         async with FirstRoundCallsCalculate(load_settings()) as runtime:
