@@ -131,9 +131,13 @@ def statement_sources(rows: Sequence[StatementBase]) -> list[str]:
     comparatives included)."""
     lines = []
     for row in sorted(rows, key=lambda row: row.report_period):
-        cited = dict.fromkeys(
-            _cited(source) for source in row.sources.values() if source.accession_number
-        )
+        # One citation per filing: a restated share figure names the same filing again (the
+        # caption says what was restated).
+        by_filing: dict[str, str] = {}
+        for source in row.sources.values():
+            if source.accession_number:
+                by_filing.setdefault(source.accession_number, _cited(source))
+        cited = by_filing.values()
         period = fiscal_label(row.fiscal_period, row.period)
         if cited:
             lines.append(f"{period}: " + "; ".join(cited))
