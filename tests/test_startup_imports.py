@@ -169,3 +169,29 @@ def test_collection_resumes_once_and_only_after_the_process_paused_it() -> None:
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+# `dexter --help` imports every command's parser; none of them may pull in the machinery their
+# commands run on (a module-level `import asyncio` alone cost 25 ms of a 50 ms budget).
+NOT_ON_THE_HELP_PATH = ["asyncio", "ssl", "h11", "httpcore", "pydantic", "rich.console", "numpy"]
+
+HELP_SCRIPT = """
+import json, sys
+from dexter.cli.main import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(json.dumps([m for m in sys.argv[1:] if m in sys.modules]))
+"""
+
+
+def test_help_imports_no_command_machinery() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", HELP_SCRIPT, *NOT_ON_THE_HELP_PATH],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert json.loads(result.stdout.splitlines()[-1]) == []

@@ -4,7 +4,6 @@ handlers import the watch package and the runtime when they run."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +54,8 @@ def add_watch_parser(commands: Any) -> None:
 
 
 def run_watch_command(args: argparse.Namespace) -> int:
+    import asyncio  # not at import time: `dexter --help` imports every command's parser
+
     from dexter.config import load_settings
 
     settings = load_settings()
