@@ -1,5 +1,5 @@
-"""`dexter model dcf|three-statement TICKER -o FILE.xlsx`: workbooks with live formulas built
-from SEC filings."""
+"""`dexter model dcf|three-statement|comps TICKER... -o FILE.xlsx` (or `--from-session SESSION`):
+workbooks with live formulas built from SEC filings."""
 
 from __future__ import annotations
 
@@ -11,6 +11,15 @@ from typing import Any
 from dexter.cli.open_runtime import open_runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_FROM_SESSION = (
+    "build it for the company a stored research session (id or prefix, see `dexter sessions "
+    "list`) looked at instead of TICKER: %s. The figures still come from the filed data, "
+    "not from the session's answer."
+)
+
+
+def _from_session(parser: argparse.ArgumentParser, which: str) -> None:
+    parser.add_argument("--from-session", metavar="SESSION", help=_FROM_SESSION % which)
 
 
 def add_model_parser(commands: Any) -> argparse.ArgumentParser:
@@ -22,7 +31,8 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
     )
     kinds = model.add_subparsers(dest="model_kind", metavar="MODEL", required=True)
     dcf = kinds.add_parser("dcf", help="discounted cash flow: forecast, WACC, value per share")
-    dcf.add_argument("ticker", metavar="TICKER")
+    dcf.add_argument("ticker", metavar="TICKER", nargs="?")
+    _from_session(dcf, "the first company it used")
     dcf.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
     dcf.add_argument(
         "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
@@ -43,7 +53,8 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         "three-statement",
         help="linked income statement, balance sheet and cash flow forecast that balance",
     )
-    three.add_argument("ticker", metavar="TICKER")
+    three.add_argument("ticker", metavar="TICKER", nargs="?")
+    _from_session(three, "the first company it used")
     three.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
     three.add_argument(
         "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
@@ -58,7 +69,8 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         "comps",
         help="comparable companies: market and enterprise value, EV/revenue, EV/EBITDA, P/E",
     )
-    comps.add_argument("tickers", metavar="TICKER", nargs="+")
+    comps.add_argument("tickers", metavar="TICKER", nargs="*")
+    _from_session(comps, "every company it used, in order of first use")
     comps.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
     comps.add_argument(
         "--price",
@@ -92,12 +104,19 @@ def run_model_command(args: argparse.Namespace) -> int:
     years, history = getattr(args, "years", 5), getattr(args, "history", 4)
     if not 3 <= years <= 10 or not 2 <= history <= 10:
         return _fail("--years must be 3 to 10 and --history 2 to 10", EXIT_USAGE)
+    named = args.tickers if args.model_kind == "comps" else [args.ticker] if args.ticker else []
+    if bool(named) == bool(args.from_session):
+        return _fail(
+            "name the company (TICKER) or a research session (--from-session SESSION), one of "
+            "the two",
+            EXIT_USAGE,
+        )
     if args.model_kind == "comps":
         try:
             args.prices = _prices(args.price)
         except ValueError as error:
             return _fail(str(error), EXIT_USAGE)
-        if len(args.tickers) < 2:
+        if named and len(named) < 2:
             return _fail("comps compares at least two companies", EXIT_USAGE)
     elif getattr(args, "price", None) is not None and not args.price > 0:
         return _fail("--price must be a positive number", EXIT_USAGE)
@@ -108,6 +127,13 @@ def run_model_command(args: argparse.Namespace) -> int:
         runtime = open_runtime(load_settings())
     except ConfigError as error:
         return _fail(str(error), EXIT_USAGE)
+    if args.from_session:
+        try:
+            _take_session_companies(runtime, args)
+        except ConfigError as error:
+            return _fail(str(error), EXIT_USAGE)
+        finally:
+            runtime.close_local()
     import asyncio  # not at import time: `dexter --help` imports every command's parser
 
     from dexter.cli.model_build import build
@@ -126,6 +152,27 @@ def run_model_command(args: argparse.Namespace) -> int:
         return _fail(str(error), EXIT_FAILED)
     print(f"wrote {output}: {data[1]}")
     return EXIT_OK
+
+
+def _take_session_companies(runtime: Any, args: argparse.Namespace) -> None:
+    """Set the ticker(s) from the session's finance tool calls; ConfigError saying what to do."""
+    from dexter.cli.model_session import session_companies
+    from dexter.config import ConfigError
+
+    store = runtime.existing_store()
+    if store is None:
+        raise ConfigError("no research has been recorded yet; ask something first (`dexter ask`).")
+    session, companies = session_companies(store, runtime.settings.home, args.from_session)
+    if args.model_kind != "comps":
+        args.ticker = companies[0]
+    elif len(companies) < 2:
+        raise ConfigError(
+            f"session {session} looked at one company ({companies[0]}); comps compares at "
+            f"least two: name them, e.g. `dexter model comps {companies[0]} PEER -o comps.xlsx`."
+        )
+    else:
+        args.tickers = companies
+    print(f"dexter: session {session} looked at {', '.join(companies)}", file=sys.stderr)
 
 
 def _fail(message: str, code: int) -> int:

@@ -47,6 +47,8 @@ class CallOutcome:
     content: str | None = None
     error: str | None = None
     data: Any = None
+    # The router's arguments as parsed: `dexter model --from-session` reads the companies.
+    args: dict[str, Any] | None = None
 
 
 def describe_call(name: str, args: dict[str, Any]) -> str:
@@ -165,7 +167,7 @@ class RoutedTool(Tool[RoutedArgs]):
         outcome = await run_tool(tool, validated, ctx, time_limit=self._timeout)
         if outcome.error is not None:
             return CallOutcome(call, label, error=outcome.error)
-        return CallOutcome(call, label, content=outcome.content, data=outcome.data)
+        return CallOutcome(call, label, content=outcome.content, data=outcome.data, args=raw)
 
     def _merge(self, outcomes: Sequence[CallOutcome]) -> ToolResult:
         sections = []
@@ -180,6 +182,7 @@ class RoutedTool(Tool[RoutedArgs]):
                 {
                     "call": o.label,
                     "tool": o.call.name,
+                    "args": o.args,
                     "ok": o.error is None,
                     "error": o.error,
                     "data": o.data,
