@@ -291,12 +291,12 @@ async def test_a_chat_principal_watches_for_its_own_chat_and_sees_only_its_own(
 
 
 FORM4 = "sec-documents/form4.snow.xml"
-# (accession, owner CIK, owner name, sale date, filing date): after the recorded file's newest
-# rows (NVIDIA's real Form 4s of 2026-03-04, whose sales fall outside this cluster's window).
+# (accession, owner CIK, owner name, sale date, filing date): a month after the recorded file's
+# newest rows (NVIDIA's real Form 4s of 2026-03-04), so those fall outside the cluster's window.
 INSIDERS = (
-    ("0001045810-26-990011", "0009000001", "Ana Seller", "2026-03-10", "2026-03-11"),
-    ("0001045810-26-990012", "0009000002", "Ben Seller", "2026-03-12", "2026-03-13"),
-    ("0001045810-26-990013", "0009000003", "Cy Seller", "2026-03-14", "2026-03-16"),
+    ("0001045810-26-990011", "0009000001", "Ana Seller", "2026-04-06", "2026-04-07"),
+    ("0001045810-26-990012", "0009000002", "Ben Seller", "2026-04-08", "2026-04-09"),
+    ("0001045810-26-990013", "0009000003", "Cy Seller", "2026-04-10", "2026-04-13"),
 )
 
 
@@ -350,13 +350,13 @@ async def test_three_insiders_selling_within_a_week_give_one_cluster_alert_once(
     lines = alert.splitlines()
     assert lines[0] == (
         "NVDA: 3 insiders sold 600.0 K shares worth USD 91.1 M within 5 days "
-        "(2026-03-10 to 2026-03-14; cluster rule 3 insiders within 7 days)"
+        "(2026-04-06 to 2026-04-10; cluster rule 3 insiders within 7 days)"
     )
     for i, (accession, _cik, name, sold, _filed) in enumerate(INSIDERS, start=1):
         assert lines[i].startswith(f"- {name} (Chief Financial Officer): ")
         assert f"sold 200.0 K shares for USD 30.4 M on {sold}" in lines[i]
         assert lines[i].endswith(f"{accession}-index.htm (accession {accession})")
-    assert "NVDA filed a Form 4 on 2026-03-16" in alert
+    assert "NVDA filed a Form 4 on 2026-04-13" in alert
 
     clock.advance(minutes=5)
     restarted = Process(store, mirror, clock, tmp_path)

@@ -232,10 +232,17 @@ class Poller:
             and h.primary_document
             and since <= date.fromisoformat(h.filing_date[:10])
         ][:_MAX_CLUSTER_FILINGS]
-        wanted = [(f.cik, f.accession, f.primary_document or "") for f in fresh] + [
-            (h.cik, h.accession_number, h.primary_document or "") for h in earlier
-        ]
-        read = await asyncio.gather(*(self._sale(*w) for w in wanted), return_exceptions=True)
+        # The new Form 4s first: earlier ones are only read when a new one is a sale.
+        sales = await self._sales([(f.cik, f.accession, f.primary_document or "") for f in fresh])
+        if not sales:
+            return None
+        sales += await self._sales(
+            [(h.cik, h.accession_number, h.primary_document or "") for h in earlier]
+        )
+        return find_cluster(sales, known, rule)
+
+    async def _sales(self, filings: Sequence[tuple[str, str, str]]) -> list[InsiderSale]:
+        read = await asyncio.gather(*(self._sale(*f) for f in filings), return_exceptions=True)
         sales: list[InsiderSale] = []
         for outcome in read:
             if isinstance(outcome, InsiderSale):
@@ -243,7 +250,7 @@ class Poller:
             elif isinstance(outcome, BaseException) and not isinstance(outcome, DataError):
                 raise outcome
         # A Form 4 that could not be read leaves the cluster smaller, never the alert unsent.
-        return find_cluster(sales, known, rule)
+        return sales
 
     async def _sale(self, cik: str, accession: str, document: str) -> InsiderSale | None:
         url = urls.filing_document(cik, accession, ownership_xml_name(document), self.sec.www_url)
