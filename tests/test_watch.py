@@ -362,3 +362,36 @@ async def test_three_insiders_selling_within_a_week_give_one_cluster_alert_once(
     restarted = Process(store, mirror, clock, tmp_path)
     assert await restarted.poll() == []  # the cluster is not sent again after a restart
     assert len(daemon.chat.delivered) == 2
+
+
+def test_the_cluster_rule_is_set_per_watch_and_bad_values_say_what_to_write(store: Store) -> None:
+    from dexter.watch.model import WatchError
+
+    clock = FakeClock(START)
+    made = add_watch(
+        WatchStore(store),
+        CronStore(store),
+        by=OPERATOR,
+        tickers=["NVDA"],
+        forms="4",
+        items=None,
+        deliver=CHAT,
+        now=clock.now(),
+        cluster="4/10",
+    )
+    (stored,) = WatchStore(store).all()
+    assert "cluster 4/10" in stored.describe() and stored.cluster == made.cluster
+    for bad in ("1/7", "three", "3/0"):
+        with pytest.raises(WatchError, match="write N/D"):
+            add_watch(
+                WatchStore(store),
+                CronStore(store),
+                by=OPERATOR,
+                tickers=["NVDA"],
+                forms="4",
+                items=None,
+                deliver=CHAT,
+                now=clock.now(),
+                cluster=bad,
+            )
+    assert len(WatchStore(store).all()) == 1  # a refused watch is not stored
