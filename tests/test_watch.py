@@ -275,9 +275,10 @@ async def test_a_chat_principal_watches_for_its_own_chat_and_sees_only_its_own(
         return WatchTool(WatchToolContext(store=lambda: store, principal=who, clock=clock.now))
 
     made = await tool(ana).run(
-        WatchArgs(action="add", tickers=["AMD"], forms="8-K", items="2.02"), ToolContext()
+        WatchArgs(action="add", tickers=["AMD"], forms="8-K,4", items="2.02", cluster="4/10"),
+        ToolContext(),
     )
-    assert "AMD  forms 8-K items 2.02  -> telegram:222" in made
+    assert "AMD  forms 8-K,4 items 2.02  cluster 4/10  -> telegram:222" in made
     listed = await tool(ana).run(WatchArgs(action="list"), ToolContext())
     assert "AMD" in listed and "NVDA" not in listed
     with pytest.raises(ToolFailure, match="No watch matches 'NVDA'"):
