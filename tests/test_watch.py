@@ -149,7 +149,7 @@ async def test_a_crash_between_detection_and_delivery_delivers_once_after_restar
 
     crashing = Process(store, mirror, clock, tmp_path)
 
-    async def die(*_args: object) -> str:
+    async def die(*_args: object, **_options: object) -> str:
         raise SystemExit("killed while reading the filing")
 
     monkeypatch.setattr(Poller, "alert_text", die)
@@ -275,9 +275,10 @@ async def test_a_chat_principal_watches_for_its_own_chat_and_sees_only_its_own(
         return WatchTool(WatchToolContext(store=lambda: store, principal=who, clock=clock.now))
 
     made = await tool(ana).run(
-        WatchArgs(action="add", tickers=["AMD"], forms="8-K", items="2.02"), ToolContext()
+        WatchArgs(action="add", tickers=["AMD"], forms="8-K,4", items="2.02", cluster="4/10"),
+        ToolContext(),
     )
-    assert "AMD  forms 8-K items 2.02  -> telegram:222" in made
+    assert "AMD  forms 8-K,4 items 2.02  cluster 4/10  -> telegram:222" in made
     listed = await tool(ana).run(WatchArgs(action="list"), ToolContext())
     assert "AMD" in listed and "NVDA" not in listed
     with pytest.raises(ToolFailure, match="No watch matches 'NVDA'"):
@@ -288,3 +289,110 @@ async def test_a_chat_principal_watches_for_its_own_chat_and_sees_only_its_own(
         )
     assert tool(ana).requires_approval({"action": "add"})
     assert not tool(ana).requires_approval({"action": "list"})
+
+
+FORM4 = "sec-documents/form4.snow.xml"
+# (accession, owner CIK, owner name, sale date, filing date): a month after the recorded file's
+# newest rows (NVIDIA's real Form 4s of 2026-03-04), so those fall outside the cluster's window.
+INSIDERS = (
+    ("0001045810-26-990011", "0009000001", "Ana Seller", "2026-04-06", "2026-04-07"),
+    ("0001045810-26-990012", "0009000002", "Ben Seller", "2026-04-08", "2026-04-09"),
+    ("0001045810-26-990013", "0009000003", "Cy Seller", "2026-04-10", "2026-04-13"),
+)
+
+
+@pytest.fixture(scope="module")
+def form4() -> bytes:
+    from tests.support.fixtures import fixtures_dir
+
+    return (fixtures_dir() / FORM4).read_bytes()
+
+
+def _insider_sale(mirror: Mirror, form4: bytes, index: int) -> dict[str, str]:
+    """The real Snowflake Form 4 (Scarpelli: an option exercise, then open-market sales in five
+    rows of 200,000 shares for USD 30.4 M) re-hosted as an NVIDIA filing with the reporting owner's
+    name and CIK and the trade dates changed, so three copies are three distinct insiders."""
+    accession, cik, name, sold, filed = INSIDERS[index]
+    xml = (
+        form4.replace(b"0001402349", cik.encode())
+        .replace(b"Scarpelli Michael", name.encode())
+        .replace(b"2022-12-13", sold.encode())
+    )
+    folder = f"www.sec.gov/Archives/edgar/data/1045810/{accession.replace('-', '')}"
+    mirror.extra[f"{folder}/form4.xml"] = xml
+    return {
+        "accessionNumber": accession,
+        "filingDate": filed,
+        "form": "4",
+        "primaryDocument": "xslF345X05/form4.xml",
+    }
+
+
+async def test_three_insiders_selling_within_a_week_give_one_cluster_alert_once(
+    store: Store, tmp_path: Path, nvda: dict[str, Any], form4: bytes
+) -> None:
+    mirror = Mirror()
+    clock = FakeClock(START)
+    _watch(store, clock, forms="4")
+    daemon = Process(store, mirror, clock, tmp_path)
+    assert "cluster 3/7" in daemon.watches.all()[0].describe()
+    await daemon.poll()
+    first, second = (_insider_sale(mirror, form4, i) for i in (0, 1))
+    mirror.extra[SUBMISSIONS] = advanced(nvda, second, first)
+    clock.advance(minutes=5)
+    (pair,) = await daemon.poll()
+    assert pair.splitlines()[0] == "NVDA: 2 new filings (4, 4)"  # two insiders: no cluster
+    assert "insiders sold" not in pair
+
+    third = _insider_sale(mirror, form4, 2)
+    mirror.extra[SUBMISSIONS] = advanced(nvda, third, second, first)
+    clock.advance(minutes=5)
+    _, alert = await daemon.poll()
+    lines = alert.splitlines()
+    assert lines[0] == (
+        "NVDA: 3 insiders sold 600.0 K shares worth USD 91.1 M within 5 days "
+        "(2026-04-06 to 2026-04-10; cluster rule 3 insiders within 7 days)"
+    )
+    for i, (accession, _cik, name, sold, _filed) in enumerate(INSIDERS, start=1):
+        assert lines[i].startswith(f"- {name} (Chief Financial Officer): ")
+        assert f"sold 200.0 K shares for USD 30.4 M on {sold}" in lines[i]
+        assert lines[i].endswith(f"{accession}-index.htm (accession {accession})")
+    assert "NVDA filed a Form 4 on 2026-04-13" in alert
+
+    clock.advance(minutes=5)
+    restarted = Process(store, mirror, clock, tmp_path)
+    assert await restarted.poll() == []  # the cluster is not sent again after a restart
+    assert len(daemon.chat.delivered) == 2
+
+
+def test_the_cluster_rule_is_set_per_watch_and_bad_values_say_what_to_write(store: Store) -> None:
+    from dexter.watch.model import WatchError
+
+    clock = FakeClock(START)
+    made = add_watch(
+        WatchStore(store),
+        CronStore(store),
+        by=OPERATOR,
+        tickers=["NVDA"],
+        forms="4",
+        items=None,
+        deliver=CHAT,
+        now=clock.now(),
+        cluster="4/10",
+    )
+    (stored,) = WatchStore(store).all()
+    assert "cluster 4/10" in stored.describe() and stored.cluster == made.cluster
+    for bad in ("1/7", "three", "3/0"):
+        with pytest.raises(WatchError, match="write N/D"):
+            add_watch(
+                WatchStore(store),
+                CronStore(store),
+                by=OPERATOR,
+                tickers=["NVDA"],
+                forms="4",
+                items=None,
+                deliver=CHAT,
+                now=clock.now(),
+                cluster=bad,
+            )
+    assert len(WatchStore(store).all()) == 1  # a refused watch is not stored

@@ -31,6 +31,12 @@ def add_watch_parser(commands: Any) -> None:
     add.add_argument("--forms", help="form types, comma-separated (default 8-K,10-Q,10-K,4)")
     add.add_argument("--items", help="only 8-Ks with these items, e.g. 2.02,5.02")
     add.add_argument(
+        "--cluster",
+        metavar="N/D",
+        help="Form 4: one alert when N insiders report open-market sales within D days "
+        "(default 3/7; off to disable)",
+    )
+    add.add_argument(
         "--deliver",
         metavar="TARGET",
         help="outbox (default), desktop, file[:PATH], telegram:CHAT, slack:CHANNEL, "
@@ -94,6 +100,7 @@ async def _run(runtime: Runtime, args: argparse.Namespace) -> int:
             items=args.items,
             deliver=args.deliver,
             now=now,
+            cluster=args.cluster,
         )
         print(f"Added watch {made.describe()}")
         print("Alerts start with the next filing; `dexter daemon` (or the gateway) polls.")

@@ -340,6 +340,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        10,
+        "a watch's insider-sale cluster rule (N insiders selling within D days, or off)",
+        ("ALTER TABLE watches ADD COLUMN cluster TEXT NOT NULL DEFAULT '3/7'",),
+    ),
 )
 
 

@@ -22,6 +22,42 @@ class WatchError(DexterError):
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterRule:
+    """Alert when `insiders` distinct insiders report open-market sales within `days` days."""
+
+    insiders: int
+    days: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.insiders}/{self.days}"
+
+
+# Three insiders (not two: a CEO and CFO often sell together under 10b5-1 plans) within a week.
+DEFAULT_CLUSTER = ClusterRule(3, 7)
+_CLUSTER = re.compile(r"(\d{1,2})\s*/\s*(\d{1,3})")
+
+
+def parse_cluster(text: str | None) -> ClusterRule | None:
+    """`--cluster N/D` (N insiders within D days), `off`, or nothing for the default 3/7."""
+    if text is None or not text.strip():
+        return DEFAULT_CLUSTER
+    if text.strip().lower() == "off":
+        return None
+    match = _CLUSTER.fullmatch(text.strip())
+    if match is None or not (2 <= int(match[1]) <= 50 and 1 <= int(match[2]) <= 365):
+        raise WatchError(
+            f"--cluster {text.strip()!r}: write N/D, N insiders (2-50) selling within D days "
+            "(1-365), like 3/7; or off."
+        )
+    return ClusterRule(int(match[1]), int(match[2]))
+
+
+def cluster_text(rule: ClusterRule | None) -> str:
+    return "off" if rule is None else rule.text
+
+
+@dataclass(frozen=True, slots=True)
 class Watch:
     id: str
     owner: str
@@ -31,13 +67,19 @@ class Watch:
     target: str
     created_at: datetime
     paused: bool = False
+    cluster: ClusterRule | None = DEFAULT_CLUSTER  # None: no insider-sale cluster alerts
+
+    @property
+    def watches_form4(self) -> bool:
+        return any(form.split("/")[0] == "4" for form in self.forms)
 
     def describe(self) -> str:
         items = f" items {','.join(self.items)}" if self.items else ""
+        cluster = f"  cluster {cluster_text(self.cluster)}" if self.watches_form4 else ""
         state = " (paused)" if self.paused else ""
         return (
             f"{self.id}  {' '.join(self.tickers)}  forms {','.join(self.forms)}{items}"
-            f"  -> {self.target}{state}"
+            f"{cluster}  -> {self.target}{state}"
         )
 
 

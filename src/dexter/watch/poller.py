@@ -14,7 +14,7 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from dexter.data.errors import DataError
@@ -22,11 +22,13 @@ from dexter.data.models import Filing
 from dexter.data.sec import urls
 from dexter.data.sec.documents import html_to_text
 from dexter.data.sec.items import extract_item
+from dexter.data.sec.ownership import ownership_xml_name, parse_ownership_document
 from dexter.data.sec.provider import SecEdgarProvider
 from dexter.data.sec.submissions import filings_from_submissions, form_matches
 from dexter.watch.alerts import FilingDetails, compose
+from dexter.watch.clusters import Cluster, InsiderSale, describe, find_cluster, sale_of
 from dexter.watch.earnings import key_figures
-from dexter.watch.model import Watch
+from dexter.watch.model import ClusterRule, Watch
 from dexter.watch.sections import diff_sections
 from dexter.watch.store import DetectedFiling, WatchStore
 
@@ -34,6 +36,10 @@ from dexter.watch.store import DetectedFiling, WatchStore
 # this many are treated as new, so a damaged cursor cannot flood a chat.
 MAX_NEW_PER_TICKER = 20
 _PERIODIC = ("10-K", "10-Q")
+# Form 4 is due two business days after the trade; earlier Form 4s filed this many days beyond
+# the cluster window before a new one are read, so late filers still count.
+_FILING_LAG_DAYS = 5
+_MAX_CLUSTER_FILINGS = 40
 
 
 @dataclass(slots=True)
@@ -179,7 +185,7 @@ class Poller:
         if not pending:
             return None
         history = {t: r.filings or [] for t, r in results.items()}
-        text = await self.alert_text(pending, history)
+        text = await self.alert_text(pending, history, cluster=watch.cluster)
         return await asyncio.to_thread(
             self.watches.queue, watch, pending, job_id=job_id, text=text, now=self.now()
         )
@@ -187,10 +193,71 @@ class Poller:
     # --- what is in a filing ----------------------------------------------------------------
 
     async def alert_text(
-        self, filings: Sequence[DetectedFiling], history: dict[str, list[Filing]]
+        self,
+        filings: Sequence[DetectedFiling],
+        history: dict[str, list[Filing]],
+        *,
+        cluster: ClusterRule | None = None,
     ) -> str:
         details = {f.accession: await self.details(f, history.get(f.ticker, [])) for f in filings}
-        return compose(filings, details)
+        text = compose(filings, details)
+        if cluster is None:
+            return text
+        blocks: list[str] = []
+        for ticker in sorted({f.ticker for f in filings}):
+            found = await self.cluster(
+                [f for f in filings if f.ticker == ticker], history.get(ticker, []), cluster
+            )
+            if found is not None:
+                blocks.append("\n".join(describe(ticker, found)))
+        # The cluster leads: it is the news; the filings' own lines follow.
+        return "\n\n".join([*blocks, text])
+
+    async def cluster(
+        self, new: Sequence[DetectedFiling], history: Sequence[Filing], rule: ClusterRule
+    ) -> Cluster | None:
+        """The insider-sale cluster the new Form 4s of one company complete or extend, if any."""
+        fresh = [f for f in new if f.form.split("/")[0] == "4" and f.primary_document]
+        if not fresh:
+            return None
+        since = min(date.fromisoformat(f.filing_date) for f in fresh) - timedelta(
+            days=rule.days + _FILING_LAG_DAYS
+        )
+        known = {f.accession for f in fresh}
+        earlier = [
+            h
+            for h in history
+            if h.filing_type.split("/")[0] == "4"
+            and h.accession_number not in known
+            and h.primary_document
+            and since <= date.fromisoformat(h.filing_date[:10])
+        ][:_MAX_CLUSTER_FILINGS]
+        # The new Form 4s first: earlier ones are only read when a new one is a sale.
+        sales = await self._sales([(f.cik, f.accession, f.primary_document or "") for f in fresh])
+        if not sales:
+            return None
+        sales += await self._sales(
+            [(h.cik, h.accession_number, h.primary_document or "") for h in earlier]
+        )
+        return find_cluster(sales, known, rule)
+
+    async def _sales(self, filings: Sequence[tuple[str, str, str]]) -> list[InsiderSale]:
+        read = await asyncio.gather(*(self._sale(*f) for f in filings), return_exceptions=True)
+        sales: list[InsiderSale] = []
+        for outcome in read:
+            if isinstance(outcome, InsiderSale):
+                sales.append(outcome)
+            elif isinstance(outcome, BaseException) and not isinstance(outcome, DataError):
+                raise outcome
+        # A Form 4 that could not be read leaves the cluster smaller, never the alert unsent.
+        return sales
+
+    async def _sale(self, cik: str, accession: str, document: str) -> InsiderSale | None:
+        url = urls.filing_document(cik, accession, ownership_xml_name(document), self.sec.www_url)
+        xml = await self.sec.fetch_sec_url(url)
+        parsed = parse_ownership_document(xml, url=url, accession_number=accession)
+        link = urls.filing_index_page(cik, accession, self.sec.www_url)
+        return sale_of(parsed, accession=accession, link=link)
 
     async def details(self, f: DetectedFiling, history: Sequence[Filing]) -> FilingDetails:
         link = urls.filing_index_page(f.cik, f.accession, self.sec.www_url)
@@ -265,4 +332,4 @@ class Poller:
         latest = [_detected(watch.id, f) for f in filings if wanted(watch, f)][:count]
         if not latest:
             return f"{ticker} has no {', '.join(watch.forms)} filings in its recent list."
-        return await self.alert_text(latest, {ticker: filings})
+        return await self.alert_text(latest, {ticker: filings}, cluster=watch.cluster)

@@ -16,7 +16,7 @@ from dexter.cron.targets import target_for
 from dexter.data.errors import DataError
 from dexter.data.sec.provider import SecEdgarProvider
 from dexter.principal import Principal
-from dexter.watch.model import Watch, parse_forms, parse_items, parse_tickers
+from dexter.watch.model import Watch, parse_cluster, parse_forms, parse_items, parse_tickers
 from dexter.watch.poller import Poller
 from dexter.watch.store import WatchStore
 
@@ -59,11 +59,13 @@ def add_watch(
     deliver: str | None,
     now: datetime,
     default_target: str | None = None,
+    cluster: str | None = None,
 ) -> Watch:
     """Validate and store a watch of `by` (its alerts go where `by` may send them)."""
     clean = parse_tickers(tickers)
     chosen_forms = parse_forms(forms)
     chosen_items = parse_items(items)
+    rule = parse_cluster(cluster)
     target = target_for(deliver, by=by, default=default_target)
     watch = watches.add(
         owner=by.id,
@@ -72,6 +74,7 @@ def add_watch(
         items=chosen_items,
         target=target,
         now=now,
+        cluster=rule,
     )
     ensure_poll_job(cron, now)
     return watch

@@ -18,7 +18,14 @@ from typing import Any
 
 from dexter.cron.store import insert_alert
 from dexter.store.db import Store, now_iso
-from dexter.watch.model import Watch, WatchError
+from dexter.watch.model import (
+    DEFAULT_CLUSTER,
+    ClusterRule,
+    Watch,
+    WatchError,
+    cluster_text,
+    parse_cluster,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ def _watch(row: Any) -> Watch:
         target=row["target"],
         created_at=_dt(row["created_at"]),
         paused=bool(row["paused"]),
+        cluster=parse_cluster(row["cluster"]),
     )
 
 
@@ -92,6 +100,7 @@ class WatchStore:
         items: Sequence[str],
         target: str,
         now: datetime,
+        cluster: ClusterRule | None = DEFAULT_CLUSTER,
     ) -> Watch:
         watch = Watch(
             id=secrets.token_hex(4),
@@ -101,11 +110,12 @@ class WatchStore:
             items=tuple(items),
             target=target,
             created_at=now,
+            cluster=cluster,
         )
         with self.store.transaction() as conn:
             conn.execute(
                 "INSERT INTO watches (id, owner, tickers_json, forms_json, items_json, target, "
-                "paused, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                "paused, created_at, cluster) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
                 (
                     watch.id,
                     owner,
@@ -114,6 +124,7 @@ class WatchStore:
                     json.dumps(list(watch.items)),
                     target,
                     now_iso(now),
+                    cluster_text(cluster),
                 ),
             )
         return watch

@@ -28,6 +28,9 @@ class WatchArgs(BaseModel):
     tickers: list[str] = Field(default_factory=list, description="tickers to watch (add)")
     forms: str | None = Field(None, description="form types, e.g. 8-K,10-Q,10-K,4 (add)")
     items: str | None = Field(None, description="only 8-Ks with these items, e.g. 2.02 (add)")
+    cluster: str | None = Field(
+        None, description="Form 4: N insiders selling within D days, e.g. 3/7 (default) or off"
+    )
     deliver: str | None = Field(None, description="target; default: the current chat or outbox")
     watch_id: str | None = Field(None, description="id, or a ticker, for remove/pause/resume")
 
@@ -89,6 +92,7 @@ class WatchTool(Tool[WatchArgs]):
                 forms=args.forms,
                 items=args.items,
                 deliver=args.deliver,
+                cluster=args.cluster,
                 now=self.context.clock(),
                 default_target=self.context.default_target,
             )
