@@ -31,18 +31,7 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
     )
     kinds = model.add_subparsers(dest="model_kind", metavar="MODEL", required=True)
     dcf = kinds.add_parser("dcf", help="discounted cash flow: forecast, WACC, value per share")
-    dcf.add_argument("ticker", metavar="TICKER", nargs="?")
-    _from_session(dcf, "the first company it used")
-    dcf.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
-    dcf.add_argument(
-        "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
-    )
-    dcf.add_argument(
-        "--history",
-        type=int,
-        default=4,
-        help="filed growth years shown (default 4: five filed years; 2 to 10)",
-    )
+    _one_company_arguments(dcf)
     dcf.add_argument(
         "--price",
         type=float,
@@ -53,18 +42,7 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         "three-statement",
         help="linked income statement, balance sheet and cash flow forecast that balance",
     )
-    three.add_argument("ticker", metavar="TICKER", nargs="?")
-    _from_session(three, "the first company it used")
-    three.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
-    three.add_argument(
-        "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
-    )
-    three.add_argument(
-        "--history",
-        type=int,
-        default=4,
-        help="filed growth years shown (default 4: five filed years; 2 to 10)",
-    )
+    _one_company_arguments(three)
     comps = kinds.add_parser(
         "comps",
         help="comparable companies: market and enterprise value, EV/revenue, EV/EBITDA, P/E",
@@ -80,6 +58,23 @@ def add_model_parser(commands: Any) -> argparse.ArgumentParser:
         help="a share price to use (repeatable); the others from the latest quotes",
     )
     return model
+
+
+def _one_company_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the one-company models (dcf, three-statement) share: the company, where to write,
+    how many years forward and back."""
+    parser.add_argument("ticker", metavar="TICKER", nargs="?")
+    _from_session(parser, "the first company it used")
+    parser.add_argument("-o", "--output", metavar="PATH", required=True, help="the .xlsx to write")
+    parser.add_argument(
+        "--years", type=int, default=5, help="forecast years (default 5, from 3 to 10)"
+    )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=4,
+        help="filed growth years shown (default 4: five filed years; 2 to 10)",
+    )
 
 
 def _prices(given: list[str]) -> dict[str, float]:

@@ -340,37 +340,28 @@ def _breakdown(
         f"{within_text} {measure.lower()}" if total_within is not None else f"all {measure.lower()}"
     )
     members_sum = sum(m.value for m in members)
+    difference: float | None = None
     if total is None:
-        return SegmentBreakdown(
-            measure=measure,
-            concept=concept,
-            axis=axis,
-            axis_kind=kind,
-            within=within_members,
-            unit=unit,
-            members=members,
-            members_sum=_tidy(members_sum),
-            total=None,
-            total_scope=None,
-            difference=None,
-            check="no reported total",
-            note=f"The filing reports no total of {measure.lower()} for this period to check "
-            "the members against; their sum is shown.",
+        check = "no reported total"
+        note: str | None = (
+            f"The filing reports no total of {measure.lower()} for this period to check "
+            "the members against; their sum is shown."
         )
-    difference = _tidy(total - members_sum)
-    tolerance = _tolerance(facts)
-    adds_up = abs(difference) <= tolerance
-    note = _non_us_note(members, measure, total) if kind == "geography" else None
-    if not adds_up:
-        note = _gap_note(
-            members,
-            kind,
-            within_text,
-            measure,
-            total_within is None and bool(within),
-            difference,
-            unit,
-        )
+    else:
+        difference = _tidy(total - members_sum)
+        adds_up = abs(difference) <= _tolerance(facts)
+        check = "sums to the total" if adds_up else "does not sum to the total"
+        note = _non_us_note(members, measure, total) if kind == "geography" else None
+        if not adds_up:
+            note = _gap_note(
+                members,
+                kind,
+                within_text,
+                measure,
+                total_within is None and bool(within),
+                difference,
+                unit,
+            )
     return SegmentBreakdown(
         measure=measure,
         concept=concept,
@@ -381,9 +372,9 @@ def _breakdown(
         members=members,
         members_sum=_tidy(members_sum),
         total=total,
-        total_scope=scope,
+        total_scope=scope if total is not None else None,
         difference=difference,
-        check="sums to the total" if adds_up else "does not sum to the total",
+        check=check,
         note=note,
     )
 
