@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+# `postgres_url`: a fresh database on a real Postgres with pgvector, per test.
+from tests.support.postgres import postgres_url  # noqa: F401
 from tests.support.wire_server import WireServer, running_server
 
 

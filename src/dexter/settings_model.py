@@ -89,6 +89,15 @@ class MemorySettings(Section):
     embedding_model: str | None = None
 
 
+class DatabaseSettings(Section):
+    """`database`: where sessions, ledger, memory, jobs and gateway state live. Absent: the
+    SQLite file in DEXTER_HOME (one user, no services). A `postgresql://` URL: team mode.
+    DEXTER_DATABASE_URL overrides it (`dexter.store.database_url`)."""
+
+    key = "database"
+    url: str | None = Field(None, min_length=1)
+
+
 class WebFetchSettings(Section):
     key = "webFetch"
     allowed_hosts: tuple[str, ...] = ()

@@ -1,0 +1,74 @@
+"""Which database Dexter uses: the SQLite file in DEXTER_HOME, or a Postgres server (team mode).
+
+DEXTER_DATABASE_URL wins over `"database": {"url": ...}` in settings.json. Only `postgresql://`
+(or `postgres://`) URLs select Postgres; nothing set means the SQLite file, as always. URLs are
+shown to people only through `display_url`, which drops the password.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from dexter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dexter.config import Settings
+
+ENV_NAME = "DEXTER_DATABASE_URL"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+__all__ = ["ENV_NAME", "DatabaseTarget", "database_target", "display_url"]
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """`url` is None for the SQLite file in the Dexter home."""
+
+    url: str | None = None
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.url is not None
+
+    def describe(self) -> str:
+        return display_url(self.url) if self.url else "SQLite (dexter.db in the Dexter home)"
+
+
+def database_target(
+    settings: Settings | None = None, environ: Mapping[str, str] | None = None
+) -> DatabaseTarget:
+    """The configured database; raises ConfigError for a URL Dexter cannot use."""
+    env = os.environ if environ is None else environ
+    url = (env.get(ENV_NAME) or "").strip()
+    where = ENV_NAME
+    if not url and settings is not None:
+        from dexter.settings_model import DatabaseSettings
+
+        url = (settings.section(DatabaseSettings).url or "").strip()
+        where = '"database.url" in settings.json'
+    if not url:
+        return DatabaseTarget()
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in POSTGRES_SCHEMES:
+        raise ConfigError(
+            f"{where} must be a postgresql:// URL (got {display_url(url)!r}); leave it unset to "
+            "keep everything in the SQLite file in the Dexter home."
+        )
+    return DatabaseTarget(url)
+
+
+def display_url(url: str) -> str:
+    """`url` without its password, for messages, logs and `dexter status`."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:***@{host}" if user else f"***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
