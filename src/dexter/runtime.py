@@ -127,6 +127,16 @@ MCP = Channel(
     prompt="cli",
     description="the `research` tool of `dexter mcp serve`",
 )
+WEB = Channel(
+    "web",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="cli",
+    schedules=True,
+    description="`dexter web`: the browser app; approvals and questions answered on the page",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -138,7 +148,7 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
+CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, WEB, EVAL)}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -1144,6 +1154,7 @@ __all__ = [
     "EVAL",
     "GATEWAY",
     "MCP",
+    "WEB",
     "AgentSpec",
     "Channel",
     "PhasePlan",
