@@ -162,5 +162,5 @@ def test_serving_beyond_loopback_needs_a_password(
     args = argparse.Namespace(
         hash_password=False, host="0.0.0.0", port=0, web_model=None, model=None
     )
-    with pytest.raises(ConfigError, match="refusing to serve on 0.0.0.0 without a password"):
+    with pytest.raises(ConfigError, match=r"refusing to serve on 0\.0\.0\.0 without a password"):
         run_web_command(args)

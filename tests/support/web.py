@@ -201,8 +201,8 @@ def web_server(root: Path, script: Script) -> Iterator[WebServer]:
 
 __all__ = [
     "MAIN",
-    "PAUSE",
     "PASSWORDS",
+    "PAUSE",
     "Script",
     "WebServer",
     "last_question",
