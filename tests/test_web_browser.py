@@ -51,8 +51,22 @@ def follow_up(request: ModelRequest) -> Reply:
     return Reply(text=f"Earlier you asked: {earlier[0]}")
 
 
+def clarify(request: ModelRequest) -> Reply:
+    if not tool_results(request):
+        options = [{"label": "Annual"}, {"label": "Quarterly"}]
+        question = {"question": "Annual or quarterly figures?", "options": options}
+        return Reply(tool_calls=[("ask_user_question", question)])
+    return Reply(text=f"You chose: {tool_results(request)[0].content}")
+
+
+def slow(request: ModelRequest) -> Reply:
+    return Reply(text="Working on it" + PAUSE + " and done.")
+
+
 SCRIPT = Script(
     [
+        ("margins", clarify),
+        ("slowly", slow),
         ("revenue", revenue),
         ("note", save_note),
         ("remind me", follow_up),
@@ -126,6 +140,7 @@ def log_in(browser: Browser, server: WebServer, name: str) -> BrowserContext:
 
 
 def test_ask_and_watch_the_answer_stream(page: Page, server: WebServer) -> None:
+    SCRIPT.resume.clear()
     page.goto(f"{server.base}/")
     ask(page, "What was Apple's revenue in FY2024?")
     live = page.locator("#live")
@@ -219,3 +234,25 @@ def test_a_post_without_the_csrf_token_is_refused(page: Page, server: WebServer)
         f"{server.base}/ask", form={"question": " "}, headers={"x-csrf-token": token}
     )
     assert taken.status == 400  # past the check: the view refused the empty question
+
+
+def test_a_clarifying_question_is_answered_on_the_page(page: Page, server: WebServer) -> None:
+    page.goto(f"{server.base}/")
+    ask(page, "Show Apple's margins")
+    question = page.get_by_role("group", name="Annual or quarterly figures?")
+    question.get_by_label("Quarterly").check()
+    page.get_by_role("button", name="Answer").click()
+    finished(page)
+    expect(page.locator("#live .answer")).to_contain_text("Quarterly")
+
+
+def test_cancel_stops_the_run(page: Page, server: WebServer) -> None:
+    SCRIPT.resume.clear()
+    page.goto(f"{server.base}/")
+    ask(page, "think slowly")
+    expect(page.locator("#live .answer")).to_have_text("Working on it")
+    page.get_by_role("button", name="Cancel").click()
+    finished(page)
+    expect(page.locator("#live .tools")).to_contain_text("Cancelled.")
+    expect(page.get_by_role("button", name="Cancel")).to_be_hidden()
+    SCRIPT.resume.set()  # let the model's paused stream end; nothing reads it any more

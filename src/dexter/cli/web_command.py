@@ -137,8 +137,7 @@ def serve(
 
     host, port = sock.getsockname()[:2]
     runtime = open_runtime(settings)
-    if model:
-        runtime.client(model)  # an unknown model or a missing key fails now, not on a page
+    runtime.client(model)  # an unknown model or a missing key fails now, not on a page
     state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
     app = create_app(state)
     base = f"http://{link_host(str(host))}:{port}"
