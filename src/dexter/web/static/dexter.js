@@ -191,7 +191,10 @@
         const live = freshSection(section);
         live.querySelector("h2").textContent = fields.get("question");
         history.replaceState(null, "", run.url);
-        if (!form.elements.session) form.append(el("input", { type: "hidden", name: "session", value: run.session }));
+        if (!form.elements.session) {
+          form.append(el("input", { type: "hidden", name: "session", value: run.session }));
+          form.querySelector('label[for="question"]').textContent = "Ask a follow-up";
+        }
         form.elements.question.value = "";
         follow(live, run.events, run.run);
       } catch (error) {
