@@ -164,3 +164,13 @@ def test_serving_beyond_loopback_needs_a_password(
     )
     with pytest.raises(ConfigError, match=r"refusing to serve on 0\.0\.0\.0 without a password"):
         run_web_command(args)
+
+
+async def test_repeated_wrong_passwords_are_refused_for_a_while(app: tuple) -> None:
+    client, state = app
+    for _ in range(state.throttle.limit):
+        assert (await as_user(client, "ana", "guess-guess")).status_code == 401
+    refused = await as_user(client, "ana", PASSWORDS["ana"])
+    assert refused.status_code == 429 and "Too many failed logins" in refused.text
+    state.throttle.clock = lambda: 10**9  # the window has passed
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303

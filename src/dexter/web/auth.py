@@ -89,6 +89,33 @@ class Logins:
             self._by_id.pop(cookie, None)
 
 
+@dataclass
+class Throttle:
+    """Failed password logins, by account name and by client address: after `limit` failures
+    within `window` seconds, that name (or address) is refused until the oldest expires."""
+
+    limit: int = 5
+    window: float = 900.0
+    clock: Callable[[], float] = time.monotonic
+    _failures: dict[str, list[float]] = field(default_factory=dict)
+
+    def wait(self, *keys: str) -> float:
+        """Seconds until a login for these keys is tried again (0: now)."""
+        now = self.clock()
+        longest = 0.0
+        for key in keys:
+            recent = [t for t in self._failures.get(key, []) if now - t < self.window]
+            self._failures[key] = recent
+            if len(recent) >= self.limit:
+                longest = max(longest, self.window - (now - recent[0]))
+        return longest
+
+    def failed(self, *keys: str) -> None:
+        now = self.clock()
+        for key in keys:
+            self._failures.setdefault(key, []).append(now)
+
+
 class OneTimeToken:
     """The token of the printed login link: good for one login, then spent."""
 
@@ -277,6 +304,7 @@ __all__ = [
     "Login",
     "Logins",
     "OneTimeToken",
+    "Throttle",
     "cookie_value",
     "login_of",
     "same_origin",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dexter.web.accounts import Accounts
-from dexter.web.auth import Logins, OneTimeToken
+from dexter.web.auth import Logins, OneTimeToken, Throttle
 from dexter.web.runs import RunHub
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class WebState:
     accounts: Accounts
     token: OneTimeToken = field(default_factory=OneTimeToken)
     logins: Logins = field(default_factory=Logins)
+    throttle: Throttle = field(default_factory=Throttle)
     # The login cookie's name carries the port: two `dexter web` on one host keep apart.
     cookie: str = "dexter_web"
     model: str | None = None

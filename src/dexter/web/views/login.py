@@ -87,8 +87,17 @@ async def login_submit(request: Request) -> Response:
     if not same_secret(str(form.get(CSRF_FIELD) or ""), request.cookies.get(FORM_COOKIE, "")):
         return _form(request, 403, "The login form expired; please try again.")
     name, password = str(form.get("name") or ""), str(form.get("password") or "")
+    keys = (
+        f"name:{name.strip().lower()}",
+        f"client:{request.client.host if request.client else ''}",
+    )
+    wait = state.throttle.wait(*keys)
+    if wait:
+        minutes = max(1, round(wait / 60))
+        return _form(request, 429, f"Too many failed logins; try again in {minutes} min.")
     principal = await state.accounts.login(name, password) if name and password else None
     if principal is None:
+        state.throttle.failed(*keys)
         return _form(request, 401, "That name and password do not match an account.")
     login = state.logins.start(principal)
     return logged_in(state, request, login, _next(request, str(form.get("next") or "/")))
