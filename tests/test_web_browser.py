@@ -163,6 +163,13 @@ def test_ask_and_watch_the_answer_stream(page: Page, server: WebServer) -> None:
     expect(row.locator("pre.result")).to_contain_text("391")
     expect(page).to_have_url(re.compile(r"/sessions/[0-9a-f]{8}\?run="))
     expect(live.locator(".exports a")).to_have_text(["Markdown", "HTML", "PDF", "Excel"])
+    # Reopened, the session shows the same answer, its tool call and its sources.
+    page.reload()
+    turn = page.locator("article.turn")
+    expect(turn.locator("li.tool")).to_contain_text("income_statements")
+    expect(turn.locator(".answer .fig.verified")).to_have_text("$391,035 million")
+    cited = turn.locator(".answer a.cite").get_attribute("href") or ""
+    expect(turn.locator(cited)).to_contain_text("SEC EDGAR 10-K")
 
 
 def test_approve_a_write(page: Page, server: WebServer) -> None:

@@ -25,20 +25,25 @@ SHOWN_CHARS = 4000
 
 def markdown_html(text: str) -> str:
     """The answer's Markdown as safe HTML, headings from <h3> down (the page has its own)."""
-    return _cited(answer_html(text, top=3))
+    return _cited(answer_html(text, top=3), "")
 
 
-def answer_with_marks(answer: str, verification: Verification | None) -> str:
+def answer_with_marks(answer: str, verification: Verification | None, run_id: str = "") -> str:
     """The final answer as HTML with each checked figure marked: verified and derived ones
-    quietly (a title saying so), unsupported ones highlighted with a dagger."""
+    quietly (a title saying so), unsupported ones highlighted with a dagger. Citations link to
+    `source_anchor(run_id, id)`, so several answers on one page keep their sources apart."""
     marked = answer_html_with_figures(answer, verification, lambda text: answer_html(text, top=3))
-    return _cited(marked)
+    return _cited(marked, run_id)
 
 
-def _cited(html: str) -> str:
+def source_anchor(run_id: str, source_id: str) -> str:
+    return f"src-{run_id}-{source_id}" if run_id else f"src-{source_id}"
+
+
+def _cited(html: str, run_id: str) -> str:
     def cite(match: re.Match[str]) -> str:
         ids = re.findall(r"S\d+", match.group(1))
-        links = ",".join(f'<a href="#src-{i}" class="cite">{i}</a>' for i in ids)
+        links = ",".join(f'<a href="#{source_anchor(run_id, i)}" class="cite">{i}</a>' for i in ids)
         return f"<sup>[{links}]</sup>"
 
     return _CITATION.sub(cite, html)
@@ -56,10 +61,11 @@ def figures_note(verification: Verification | None) -> dict[str, Any] | None:
     return {"summary": summary, "unchecked": footer(verification), "counts": counts}
 
 
-def sources_list(sources: list[SourceEntry]) -> list[dict[str, Any]]:
+def sources_list(sources: list[SourceEntry], run_id: str = "") -> list[dict[str, Any]]:
     return [
         {
             "id": source.id,
+            "anchor": source_anchor(run_id, source.id),
             "label": plain(source.label or source.url or source.id),
             "link": web_url(source.url),
         }
@@ -82,5 +88,6 @@ __all__ = [
     "figures_note",
     "markdown_html",
     "shown",
+    "source_anchor",
     "sources_list",
 ]

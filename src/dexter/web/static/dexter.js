@@ -137,7 +137,7 @@
       if (d.sources.length) {
         const list = el("ol", { className: "sources" });
         for (const s of d.sources) {
-          const item = el("li", { id: `src-${s.id}` }, `[${s.id}] `);
+          const item = el("li", { id: s.anchor }, `[${s.id}] `);
           item.append(s.link ? el("a", { href: s.link, textContent: s.label, rel: "noopener noreferrer" }) : s.label);
           list.append(item);
         }

@@ -3,6 +3,7 @@ any answer exported in every report format as a download."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -13,6 +14,7 @@ from starlette.routing import Route
 from dexter.config import ConfigError
 from dexter.figure_marks import verification_from_dict
 from dexter.store.sessions import SessionInfo, SessionStore, TurnInfo
+from dexter.tools.citations import SourceEntry
 from dexter.web.auth import login_of
 from dexter.web.runs import described
 from dexter.web.state import web_state
@@ -64,24 +66,52 @@ async def session_list(request: Request) -> Response:
     return page(request, "sessions.html", rows=await state.hub.blocking(rows), query=query)
 
 
-def _turn(turn: TurnInfo) -> dict[str, Any]:
-    from dexter.web.render import answer_with_marks, figures_note
+def _turn(turn: TurnInfo, home: Path) -> dict[str, Any]:
+    """One question and answer of the transcript, with the tool calls and sources its run's
+    scratchpad recorded (none when the scratchpad was cleaned up)."""
+    from dexter.reports.build import read_scratchpad, scratchpad_path
+    from dexter.web.render import answer_with_marks, figures_note, shown, sources_list
 
     checked = verification_from_dict(turn.verification)
+    records = read_scratchpad(scratchpad_path(home, turn.run_id)) if turn.run_id else []
+    calls = [
+        {
+            "tool": str(r.get("tool") or ""),
+            "args": shown(r.get("args") or {}),
+            "result": shown(r.get("error") or r.get("result") or ""),
+            "failed": bool(r.get("error")),
+            "ms": round(float(r.get("duration_ms") or 0)),
+        }
+        for r in records
+        if r.get("type") == "tool_call"
+    ]
+    answer: dict[str, Any] = next((r for r in reversed(records) if r.get("type") == "answer"), {})
+    sources = [
+        SourceEntry(str(s["id"]), str(s.get("label") or ""), s.get("url") or None)
+        for s in answer.get("sources") or []
+        if isinstance(s, dict) and s.get("id")
+    ]
     return {
         "run_id": turn.run_id,
         "question": turn.query,
-        "html": answer_with_marks(turn.answer, checked) if turn.answer else "",
+        "html": answer_with_marks(turn.answer, checked, turn.run_id) if turn.answer else "",
         "status": turn.status,
         "figures": figures_note(checked),
         "when": turn.started_at[:16].replace("T", " "),
+        "calls": calls,
+        "sources": sources_list(sources, turn.run_id),
     }
 
 
 async def session_page(request: Request) -> Response:
     state = web_state(request)
     info = await owned_session(request, request.path_params["session_id"])
-    turns = await state.hub.blocking(lambda: SessionStore(state.runtime.store).turns(info.id))
+    home = state.runtime.settings.home
+
+    def transcript() -> list[dict[str, Any]]:
+        return [_turn(t, home) for t in SessionStore(state.runtime.store).turns(info.id)]
+
+    turns = await state.hub.blocking(transcript)
     live = state.hub.get(request.query_params.get("run", "")) or state.hub.running_in(info.id)
     if live is not None and (live.session_id != info.id or live.finished):
         live = None
@@ -89,7 +119,7 @@ async def session_page(request: Request) -> Response:
         request,
         "session.html",
         session=_row(info),
-        turns=[_turn(t) for t in turns],
+        turns=turns,
         live=run_view(live) if live is not None else None,
         exports=EXPORTS,
     )
