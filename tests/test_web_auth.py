@@ -174,3 +174,13 @@ async def test_repeated_wrong_passwords_are_refused_for_a_while(app: tuple) -> N
     assert refused.status_code == 429 and "Too many failed logins" in refused.text
     state.throttle.clock = lambda: 10**9  # the window has passed
     assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+
+
+async def test_the_operator_reads_a_users_session_but_does_not_continue_it(app: tuple) -> None:
+    client, state = app
+    anas = SessionStore(state.runtime.store).create("web-test", "Ana's", principal_id="web:ana")
+    csrf = await operator(client, state)
+    page = await client.get(f"/sessions/{anas}")
+    assert page.status_code == 200 and "you can read and export it" in page.text
+    resume = await client.post("/ask", data={"question": "more", "session": anas, "csrf": csrf})
+    assert resume.status_code == 403 and "not continue it" in resume.json()["error"]

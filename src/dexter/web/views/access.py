@@ -20,7 +20,16 @@ def may_see(request: Request, principal_id: str) -> bool:
     return principal.is_operator or principal.id == principal_id
 
 
-async def owned_session(request: Request, session_id: str) -> SessionInfo:
+def is_own(request: Request, principal_id: str) -> bool:
+    return login_of(request).principal.id == principal_id
+
+
+async def owned_session(
+    request: Request, session_id: str, *, to_continue: bool = False
+) -> SessionInfo:
+    """The session `session_id` if this login may see it; with `to_continue`, only its owner
+    (the operator reads everyone's sessions but continues only its own: a run acts for one
+    principal, and another's conversation is theirs)."""
     state = web_state(request)
 
     def find() -> SessionInfo | None:
@@ -38,6 +47,10 @@ async def owned_session(request: Request, session_id: str) -> SessionInfo:
         raise HTTPException(404, f"No session {session_id!r}.")
     if not may_see(request, info.principal_id):
         raise HTTPException(403, FORBIDDEN)
+    if to_continue and not is_own(request, info.principal_id):
+        raise HTTPException(
+            403, f"This is {info.principal_id}'s session: you can read it, not continue it."
+        )
     return info
 
 
@@ -50,4 +63,4 @@ def owned_run(request: Request, run_id: str) -> LiveRun:
     return live
 
 
-__all__ = ["FORBIDDEN", "may_see", "owned_run", "owned_session"]
+__all__ = ["FORBIDDEN", "is_own", "may_see", "owned_run", "owned_session"]

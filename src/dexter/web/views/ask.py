@@ -48,7 +48,7 @@ async def start_run(request: Request) -> Response:
     if len(question) > MAX_QUESTION_CHARS:
         raise HTTPException(400, f"The question is over {MAX_QUESTION_CHARS:,} characters.")
     if session_id is not None:
-        await owned_session(request, session_id)
+        await owned_session(request, session_id, to_continue=True)
     try:
         live = await state.hub.start(login_of(request).principal, question, session_id)
     except RunBusy:

@@ -19,7 +19,7 @@ from dexter.web.auth import login_of
 from dexter.web.runs import described
 from dexter.web.state import web_state
 from dexter.web.templating import page
-from dexter.web.views.access import may_see, owned_session
+from dexter.web.views.access import is_own, may_see, owned_session
 from dexter.web.views.ask import run_view
 
 LISTED = 50
@@ -121,6 +121,7 @@ async def session_page(request: Request) -> Response:
         session=_row(info),
         turns=turns,
         live=run_view(live) if live is not None else None,
+        own=is_own(request, info.principal_id),
         exports=EXPORTS,
     )
 
