@@ -7,10 +7,12 @@ whenever it changed, so a burst of tokens costs one render, not one per token.""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
+import anyio
 from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -98,9 +100,26 @@ async def run_events(request: Request) -> Response:
             if live.finished and sent == len(live.log):
                 yield {"event": "end", "data": "{}"}
                 return
-            await live.wait(sent, text_seen)
+            if not await _either(live.wait(sent, text_seen), stopping.wait()):
+                return  # the server is stopping: end the stream cleanly
 
-    return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-store"})
+    stopping = anyio.Event()
+    return EventSourceResponse(
+        stream(),
+        ping=15,
+        headers={"cache-control": "no-store"},
+        shutdown_event=stopping,
+        shutdown_grace_period=1.0,
+    )
+
+
+async def _either(first: Awaitable[None], second: Awaitable[None]) -> bool:
+    """Wait for whichever ends first; True when it was `first`."""
+    one, two = asyncio.ensure_future(first), asyncio.ensure_future(second)
+    await asyncio.wait((one, two), return_when=asyncio.FIRST_COMPLETED)
+    for task in (one, two):
+        task.cancel()
+    return one.done() and not one.cancelled()
 
 
 async def cancel_run(request: Request) -> Response:
