@@ -152,6 +152,7 @@ def test_ask_and_watch_the_answer_stream(page: Page, server: WebServer) -> None:
     expect(live.locator(".answer")).not_to_contain_text("not")
     SCRIPT.resume.set()
     finished(page)
+    expect(page.get_by_role("status")).to_have_text("Answer ready.")  # what a screen reader hears
     expect(live.locator(".answer")).to_contain_text("It was <b>not</b> a loss.")  # shown, not run
     expect(live.locator(".answer b")).to_have_count(0)
     # The verifier found the figure in the statements the tool fetched.

@@ -31,6 +31,8 @@
     const after = section.querySelector(".after");
     const cancel = document.getElementById("cancel");
     const rows = new Map();
+    const status = document.getElementById("live-status");
+    const say = (text) => { if (status) status.textContent = text; };
     section.hidden = false;
     section.setAttribute("aria-busy", "true");
     section.dataset.run = runId;
@@ -62,7 +64,7 @@
     on("answer", (d) => { answer.innerHTML = d.html; });
     on("thinking", (d) => { if (d.text) note(d.text, "thinking"); });
     on("note", (d) => note(d.text));
-    on("tool_start", (d) => row(d));
+    on("tool_start", (d) => { row(d); say(`Running ${d.tool}`); });
     on("tool_progress", (d) => { row(d).status.textContent = d.text; });
     on("tool_end", (d) => {
       const item = row(d);
@@ -97,6 +99,7 @@
       }
       box.append(buttons);
       prompts.append(box);
+      say(`Approval needed: ${d.tool}`);
       buttons.querySelector("button").focus();
     });
     on("approval_settled", (d) => {
@@ -123,11 +126,13 @@
       form.onsubmit = (event) => { event.preventDefault(); send(new FormData(form)); };
       skip.onclick = () => send({ declined: "1" });
       prompts.append(form);
+      say(`Dexter asks: ${d.question}`);
       (form.querySelector("input") || form).focus();
     });
     on("question_settled", (d) => { const box = document.getElementById(`prompt-${d.id}`); if (box) box.remove(); });
     on("done", (d) => {
       answer.innerHTML = d.html;
+      say(d.status === "answered" ? "Answer ready." : `Finished: ${d.status}.`);
       if (d.error) showError(new Error(d.error));
       if (d.figures) {
         const p = el("p", { className: "figures", textContent: d.figures.summary });
@@ -153,8 +158,8 @@
       }
       after.append(el("p", { className: "meta", textContent: `${d.status} · ${d.tokens.toLocaleString()} tokens · ${d.seconds} s` }));
     });
-    on("cancelled", () => note("Cancelled.", "note stopped"));
-    on("failed", (d) => showError(new Error(d.error)));
+    on("cancelled", () => { note("Cancelled.", "note stopped"); say("Cancelled."); });
+    on("failed", (d) => { showError(new Error(d.error)); say("The run failed."); });
     source.addEventListener("end", () => {
       source.close();
       section.setAttribute("aria-busy", "false");
@@ -168,7 +173,6 @@
     if (section.dataset.run) {
       const kept = section.cloneNode(true);
       kept.removeAttribute("id");
-      kept.removeAttribute("aria-live");
       kept.querySelector("h2").removeAttribute("id");
       section.before(kept);
       for (const part of [".tools", ".prompts", ".answer", ".after"]) section.querySelector(part).replaceChildren();
