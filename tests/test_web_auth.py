@@ -184,3 +184,30 @@ async def test_the_operator_reads_a_users_session_but_does_not_continue_it(app: 
     assert page.status_code == 200 and "you can read and export it" in page.text
     resume = await client.post("/ask", data={"question": "more", "session": anas, "csrf": csrf})
     assert resume.status_code == 403 and "not continue it" in resume.json()["error"]
+
+
+def test_hash_password_prints_a_hash_that_logs_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long enough password\n"))
+    out = io.StringIO()
+    args = argparse.Namespace(hash_password=True)
+    assert run_web_command(args, out=out) == 0
+    assert verify_password("a long enough password", out.getvalue().strip())
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    with pytest.raises(ConfigError, match="shorter than 8 characters"):
+        run_web_command(args, out=out)
+
+
+def test_without_the_web_extra_the_command_says_how_to_add_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a)
+    )
+    args = argparse.Namespace(hash_password=False, host="127.0.0.1", port=0)
+    with pytest.raises(ConfigError, match=r"optional `web` extra, and uvicorn is not installed"):
+        run_web_command(args)

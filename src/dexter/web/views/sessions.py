@@ -3,6 +3,7 @@ any answer exported in every report format as a download."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -137,13 +138,15 @@ async def export_answer(request: Request) -> Response:
     if fmt not in EXPORTS:
         raise HTTPException(404, f"No export as {fmt!r}; choose one of {', '.join(EXPORTS)}.")
 
-    def build() -> bytes:
+    def build() -> Any:
         store = state.runtime.store
         turns = [t for t in SessionStore(store).turns(info.id) if t.run_id == run_id]
         if not turns:
             raise HTTPException(404, "That answer is not in this session.")
         require_format(fmt)
-        report = report_for(store, state.runtime.settings.home, run_id)
+        return report_for(store, state.runtime.settings.home, run_id)
+
+    def render(report: Any) -> bytes:
         if fmt == "md":
             return to_markdown(report).encode("utf-8")
         if fmt == "html":
@@ -151,7 +154,9 @@ async def export_answer(request: Request) -> Response:
         return to_pdf(report) if fmt == "pdf" else to_xlsx(report)
 
     try:
-        body = await state.hub.blocking(build)
+        # Read on the store's thread; laid out (seconds for a PDF) on a thread of its own, so
+        # other pages are not kept waiting.
+        body = await asyncio.to_thread(render, await state.hub.blocking(build))
     except ConfigError as error:
         raise HTTPException(400, described(error)) from None
     name = f"dexter-report-{run_id[-8:]}.{fmt}"
