@@ -211,3 +211,18 @@ def test_without_the_web_extra_the_command_says_how_to_add_it(
     args = argparse.Namespace(hash_password=False, host="127.0.0.1", port=0)
     with pytest.raises(ConfigError, match=r"optional `web` extra, and uvicorn is not installed"):
         run_web_command(args)
+
+
+async def test_on_loopback_another_host_name_is_refused(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(tmp_path / ".dexter")})
+    state = WebState(open_runtime(settings), load_accounts(settings))
+    app = create_app(state, hosts=("127.0.0.1", "localhost", "[::1]"))
+    transport = httpx2.ASGITransport(app=app)
+    for base, status in (
+        ("http://127.0.0.1:8765", 200),
+        ("http://localhost:8765", 200),
+        ("http://[::1]:8765", 200),
+        ("http://rebound.example:8765", 421),
+    ):
+        async with httpx2.AsyncClient(transport=transport, base_url=base) as client:
+            assert (await client.get("/login")).status_code == status, base

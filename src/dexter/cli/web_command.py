@@ -141,7 +141,12 @@ def serve(
     runtime = open_runtime(settings)
     runtime.client(model)  # an unknown model or a missing key fails now, not on a page
     state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
-    app = create_app(state)
+    from dexter.web.auth import LOOPBACK_NAMES
+
+    # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
+    # whatever name people reach it by (logins guard it there).
+    hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
+    app = create_app(state, hosts=hosts)
     base = f"http://{link_host(str(host))}:{port}"
     print(f"Dexter is serving at {base}/", file=out)
     print(f"Log in (this link works once): {base}/login?token={state.token.value}", file=out)
