@@ -226,3 +226,26 @@ async def test_on_loopback_another_host_name_is_refused(tmp_path: Path) -> None:
     ):
         async with httpx2.AsyncClient(transport=transport, base_url=base) as client:
             assert (await client.get("/login")).status_code == status, base
+
+
+async def test_an_answer_exports_in_every_format_as_a_download(app: tuple) -> None:
+    client, state = app
+    sessions = SessionStore(state.runtime.store)
+    session = sessions.create("web-test", principal_id="web:ana")
+    sessions.add_turn(session, "run-1", "Apple revenue?", "It was **$391,035 million**.",
+                      "answered", 1, 10.0)  # fmt: skip
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+    page = await client.get(f"/sessions/{session}")
+    for fmt in ("md", "html", "xlsx"):
+        assert f"/sessions/{session}/runs/run-1/export.{fmt}" in page.text
+        got = await client.get(f"/sessions/{session}/runs/run-1/export.{fmt}")
+        assert got.status_code == 200, got.text
+        assert got.headers[
+            "content-disposition"
+        ] == f'attachment; filename="report-run-1.{fmt}"'.replace(
+            "report-run-1", "dexter-report-run-1"
+        )
+        assert got.content[:2] == b"PK" if fmt == "xlsx" else b"391,035" in got.content
+    missing = await client.get(f"/sessions/{session}/runs/run-2/export.md")
+    assert missing.status_code == 404
+    assert (await client.get(f"/sessions/{session}/runs/run-1/export.docx")).status_code == 404
