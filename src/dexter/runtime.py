@@ -133,7 +133,7 @@ WEB = Channel(
     allows_shell=True,
     allows_writes=True,
     memory_writes=True,
-    prompt="cli",
+    prompt="web",
     schedules=True,
     description="`dexter web`: the browser app; approvals and questions answered on the page",
 )

@@ -59,6 +59,19 @@ CHAT_PROFILE = ChannelProfile(
     ),
 )
 
+WEB_PROFILE = ChannelProfile(
+    label="browser",
+    preamble="Your answers are shown as rendered Markdown in a browser page.",
+    behaviour=CLI_PROFILE.behaviour,
+    format=(
+        "Lead with the answer, then the specific figures behind it with period and source.",
+        "Short casual questions get short answers.",
+        "Markdown renders here: a table to compare periods or companies (compact numbers, "
+        "tickers), bold for the key figure, headings only in long answers.",
+        "Do not narrate your process or end with leading questions.",
+    ),
+)
+
 # For questions graded on exact figures (the Finance Agent Benchmark, analyst work): the answer
 # must let a reader re-derive every number. Used by the eval channel; any channel may name it.
 RESEARCH_PROFILE = ChannelProfile(
@@ -98,6 +111,7 @@ PROFILES = {
     "cli": CLI_PROFILE,
     "research": RESEARCH_PROFILE,
     "chat": CHAT_PROFILE,
+    "web": WEB_PROFILE,
     "whatsapp": CHAT_PROFILE,
     "telegram": CHAT_PROFILE,
 }
