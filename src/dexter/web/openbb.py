@@ -1,0 +1,447 @@
+"""Dexter as a custom agent in OpenBB Workspace: `/agents.json` and a streaming `/query`.
+
+Workspace (https://pro.openbb.co) calls the agent from the user's browser: it reads
+`<base>/agents.json` when the agent is added, then POSTs each chat message to the query
+endpoint named there and shows the Server-Sent Events it gets back (`openbb_events`).
+
+Every run acts for one principal (default `web:openbb`): its own sessions, memory and usage
+rows, only the public research tools, and nobody to approve anything, so a tool call that needs
+approval is refused with a reasoning step saying so. Widget data shared from a dashboard goes to
+the model as untrusted context (`openbb_request`) and can never unlock a tool.
+
+Access: the query endpoint needs the key from settings (`openbb.apiKey`, or
+DEXTER_OPENBB_API_KEY) as `Authorization: Bearer <key>` or `X-API-Key: <key>`; without a key
+configured it refuses every query. Browsers may call it only from the allowed origins
+(`openbb.allowOrigins`, default Workspace's own); preflights are answered, including Chrome's
+private-network preflight for an agent on 127.0.0.1.
+
+Mount it with `openbb_mount(runtime, openbb_config(settings))`; the runtime is the only thing
+it uses, through `BuildsAgents`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dexter.config import ConfigError, Settings, get_secret
+from dexter.errors import DexterError
+from dexter.principal import Principal
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount
+
+    from dexter.agent.events import Done, Event
+    from dexter.reports.model import Table
+    from dexter.runtime import AgentSpec
+    from dexter.web.openbb_events import WorkspaceEvent
+    from dexter.web.openbb_request import Prompt, Widget
+
+log = logging.getLogger("dexter.web.openbb")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+KEY_ENV = "DEXTER_OPENBB_API_KEY"
+WORKSPACE_ORIGIN = "https://pro.openbb.co"
+AGENT_ID = "dexter"
+MOUNT_PATH = "/openbb"
+# A QueryRequest with a few widgets' data is well under this; more is refused before parsing.
+MAX_BODY = 8 * 1024 * 1024
+# A comment line this often keeps proxies from closing a stream while a tool runs.
+PING_SECONDS = 15
+OPENBB_PRINCIPAL = Principal("web:openbb", "web", "OpenBB Workspace")
+DESCRIPTION = (
+    "Dexter, an open financial research agent: it answers from SEC filings and XBRL data "
+    "(and the web), checks every figure of its answer against that data, and cites each "
+    "source. Statement tables and charts come with the answer; widgets you share are read "
+    "as data."
+)
+
+
+@dataclass(frozen=True)
+class OpenBBConfig:
+    """How the endpoint is reached and whom its runs act for."""
+
+    # The key Workspace must send; None: every query is refused until one is set.
+    api_key: str | None
+    allow_origins: tuple[str, ...] = (WORKSPACE_ORIGIN,)
+    # The model runs use (None: the settings' model).
+    model: str | None = None
+    principal: Principal = OPENBB_PRINCIPAL
+
+
+def openbb_config(settings: Settings) -> OpenBBConfig:
+    """The endpoint's settings: `openbb` in settings.json, DEXTER_OPENBB_API_KEY over its key."""
+    from dexter.settings_model import OpenBBSettings
+
+    section = settings.section(OpenBBSettings)
+    key = get_secret(settings, KEY_ENV) or section.api_key
+    if key is not None and len(key.strip()) < 16:
+        raise ConfigError(f"{KEY_ENV} is too short: use at least 16 characters")
+    origins = tuple(origin.strip().rstrip("/") for origin in section.allow_origins)
+    return OpenBBConfig(
+        api_key=key.strip() if key else None,
+        allow_origins=tuple(o for o in origins if o),
+        model=section.model,
+    )
+
+
+class RunsQuestions(Protocol):
+    def run(self, query: str) -> AsyncIterator[Event]: ...
+
+
+class BuildsAgents(Protocol):
+    """What the endpoint needs of the runtime: an agent for a spec (`Runtime.agent`)."""
+
+    def agent(self, spec: AgentSpec, /) -> RunsQuestions: ...
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def openbb_mount(agents: BuildsAgents, config: OpenBBConfig, *, path: str = MOUNT_PATH) -> Mount:
+    """The endpoint as a Starlette `Mount` at `path`: Workspace's base URL is
+    `http://HOST:PORT{path}`. It carries its own CORS and key checks, so the app it is mounted
+    in must not put cookie sessions or CSRF checks in front of it."""
+    from starlette.routing import Mount
+
+    return Mount(path, app=openbb_app(agents, config))
+
+
+def openbb_app(agents: BuildsAgents, config: OpenBBConfig) -> ASGIApp:
+    """The endpoint as an ASGI app: GET /agents.json, POST /query."""
+    try:
+        from starlette.routing import Route, Router
+    except ImportError:
+        from dexter.install import missing_extra
+
+        raise missing_extra("The OpenBB Workspace endpoint", "web", "starlette") from None
+
+    async def agents_json(request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse(agent_description(str(request.url_for("openbb_query"))))
+
+    async def query(request: Request) -> Response:
+        return await answer_query(request, agents, config)
+
+    router = Router(
+        [
+            Route("/agents.json", agents_json, methods=["GET"], name="openbb_agents"),
+            Route("/query", query, methods=["POST"], name="openbb_query"),
+        ]
+    )
+    return CorsGuard(KeyGuard(router, config.api_key), config.allow_origins)
+
+
+def agent_description(query_url: str) -> dict[str, Any]:
+    """`/agents.json`: who Dexter is to Workspace and what it supports."""
+    return {
+        AGENT_ID: {
+            "name": "Dexter",
+            "description": DESCRIPTION,
+            "endpoints": {"query": query_url},
+            "features": {
+                "streaming": True,
+                # The widgets the user selects: their data is fetched and read as data.
+                "widget-dashboard-select": True,
+                # The dashboard's other widgets: their names and parameters are read too.
+                "widget-dashboard-search": True,
+            },
+        }
+    }
+
+
+async def answer_query(request: Request, agents: BuildsAgents, config: OpenBBConfig) -> Response:
+    from sse_starlette import EventSourceResponse
+    from starlette.responses import JSONResponse
+
+    from dexter.web.openbb_events import widget_data_request
+    from dexter.web.openbb_request import QueryError, build_prompt, parse_query, widgets_to_fetch
+
+    body = await _body(request)
+    if body is None:
+        return JSONResponse(
+            {"error": "too_large", "message": f"the request is over {MAX_BODY:,} bytes"}, 413
+        )
+    try:
+        parsed = parse_query(body)
+    except QueryError as error:
+        return JSONResponse({"error": "bad_request", "message": str(error)}, 422)
+    fetch = widgets_to_fetch(parsed)
+    if fetch:
+        # Workspace runs the call and comes back with the data in a new request.
+        asked = widget_data_request([w.data_source() for w in fetch])
+        return EventSourceResponse(_replay([asked.sse()]), ping=PING_SECONDS)
+    prompt = build_prompt(parsed)
+    return EventSourceResponse(_research(agents, config, prompt), ping=PING_SECONDS)
+
+
+async def _body(request: Request) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _replay(events: Iterable[dict[str, str]]) -> AsyncIterator[dict[str, str]]:
+    for event in events:
+        yield event
+
+
+async def _research(
+    agents: BuildsAgents, config: OpenBBConfig, prompt: Prompt
+) -> AsyncIterator[dict[str, str]]:
+    """The run's events as Workspace events, then its tables, charts and citations."""
+    from dexter.agent.events import Done
+    from dexter.runtime import OPENBB, AgentSpec
+    from dexter.web.openbb_events import WorkspaceStream, message_chunk, reasoning_step
+
+    spec = AgentSpec(
+        model=config.model,
+        channel=OPENBB,
+        principal=config.principal,
+        untrusted_context=prompt.untrusted,
+    )
+    stream = WorkspaceStream()
+    done: Done | None = None
+    try:
+        agent = agents.agent(spec)
+        events = agent.run(prompt.text)
+        try:
+            async for event in events:
+                for out in stream.feed(event):
+                    yield out.sse()
+                if isinstance(event, Done):
+                    done = event
+        finally:
+            # Workspace closed the panel or the stream: the run stops with it.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+    except DexterError as error:
+        # A missing key, an unknown model: said in the chat panel, where the user looks.
+        yield reasoning_step(f"Dexter could not run: {error}", "ERROR").sse()
+        yield message_chunk(f"Dexter could not run: {error}").sse()
+        return
+    except Exception as error:  # a bug: the panel says so; the log keeps the traceback
+        log.exception("an OpenBB Workspace run failed")
+        problem = f"{type(error).__name__}: {error}"
+        yield reasoning_step(f"Dexter stopped unexpectedly ({problem})", "ERROR").sse()
+        yield message_chunk(f"Dexter stopped unexpectedly ({problem}).").sse()
+        return
+    if done is None or done.status != "answered":
+        return
+    for out in await _closing(done, stream.scratchpad, prompt.widgets):
+        yield out.sse()
+
+
+async def _closing(
+    done: Done, scratchpad: str | None, widgets: tuple[Widget, ...]
+) -> list[WorkspaceEvent]:
+    """Tables and charts of the statements the run fetched, then one citation list: the
+    sources the answer cites, the filings behind the tables, the widgets it read."""
+    from dexter.web.openbb_events import (
+        citations,
+        cited_sources,
+        filing_citations,
+        source_citation,
+        table_events,
+    )
+    from dexter.web.openbb_request import widget_citation
+
+    tables = await asyncio.to_thread(_tables, scratchpad)
+    out = [event for table in tables for event in table_events(table)]
+    cited = cited_sources(done)
+    entries = [source_citation(s) for s in cited]
+    filings = filing_citations(tables, cited)
+    if filings is not None:
+        entries += filings.data["citations"]
+    entries += [widget_citation(w) for w in widgets]
+    if entries:
+        out.append(citations(entries))
+    return out
+
+
+def _tables(scratchpad: str | None) -> list[Table]:
+    """The statement tables the run's tool calls fetched, from its scratchpad (as reports
+    build them); none when it cannot be read."""
+    if not scratchpad:
+        return []
+    from dexter.reports.build import read_scratchpad, tables_from_calls
+
+    try:
+        return tables_from_calls(read_scratchpad(Path(scratchpad)))
+    except OSError as error:
+        log.warning("could not read the run's scratchpad %s: %s", scratchpad, error)
+        return []
+
+
+# --------------------------------------------------------------------------- access
+
+
+async def _refuse(
+    send: Send,
+    status: int,
+    error: str,
+    message: str,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    body = json.dumps({"error": error, "message": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value)
+    return None
+
+
+class KeyGuard:
+    """Refuses a query without the key (compared in constant time). `/agents.json` says only
+    who Dexter is, so Workspace can read it when the agent is added."""
+
+    def __init__(self, app: ASGIApp, key: str | None) -> None:
+        self.app = app
+        self._key = key.encode() if key else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path", "").endswith("/agents.json"):
+            await self.app(scope, receive, send)
+            return
+        if self._key is None:
+            await _refuse(
+                send,
+                403,
+                "not_configured",
+                f'Dexter\'s OpenBB endpoint has no API key: set {KEY_ENV} (or "openbb": '
+                '{"apiKey": …} in settings.json), restart `dexter web`, and give Workspace '
+                "the same key.",
+            )
+            return
+        if not hmac.compare_digest(_given_key(scope), self._key):
+            await _refuse(
+                send,
+                401,
+                "unauthorized",
+                "send the key as Authorization: Bearer <key> or X-API-Key: <key>",
+                [(b"www-authenticate", b'Bearer realm="dexter-openbb"')],
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+def _given_key(scope: Scope) -> bytes:
+    bearer = _header(scope, b"authorization") or b""
+    scheme, _, token = bearer.partition(b" ")
+    if scheme.lower() == b"bearer" and token.strip():
+        return token.strip()
+    return (_header(scope, b"x-api-key") or b"").strip()
+
+
+_ALLOWED_HEADERS = b"authorization, content-type, x-api-key"
+
+
+class CorsGuard:
+    """Cross-origin access for the allowed origins only ("*" allows any): preflights are
+    answered here (before the key check, since browsers send no key with them), a request
+    from any other origin is refused before it can start a run, and answers to allowed ones
+    carry the CORS headers. Requests without an Origin (curl, servers) pass to the key check."""
+
+    def __init__(self, app: ASGIApp, origins: Iterable[str]) -> None:
+        self.app = app
+        listed = {o.lower() for o in origins}
+        self.any = "*" in listed
+        self.origins = frozenset(listed - {"*"})
+
+    def _allowed(self, origin: str) -> bool:
+        return self.any or origin.lower() in self.origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = _header(scope, b"origin") if scope["type"] == "http" else None
+        if raw is None:
+            await self.app(scope, receive, send)
+            return
+        origin = raw.decode("latin-1").strip()
+        if not self._allowed(origin):
+            await _refuse(
+                send,
+                403,
+                "forbidden_origin",
+                f'Origin {origin} may not call this agent; add it to "openbb": '
+                '{"allowOrigins": […]} in settings.json',
+            )
+            return
+        cors = [
+            (b"access-control-allow-origin", origin.encode("latin-1")),
+            (b"vary", b"Origin"),
+        ]
+        preflight = scope.get("method") == "OPTIONS" and _header(
+            scope, b"access-control-request-method"
+        )
+        if preflight:
+            headers = [
+                *cors,
+                (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+                (b"access-control-allow-headers", _ALLOWED_HEADERS),
+                (b"access-control-max-age", b"600"),
+                (b"content-length", b"0"),
+            ]
+            if _header(scope, b"access-control-request-private-network") == b"true":
+                # Chrome asks before a public page may reach an agent on 127.0.0.1.
+                headers.append((b"access-control-allow-private-network", b"true"))
+            await send({"type": "http.response.start", "status": 204, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def with_cors(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *cors]}
+            await send(message)
+
+        await self.app(scope, receive, with_cors)
+
+
+__all__ = [
+    "AGENT_ID",
+    "KEY_ENV",
+    "MOUNT_PATH",
+    "OPENBB_PRINCIPAL",
+    "WORKSPACE_ORIGIN",
+    "BuildsAgents",
+    "CorsGuard",
+    "KeyGuard",
+    "OpenBBConfig",
+    "RunsQuestions",
+    "agent_description",
+    "openbb_app",
+    "openbb_config",
+    "openbb_mount",
+]
