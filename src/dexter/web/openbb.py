@@ -131,7 +131,10 @@ def openbb_app(agents: BuildsAgents, config: OpenBBConfig) -> ASGIApp:
     async def agents_json(request: Request) -> Response:
         from starlette.responses import JSONResponse
 
-        return JSONResponse(agent_description(str(request.url_for("openbb_query"))))
+        # Beside this file, wherever the app is mounted (a name lookup would not cross the
+        # guards around the router).
+        path = request.url.path.removesuffix("agents.json") + "query"
+        return JSONResponse(agent_description(str(request.url.replace(path=path, query=""))))
 
     async def query(request: Request) -> Response:
         return await answer_query(request, agents, config)
