@@ -19,7 +19,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from dexter.agent.events import (
@@ -29,7 +29,6 @@ from dexter.agent.events import (
     Retrying,
     Revising,
     RunStarted,
-    TextDelta,
     Thinking,
     ToolDenied,
     ToolEnd,
@@ -140,28 +139,21 @@ def _arguments(args: Mapping[str, Any]) -> str:
 
 @dataclass
 class WorkspaceStream:
-    """Turns one run's events into Workspace events. Feed every event; the `Done` event yields
-    the figure check and the answer (marked, with its sources listed). Tables, charts and the
-    citation list come from the run's data afterwards (`table_events`, `citations`)."""
+    """Turns one run's events into Workspace events. Streamed text is not sent (the `Done`
+    event carries the final answer); `Done` yields the figure check and the answer, marked, with
+    its sources listed. Tables, charts and the citation list come from the run's data
+    afterwards (`table_events`, `citations`)."""
 
-    held: list[str] = field(default_factory=list)
-    # The answer sent back for revision: it stands if the revision fails.
-    superseded: list[str] = field(default_factory=list)
     scratchpad: str | None = None
     run_id: str | None = None
 
     def feed(self, event: Event) -> list[WorkspaceEvent]:
-        if isinstance(event, TextDelta):
-            self.held.append(event.text)
-            return []
         if isinstance(event, RunStarted):
             self.scratchpad, self.run_id = event.scratchpad or None, event.run_id
             return [reasoning_step("Researching", details=[{"model": event.model}])]
         if isinstance(event, Thinking):
-            self.held.clear()
             return [reasoning_step(event.text)] if event.text.strip() else []
         if isinstance(event, Retrying):
-            self.held.clear()
             return [
                 reasoning_step(
                     f"The model call failed ({event.error}); retrying in {event.delay:.1f} s "
@@ -170,7 +162,6 @@ class WorkspaceStream:
                 )
             ]
         if isinstance(event, Revising):
-            self.superseded, self.held = self.held, []
             named = ", ".join(event.unsupported[:6])
             return [
                 reasoning_step(
@@ -218,6 +209,8 @@ class WorkspaceStream:
             ]
             out.append(reasoning_step(checked.capitalize(), kind, details))
         text = marked_answer(done.answer, done.verification).strip()
+        if not text:
+            return [*out, message_chunk("Dexter finished without writing an answer.")]
         cited = cited_sources(done)
         if cited:
             text += "\n\n**Sources**\n\n" + "\n".join(_source_line(s) for s in cited)

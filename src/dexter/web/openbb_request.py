@@ -16,6 +16,7 @@ as having read outside text, and runs from Workspace have nobody to approve anyt
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -308,8 +309,6 @@ def _history(request: QueryRequest) -> str:
 
 def widget_citation(widget: Widget) -> dict[str, Any]:
     """A Workspace citation for a widget whose data the answer drew on."""
-    import uuid
-
     info: dict[str, Any] = {
         "type": "widget",
         "origin": widget.origin,
