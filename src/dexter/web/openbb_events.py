@@ -9,8 +9,9 @@ Workspace appends every chunk it gets and cannot take text back, so the answer i
 is final: text a round streams may still turn into tool calls, be retried, or be sent back by the
 figure verifier; it goes out when the run is done, with the figures the data did not support
 marked in place and named in a footer (`dexter.figure_marks`), exactly as the terminal prints
-it. Until then every step (the model's notes, each tool call, the figure check) shows as a
-reasoning step, so the panel is never silent.
+it, and nothing in it live (images and HTML the model was steered into writing are made inert,
+as in the reports). Until then every step (the model's notes, each tool call, the figure check)
+shows as a reasoning step, so the panel is never silent.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from dexter.agent.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.figure_marks import marked_answer, summary_line
+from dexter.figure_marks import footer, mark_in_place, summary_line
 from dexter.reports.charts import charts_for
 from dexter.reports.figures import figure_rows
+from dexter.reports.markup import md_answer, md_inline, web_url
 from dexter.reports.model import Table
 from dexter.tools.citations import SourceEntry
 from dexter.tools.finance.format import CellKind, format_cell
@@ -152,7 +154,8 @@ class WorkspaceStream:
             self.scratchpad, self.run_id = event.scratchpad or None, event.run_id
             return [reasoning_step("Researching", details=[{"model": event.model}])]
         if isinstance(event, Thinking):
-            return [reasoning_step(event.text)] if event.text.strip() else []
+            note = md_answer(event.text).strip()
+            return [reasoning_step(note)] if note else []
         if isinstance(event, Retrying):
             return [
                 reasoning_step(
@@ -208,7 +211,7 @@ class WorkspaceStream:
                 {"figure": r.figure.text, "check": r.status, "evidence": r.detail} for r in rows
             ]
             out.append(reasoning_step(checked.capitalize(), kind, details))
-        text = marked_answer(done.answer, done.verification).strip()
+        text = _shown_answer(done)
         if not text:
             return [*out, message_chunk("Dexter finished without writing an answer.")]
         cited = cited_sources(done)
@@ -217,6 +220,15 @@ class WorkspaceStream:
         # The citation list follows the tables, built by the endpoint with theirs.
         out += [message_chunk(piece) for piece in _pieces(text)]
         return out
+
+
+def _shown_answer(done: Done) -> str:
+    """The answer as Workspace renders it: unsupported figures marked in place, then made
+    inert (steered by what the run read, it may hold images or HTML that would load on
+    display: images become links, tags text), then the footer naming the marked figures."""
+    marked = md_answer(mark_in_place(done.answer, done.verification)).strip()
+    line = footer(done.verification)
+    return f"{marked}\n\n{line}" if line and marked else marked
 
 
 def _call_detail(args: Mapping[str, Any]) -> dict[str, str]:
@@ -230,20 +242,9 @@ def cited_sources(done: Done) -> list[SourceEntry]:
 
 
 def _source_line(source: SourceEntry) -> str:
-    label = _markdown_text(source.label)
-    link = _web_link(source.url)
-    return f"- [{source.id}] {label}" + (f" ([link]({link}))" if link else "")
-
-
-def _markdown_text(text: str) -> str:
-    # A label comes from data (a company's name, a page title): shown as text, never as markup.
-    return re.sub(r"([\\`*_{}\[\]<>()#|!])", r"\\\1", " ".join(text.split()))
-
-
-def _web_link(url: str | None) -> str | None:
-    if not url or not url.startswith(("https://", "http://")):
-        return None
-    return url.replace(" ", "%20").replace(")", "%29").replace("(", "%28")
+    # A label comes from data (a company's name, a page title): shown as text, never markup.
+    link = web_url(source.url)
+    return f"- [{source.id}] {md_inline(source.label)}" + (f" (<{link}>)" if link else "")
 
 
 def _pieces(text: str) -> list[str]:
