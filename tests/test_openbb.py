@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from starlette.applications import Starlette
 
 from dexter.cli.open_runtime import open_runtime
-from dexter.config import load_settings
+from dexter.config import ConfigError, load_settings
 from dexter.models.scripted import Reply, ScriptedModel, calls
 from dexter.models.types import ModelRequest, ToolMessage, UserMessage
 from dexter.reports.markup import unsafe_markdown
@@ -439,6 +439,13 @@ def test_settings_give_the_key_origins_and_model(
     assert openbb_config(load_settings()).api_key == KEY
     (home / "settings.json").write_text("{}")
     assert openbb_config(load_settings()).allow_origins == ("https://pro.openbb.co",)
+    monkeypatch.setenv("DEXTER_OPENBB_API_KEY", "short")
+    with pytest.raises(ConfigError, match="too short"):
+        openbb_config(load_settings())
+    monkeypatch.delenv("DEXTER_OPENBB_API_KEY")
+    (home / "settings.json").write_text(json.dumps({"openbb": {"allowOrigins": ["pro.openbb.co"]}}))
+    with pytest.raises(ConfigError, match=r"not an origin; write it like https://pro\.openbb\.co"):
+        openbb_config(load_settings())
 
 
 def test_earlier_turns_dashboard_widgets_and_context_are_framed_after_the_question() -> None:

@@ -109,7 +109,7 @@ class OpenBBSettings(Section):
 
     key = "openbb"
     # What Workspace must send (`Authorization: Bearer …` or `X-API-Key: …`); no key, no endpoint.
-    api_key: str | None = Field(None, min_length=16)
+    api_key: str | None = None
     # Browser origins whose pages may call the endpoint (Workspace's own, unless told otherwise).
     allow_origins: tuple[str, ...] = ("https://pro.openbb.co",)
     # The model its runs use (None: the settings' model).

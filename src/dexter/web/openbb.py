@@ -25,12 +25,13 @@ import asyncio
 import hmac
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dexter.config import ConfigError, Settings, get_secret
+from dexter.config import ConfigError, Settings, get_secret, is_placeholder
 from dexter.errors import DexterError
 from dexter.principal import Principal
 
@@ -56,6 +57,8 @@ KEY_ENV = "DEXTER_OPENBB_API_KEY"
 WORKSPACE_ORIGIN = "https://pro.openbb.co"
 AGENT_ID = "dexter"
 MOUNT_PATH = "/openbb"
+MIN_KEY = 16
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 # A QueryRequest with a few widgets' data is well under this; more is refused before parsing.
 MAX_BODY = 8 * 1024 * 1024
 # A comment line this often keeps proxies from closing a stream while a tool runs.
@@ -82,19 +85,25 @@ class OpenBBConfig:
 
 
 def openbb_config(settings: Settings) -> OpenBBConfig:
-    """The endpoint's settings: `openbb` in settings.json, DEXTER_OPENBB_API_KEY over its key."""
+    """The endpoint's settings: `openbb` in settings.json, DEXTER_OPENBB_API_KEY over its key.
+    ConfigError for a key too short to be one or an origin that is not `scheme://host[:port]`."""
     from dexter.settings_model import OpenBBSettings
 
     section = settings.section(OpenBBSettings)
-    key = get_secret(settings, KEY_ENV) or section.api_key
-    if key is not None and len(key.strip()) < 16:
-        raise ConfigError(f"{KEY_ENV} is too short: use at least 16 characters")
-    origins = tuple(origin.strip().rstrip("/") for origin in section.allow_origins)
-    return OpenBBConfig(
-        api_key=key.strip() if key else None,
-        allow_origins=tuple(o for o in origins if o),
-        model=section.model,
-    )
+    written = section.api_key if not is_placeholder(section.api_key) else None
+    key = (get_secret(settings, KEY_ENV) or written or "").strip() or None
+    if key is not None and len(key) < MIN_KEY:
+        raise ConfigError(f"the OpenBB API key ({KEY_ENV}) is too short: use {MIN_KEY}+ characters")
+    origins: list[str] = []
+    for given in section.allow_origins:
+        origin = given.strip().rstrip("/")
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise ConfigError(
+                f'"openbb.allowOrigins": {given!r} is not an origin; write it like '
+                f"{WORKSPACE_ORIGIN} (scheme, host and port only) or * for any"
+            )
+        origins.append(origin)
+    return OpenBBConfig(api_key=key, allow_origins=tuple(origins), model=section.model)
 
 
 class RunsQuestions(Protocol):
