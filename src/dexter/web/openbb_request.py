@@ -41,18 +41,14 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class FunctionCall(_Lenient):
-    function: str
-    input_arguments: dict[str, Any] = Field(default_factory=dict)
-
-
 class Message(_Lenient):
     role: Literal["human", "ai", "tool"]
-    content: str | FunctionCall | None = None
+    # Words, or (an AI message) a function call as an object or a JSON string.
+    content: Any = None
     # A tool message: the function Workspace ran, its arguments and its results.
     function: str | None = None
     input_arguments: dict[str, Any] = Field(default_factory=dict)
-    data: list[dict[str, Any]] = Field(default_factory=list)
+    data: list[Any] = Field(default_factory=list)
 
     @property
     def text(self) -> str | None:
@@ -207,6 +203,8 @@ def _fetched(request: QueryRequest) -> list[tuple[Widget, list[dict[str, Any]]]]
     known = {w.uuid: w for w in (request.widgets.primary if request.widgets else [])}
     out: list[tuple[Widget, list[dict[str, Any]]]] = []
     for index, result in enumerate(last.data):
+        if not isinstance(result, dict):
+            continue
         source = asked[index] if index < len(asked) and isinstance(asked[index], dict) else {}
         widget = known.get(str(source.get("widget_uuid"))) or Widget(
             uuid=str(source.get("widget_uuid") or ""),
