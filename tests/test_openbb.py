@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 import pytest
 from openbb_ai.models import (
+    AgentFeatureOption,
     CitationCollectionSSE,
     FunctionCallSSE,
     MessageArtifactSSE,
@@ -229,11 +230,15 @@ def test_agents_json_describes_dexter_as_workspace_reads_it(home: Path) -> None:
     agent = WorkspaceAgent.model_validate({"id": agent_id, **described})
     assert agent.name == "Dexter" and "SEC filings" in (agent.description or "")
     assert described["endpoints"] == {"query": "http://127.0.0.1:8080/openbb/query"}
+    option = agent.features.pop("dexter-api-key")
     assert agent.features == {
         "streaming": True,
         "widget-dashboard-select": True,
         "widget-dashboard-search": True,
     }
+    # Where Workspace's dialog has no header field, the key is typed into this option.
+    assert isinstance(option, AgentFeatureOption)
+    assert option.type == "text" and option.label == "Dexter API key"
 
 
 def test_a_selected_widget_is_fetched_through_workspace_before_anything_runs(home: Path) -> None:
@@ -376,6 +381,7 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
     model = ScriptedModel([])
     rt = runtime_with(model)
     body = widget_request()
+    option = {"dexter-api-key": KEY}
 
     async def go() -> list[httpx2.Response]:
         async with rt:
@@ -396,6 +402,10 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
                     await c.post("/query", json=body),
                     await c.post("/query", json=body, headers={"Authorization": "Bearer wrong"}),
                     await c.post("/query", json=body, headers={"X-API-Key": KEY}),
+                    await c.post("/query", json={**body, "workspace_options": option}),
+                    await c.post(
+                        "/query", json={**body, "workspace_options": {"dexter-api-key": "no"}}
+                    ),
                     await c.options("/query", headers=preflight_headers),
                     await c.post(
                         "/query", json=body, headers={**AUTH, "Origin": "https://evil.example"}
@@ -406,12 +416,24 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
                     await c.post("/query", json={"messages": []}, headers=AUTH),
                 ]
 
-    (none, wrong, api_key, preflight, other_site, workspace, keyless, bad, empty) = asyncio.run(
-        go()
-    )
+    (
+        none,
+        wrong,
+        api_key,
+        by_option,
+        wrong_option,
+        preflight,
+        other_site,
+        workspace,
+        keyless,
+        bad,
+        empty,
+    ) = asyncio.run(go())
     assert none.status_code == 401 and "Authorization: Bearer" in none.json()["message"]
     assert wrong.status_code == 401
     assert api_key.status_code == 200
+    assert by_option.status_code == 200 and "get_widget_data" in by_option.text
+    assert wrong_option.status_code == 401
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == "https://pro.openbb.co"
     assert "authorization" in preflight.headers["access-control-allow-headers"]

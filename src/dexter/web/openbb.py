@@ -10,10 +10,11 @@ approval is refused with a reasoning step saying so. Widget data shared from a d
 the model as untrusted context (`openbb_request`) and can never unlock a tool.
 
 Access: the query endpoint needs the key from settings (`openbb.apiKey`, or
-DEXTER_OPENBB_API_KEY) as `Authorization: Bearer <key>` or `X-API-Key: <key>`; without a key
-configured it refuses every query. Browsers may call it only from the allowed origins
-(`openbb.allowOrigins`, default Workspace's own); preflights are answered, including Chrome's
-private-network preflight for an agent on 127.0.0.1 (`openbb_access`).
+DEXTER_OPENBB_API_KEY) as `Authorization: Bearer <key>`, `X-API-Key: <key>`, or the agent's
+"Dexter API key" option in Workspace; without a key configured it refuses every query.
+Browsers may call it only from the allowed origins (`openbb.allowOrigins`, default Workspace's
+own); preflights are answered, including Chrome's private-network preflight for an agent on
+127.0.0.1 (`openbb_access`).
 
 Mount it with `openbb_mount(runtime, openbb_config(settings))`; the runtime is the only thing
 it uses, through `BuildsAgents`.
@@ -32,7 +33,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dexter.config import ConfigError, Settings, get_secret, is_placeholder
 from dexter.errors import DexterError
 from dexter.principal import Principal
-from dexter.web.openbb_access import KEY_ENV, ASGIApp, CorsGuard, KeyGuard
+from dexter.web.openbb_access import (
+    API_KEY_LABEL,
+    API_KEY_OPTION,
+    KEY_ENV,
+    ASGIApp,
+    CorsGuard,
+    KeyGuard,
+)
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -147,7 +155,8 @@ def openbb_app(agents: BuildsAgents, config: OpenBBConfig) -> ASGIApp:
             Route("/query", query, methods=["POST"], name="openbb_query"),
         ]
     )
-    return CorsGuard(KeyGuard(router, config.api_key), config.allow_origins)
+    guarded = KeyGuard(router, config.api_key, max_body=MAX_BODY)
+    return CorsGuard(guarded, config.allow_origins)
 
 
 def agent_description(query_url: str) -> dict[str, Any]:
@@ -163,6 +172,14 @@ def agent_description(query_url: str) -> dict[str, Any]:
                 "widget-dashboard-select": True,
                 # The dashboard's other widgets: their names and parameters are read too.
                 "widget-dashboard-search": True,
+                # Where Workspace cannot send a header, the key is entered here instead.
+                API_KEY_OPTION: {
+                    "label": API_KEY_LABEL,
+                    "type": "text",
+                    "default": "",
+                    "placeholder": f"the key set as {KEY_ENV} or openbb.apiKey",
+                    "description": "Sent with every question; Dexter answers only with it.",
+                },
             },
         }
     }

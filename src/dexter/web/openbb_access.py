@@ -18,6 +18,9 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 KEY_ENV = "DEXTER_OPENBB_API_KEY"
+# The agent's text option in Workspace that can carry the key (declared in /agents.json).
+API_KEY_OPTION = "dexter-api-key"
+API_KEY_LABEL = "Dexter API key"
 
 
 async def _refuse(
@@ -50,12 +53,16 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 
 class KeyGuard:
-    """Refuses a query without the key (compared in constant time). `/agents.json` says only
-    who Dexter is, so Workspace can read it when the agent is added."""
+    """Refuses a query without the key, compared in constant time. Workspace can send it as a
+    header (`Authorization: Bearer <key>` or `X-API-Key: <key>`) or, where its dialog has no
+    headers, as the agent's own text option (`API_KEY_OPTION`, which `/agents.json` declares)
+    that arrives in the request's `workspace_options`. `/agents.json` says only who Dexter is,
+    so Workspace can read it when the agent is added."""
 
-    def __init__(self, app: ASGIApp, key: str | None) -> None:
+    def __init__(self, app: ASGIApp, key: str | None, *, max_body: int) -> None:
         self.app = app
         self._key = key.encode() if key else None
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path", "").endswith("/agents.json"):
@@ -71,24 +78,78 @@ class KeyGuard:
                 "the same key.",
             )
             return
-        if not hmac.compare_digest(_given_key(scope), self._key):
+        given = _header_key(scope)
+        if given is None and scope.get("method") == "POST":
+            body = await _read_body(receive, self.max_body)
+            if body is None:
+                await _refuse(
+                    send, 413, "too_large", f"the request is over {self.max_body:,} bytes"
+                )
+                return
+            given = _option_key(body)
+            receive = _replaying(body, receive)
+        if given is None or not hmac.compare_digest(given, self._key):
             await _refuse(
                 send,
                 401,
                 "unauthorized",
-                "send the key as Authorization: Bearer <key> or X-API-Key: <key>",
+                "send the key as Authorization: Bearer <key> or X-API-Key: <key>, or enter it "
+                f'in the agent\'s "{API_KEY_LABEL}" option in Workspace',
                 [(b"www-authenticate", b'Bearer realm="dexter-openbb"')],
             )
             return
         await self.app(scope, receive, send)
 
 
-def _given_key(scope: Scope) -> bytes:
+def _header_key(scope: Scope) -> bytes | None:
     bearer = _header(scope, b"authorization") or b""
     scheme, _, token = bearer.partition(b" ")
     if scheme.lower() == b"bearer" and token.strip():
         return token.strip()
-    return (_header(scope, b"x-api-key") or b"").strip()
+    given = (_header(scope, b"x-api-key") or b"").strip()
+    return given or None
+
+
+def _option_key(body: bytes) -> bytes | None:
+    """The key entered in the agent's option in Workspace, from the request body."""
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        return None
+    options = raw.get("workspace_options") if isinstance(raw, dict) else None
+    value = options.get(API_KEY_OPTION) if isinstance(options, dict) else None
+    return value.strip().encode() if isinstance(value, str) and value.strip() else None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the body read already, then what the client sends next (its
+    disconnect)."""
+    sent = False
+
+    async def again() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 _ALLOWED_HEADERS = b"authorization, content-type, x-api-key"
@@ -154,4 +215,4 @@ class CorsGuard:
         await self.app(scope, receive, with_cors)
 
 
-__all__ = ["KEY_ENV", "ASGIApp", "CorsGuard", "KeyGuard"]
+__all__ = ["API_KEY_LABEL", "API_KEY_OPTION", "KEY_ENV", "ASGIApp", "CorsGuard", "KeyGuard"]
