@@ -127,6 +127,15 @@ MCP = Channel(
     prompt="cli",
     description="the `research` tool of `dexter mcp serve`",
 )
+OPENBB = Channel(
+    "openbb",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="workspace",
+    description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -138,7 +147,7 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
+CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, EVAL)}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -1144,6 +1153,7 @@ __all__ = [
     "EVAL",
     "GATEWAY",
     "MCP",
+    "OPENBB",
     "AgentSpec",
     "Channel",
     "PhasePlan",
