@@ -13,7 +13,7 @@ import abc
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 __all__ = ["Connection", "Cursor", "Row", "Store", "insert_id"]
 
@@ -58,6 +58,8 @@ class Store(abc.ABC):
     backend: str
     #: The driver's exceptions for a database that failed a statement or went away.
     errors: tuple[type[BaseException], ...]
+    #: The schema migrations opening this handle applied (empty when it was current).
+    applied_now: list[int]
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[Connection]: ...
@@ -72,7 +74,7 @@ class Store(abc.ABC):
     def describe(self) -> str:
         """Where the data is, for people (a Postgres password is never shown)."""
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

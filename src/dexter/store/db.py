@@ -98,6 +98,7 @@ class SqliteStore(Store):
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self.applied_now: list[int] = []
         self._lock = threading.RLock()
 
     @contextmanager
@@ -153,7 +154,7 @@ def open_sqlite(path: Path, *, create: bool = True) -> SqliteStore:
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        apply_migrations(conn, path)
+        applied = apply_migrations(conn, path)
     except StoreError:
         conn.close()
         raise
@@ -171,4 +172,6 @@ def open_sqlite(path: Path, *, create: bool = True) -> SqliteStore:
             f"rename it to {path.name}.broken) and Dexter will start a new one; it never deletes "
             "the file itself."
         ) from exc
-    return SqliteStore(conn, path)
+    store = SqliteStore(conn, path)
+    store.applied_now = applied
+    return store

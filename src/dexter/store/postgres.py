@@ -118,6 +118,7 @@ class PostgresStore(Store):
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
+        self.applied_now: list[int] = []
 
     def _connection(self) -> psycopg.Connection[Any]:
         """The open connection, made again if the server dropped the last one."""
@@ -161,7 +162,7 @@ def open_postgres(url: str, *, migrate: bool = True) -> PostgresStore:
     if migrate:
         try:
             with store._lock:
-                apply_pg_migrations(store._connection(), url)
+                store.applied_now = apply_pg_migrations(store._connection(), url)
         except BaseException:
             store.close()
             raise
