@@ -16,7 +16,7 @@ import pytest
 from dexter.cron import jobs as job_api
 from dexter.cron.model import Job
 from dexter.cron.schedule import parse_every
-from dexter.cron.store import CronStore
+from dexter.cron.store import CronStore, with_state
 from dexter.evals.results import QuestionResult
 from dexter.evals.storage import EvalStore
 from dexter.gateway.dispatch import ChatTurn
@@ -45,6 +45,7 @@ def pg_database() -> Iterator[str]:
 
 
 def _empty(url: str) -> None:
+    # DELETE, not TRUNCATE: on tables this small it is several times faster.
     with open_postgres(url, migrate=False) as store:
         tables = [
             row[0]
@@ -53,8 +54,11 @@ def _empty(url: str) -> None:
                 "AND tablename != '_migrations'"
             )
         ]
+        children = ("turns", "eval_results", "watch_cursors", "watch_filings")
+        ordered = [t for t in children if t in tables] + [t for t in tables if t not in children]
         with store.transaction() as conn:
-            conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+            for table in ordered:
+                conn.execute(f"DELETE FROM {table}")
             conn.execute(
                 "INSERT INTO principals (id, kind, display_name, created_at, last_seen_at) "
                 "VALUES ('operator', 'operator', 'the operator', ?, ?)",
@@ -382,3 +386,57 @@ def test_postgres_reaches_the_sqlite_schema(tmp_path: Path, pg_database: str) ->
             pg_columns.setdefault(row[0], set()).add(row[1])
     pg_columns["sessions"].discard("rowid")  # SQLite's is implicit
     assert pg_columns == lite_columns
+
+
+def test_run_state_abandoned_runs_and_a_clock_set_back(store: Store) -> None:
+    cron = CronStore(store)
+    job = _job(cron)
+    later = START + timedelta(hours=2)
+    cron.save_state(job.id, with_state(job, last_status="ok", next_run_at=later), disable=True)
+    saved = cron.get(job.id)
+    assert saved is not None and not saved.enabled and saved.state.next_run_at == later
+    cron.set_enabled(saved, True, next_run_at=later)
+    assert cron.ahead_of(START) == []
+    assert [j.id for j in cron.ahead_of(START - timedelta(days=1))] == [job.id]  # type: ignore[union-attr]
+    # A run whose runner lost its lease is failed, and its lease freed.
+    assert cron.claim_now(job.id, "gone", START, START + timedelta(minutes=1))
+    run_id = cron.start_run(job.id, START, None, "gone")
+    failed = cron.fail_abandoned(START + timedelta(minutes=5), "runner died", lambda _: False)
+    assert [(a.run_id, a.job_name) for a in failed] == [(run_id, "NVDA watch")]
+    assert cron.runs(job.id)[0].error == "runner died"
+    assert cron.claim_now(job.id, "next", START + timedelta(minutes=5), later)
+
+
+def test_eval_runs_of_a_dead_process_are_marked_crashed(store: Store) -> None:
+    evals = EvalStore(store)
+    run = evals.create_run(
+        dataset="d", dataset_hash="h", model="m", judges=[], options={}, question_ids=[]
+    )
+    evals.heartbeat(run.id)
+    assert evals.mark_crashed() == []
+    assert evals.mark_crashed(now=datetime.now(UTC) + timedelta(hours=1)) == [run.id]
+    assert evals.require(run.id).status == "crashed"
+
+
+def test_session_listing_owners_and_usage_by_session(store: Store) -> None:
+    sessions = SessionStore(store)
+    mine = sessions.create("m", session_id="11111111")
+    assert not sessions.shared()
+    theirs = sessions.create("m", session_id="22222222", principal_id="slack:T1/U1")
+    assert sessions.shared()
+    assert sessions.latest() is not None
+    sessions.touch(mine)
+    latest = sessions.latest()
+    assert latest is not None and latest.id == mine
+    assert [s.id for s in sessions.list(principal_id="slack:T1/U1")] == [theirs]
+    with pytest.raises(SessionLookupError):
+        sessions.get(theirs, principal_id="operator")
+    ledger = Ledger(store)
+    ledger.record_model_call(mine, "r", "openai", "gpt-4.1", "main", Usage(3, 1))
+    ledger.record_model_call(theirs, "r", "openai", "gpt-4.1", "router", Usage(2, 1))
+    assert {r.key: r.input_tokens for r in ledger.report("session")} == {mine: 3, theirs: 2}
+    assert {r.key for r in ledger.report("phase")} == {"main", "router"}
+    assert {r.key: r.calls for r in ledger.report("principal")} == {
+        "operator": 1,
+        "slack:T1/U1": 1,
+    }
