@@ -103,6 +103,10 @@ def test_team_mode_keeps_sessions_usage_and_jobs_in_postgres(
     assert "Postgres (team mode)" in status and "postgres:***@" in status
     assert "s3cret-pw" not in status
     assert "Schema version 1 (up to date)" in status
+    main(["doctor", "--json"])
+    database = out_json(capsys)["database"]
+    assert database["ok"] and database["state"] == "ok (schema 1)"
+    assert database["where"].startswith("Postgres postgresql://postgres:***@")
 
 
 def test_db_migrate_applies_once_and_says_so(
