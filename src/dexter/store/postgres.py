@@ -11,11 +11,11 @@ server is back (the store writer journals what it could not write meanwhile).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dexter.store.backend import Store
 from dexter.store.database_url import display_url
@@ -34,6 +34,8 @@ __all__ = [
     "pg_sql",
     "schema_version",
 ]
+
+_T = TypeVar("_T")
 
 # pg_advisory_xact_lock keys: one for every write transaction, one for migrating.
 WRITE_LOCK = 0x64657874  # "dext"
@@ -132,18 +134,47 @@ class PostgresStore(Store):
             conn = self._conn = connect(self.url)
         return conn
 
+    def _retrying(self, first: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        """`first(conn)`, tried once more on a new connection when the server had dropped the
+        old one (restarted, or closed it while idle). Only for work that may run twice."""
+        conn = self._connection()
+        try:
+            return first(conn)
+        except psycopg_module().OperationalError:
+            if not (conn.broken or conn.closed):
+                raise
+        return first(self._connection())
+
     @contextmanager
     def transaction(self) -> Iterator[_Connection]:
         with self._lock:
-            conn = self._connection()
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+
+            def begin(conn: psycopg.Connection[Any]) -> tuple[Any, psycopg.Connection[Any]]:
+                block = conn.transaction()
+                block.__enter__()
+                try:
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                except BaseException as error:
+                    block.__exit__(type(error), error, error.__traceback__)
+                    raise
+                return block, conn
+
+            block, conn = self._retrying(begin)
+            try:
                 yield _Connection(conn)
+            except BaseException as error:
+                if not block.__exit__(type(error), error, error.__traceback__):
+                    raise
+            else:
+                block.__exit__(None, None, None)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            cursor = _Connection(self._connection()).execute(sql, params)
+        def read(conn: psycopg.Connection[Any]) -> list[Any]:
+            cursor = _Connection(conn).execute(sql, params)
             return list(cursor.fetchall()) if cursor.description is not None else []
+
+        with self._lock:
+            return self._retrying(read)
 
     def close(self) -> None:
         with self._lock:
