@@ -384,6 +384,13 @@ def test_postgres_reaches_the_sqlite_schema(tmp_path: Path, pg_database: str) ->
             "WHERE table_schema = 'public' AND table_name != '_migrations'"
         ):
             pg_columns.setdefault(row[0], set()).add(row[1])
+        # Text sorts and compares bytewise, as in SQLite, whatever the server's locale.
+        collations = pg.query(
+            "SELECT DISTINCT collation_name FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND table_name != '_migrations' "
+            "AND data_type = 'text'"
+        )
+    assert [row[0] for row in collations] == ["C"]
     pg_columns["sessions"].discard("rowid")  # SQLite's is implicit
     assert pg_columns == lite_columns
 
