@@ -37,7 +37,21 @@ START = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def pg_database() -> Iterator[str]:
     url = create_database()
-    open_postgres(url).close()  # migrated once for the module
+    # Two processes opening a new database at once: exactly one migrates it.
+    applied: list[list[int]] = []
+    gate = threading.Barrier(2)
+
+    def open_one() -> None:
+        gate.wait()
+        with open_postgres(url) as store:
+            applied.append(store.applied_now)
+
+    threads = [threading.Thread(target=open_one) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(applied) == [[], [1]]
     try:
         yield url
     finally:
