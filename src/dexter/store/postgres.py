@@ -255,9 +255,3 @@ def apply_pg_migrations(
             )
             applied.append(migration.number)
     return applied
-
-
-def server_error(error: BaseException, url: str) -> StoreError:
-    """A clear message for a statement the server refused (not a raw traceback)."""
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return StoreError(f"The database at {display_url(url)} refused: {detail}")
