@@ -177,6 +177,16 @@ def test_db_copy_moves_a_home_into_postgres_without_loss(
     assert "already holds Dexter data" in err and "--replace" in err
     assert main(["db", "copy", "--from", f"sqlite:{home}", "--to", postgres_url, "--replace"]) == 0
     assert table_rows(postgres_url) == before
+    # A value Postgres refuses (SQLite keeps any type anywhere) stops the copy; the target is
+    # left exactly as it was.
+    lite = sqlite3.connect(home / "dexter.db")
+    lite.execute("UPDATE turns SET iterations = 'many' WHERE id = 2")
+    lite.commit()
+    lite.close()
+    capsys.readouterr()
+    assert main(["db", "copy", "--from", f"sqlite:{home}", "--to", postgres_url, "--replace"]) == 1
+    assert "Postgres refused a row of turns" in capsys.readouterr().err
+    assert table_rows(postgres_url) == before
     assert main(["db", "copy", "--from", "sqlite:/nowhere", "--to", postgres_url]) == 2
     assert "no Dexter database at /nowhere" in capsys.readouterr().err
 
