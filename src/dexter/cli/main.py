@@ -16,6 +16,7 @@ from dexter.cli.argtypes import iso_day, valuation_days
 from dexter.cli.completion import add_completion_parser
 from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
+from dexter.cli.db_command import add_db_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.gateway_command import add_gateway_parser
 from dexter.cli.keys_command import add_keys_parser
@@ -178,6 +179,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_cron_parser(commands)
     add_watch_parser(commands)
     add_gateway_parser(commands)
+    add_db_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
