@@ -249,3 +249,33 @@ async def test_an_answer_exports_in_every_format_as_a_download(app: tuple) -> No
     missing = await client.get(f"/sessions/{session}/runs/run-2/export.md")
     assert missing.status_code == 404
     assert (await client.get(f"/sessions/{session}/runs/run-1/export.docx")).status_code == 404
+
+
+async def test_the_openbb_endpoint_is_mounted_with_its_own_key_not_the_login(
+    tmp_path: Path,
+) -> None:
+    from dexter.web.openbb import MOUNT_PATH, OpenBBConfig, openbb_mount
+
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(tmp_path / ".dexter")})
+    state = WebState(open_runtime(settings), load_accounts(settings))
+    key = "a-key-for-workspace-0123456789"
+    mount = openbb_mount(state.runtime, OpenBBConfig(api_key=key))
+    app = create_app(state, mounts=[mount], own_auth=(MOUNT_PATH,))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        described = await client.get("/openbb/agents.json")
+        assert described.status_code == 200 and "dexter" in described.json()
+        # No login cookie, no CSRF token: the endpoint's own key check answers.
+        refused = await client.post("/openbb/query", json={"messages": []})
+        assert refused.status_code == 401 and "X-API-Key" in refused.text
+        assert (await client.get("/sessions")).status_code == 401  # the app itself still gated
+
+
+def test_an_account_cannot_take_the_openbb_endpoints_principal(tmp_path: Path) -> None:
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    users = {"openbb": {"passwordHash": hash_password("x" * 12, n=2**10)}}
+    (home / "settings.json").write_text(json.dumps({"web": {"users": users}}))
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(home)})
+    with pytest.raises(ConfigError, match="taken by Dexter's OpenBB endpoint"):
+        load_accounts(settings)

@@ -142,16 +142,24 @@ def serve(
     runtime.client(model)  # an unknown model or a missing key fails now, not on a page
     state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
     from dexter.web.auth import LOOPBACK_NAMES
+    from dexter.web.openbb import MOUNT_PATH, openbb_config, openbb_mount
 
     # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
     # whatever name people reach it by (logins guard it there).
     hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
-    app = create_app(state, hosts=hosts)
+    openbb = openbb_config(settings)
+    # The OpenBB endpoint is called by Workspace, not by a logged-in page: it checks its own
+    # key and origins (dexter.web.openbb_access), so the login gate lets it through.
+    app = create_app(
+        state, hosts=hosts, mounts=[openbb_mount(runtime, openbb)], own_auth=(MOUNT_PATH,)
+    )
     base = f"http://{link_host(str(host))}:{port}"
     print(f"Dexter is serving at {base}/", file=out)
     print(f"Log in (this link works once): {base}/login?token={state.token.value}", file=out)
     if accounts.any_password:
         print("Or log in with a name and password from settings.json.", file=out)
+    keyed = "" if openbb.api_key else " (no key set: it answers no query; see README)"
+    print(f"OpenBB Workspace custom agent: {base}{MOUNT_PATH}{keyed}", file=out)
     print("Ctrl+C stops it.", file=out, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
