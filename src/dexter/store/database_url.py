@@ -1,8 +1,9 @@
 """Which database Dexter uses: the SQLite file in DEXTER_HOME, or a Postgres server (team mode).
 
-DEXTER_DATABASE_URL wins over `"database": {"url": ...}` in settings.json. Only `postgresql://`
-(or `postgres://`) URLs select Postgres; nothing set means the SQLite file, as always. URLs are
-shown to people only through `display_url`, which drops the password.
+DEXTER_DATABASE_URL (or the file DEXTER_DATABASE_URL_FILE names, e.g. a compose secret) wins over
+`"database": {"url": ...}` in settings.json. Only `postgresql://` (or `postgres://`) URLs select
+Postgres; nothing set means the SQLite file, as always. URLs are shown to people only through
+`display_url`, which drops the password.
 """
 
 from __future__ import annotations
@@ -42,7 +43,15 @@ def database_target(
     settings: Settings | None = None, environ: Mapping[str, str] | None = None
 ) -> DatabaseTarget:
     """The configured database; raises ConfigError for a URL Dexter cannot use."""
-    env = os.environ if environ is None else environ
+    if environ is not None:
+        env: Mapping[str, str] = environ
+    elif settings is not None:
+        # The settings' view: the process environment over `.env`, with `*_FILE` secrets read.
+        env = settings.env
+    else:
+        from dexter.secret_files import read_secret_files
+
+        env = read_secret_files(os.environ)[0]
     url = (env.get(ENV_NAME) or "").strip()
     where = ENV_NAME
     if not url and settings is not None:
