@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 from dexter.backoff import backoff
 from dexter.data.cache import DiskCache
 from dexter.data.errors import NotFound, RateLimited, UpstreamError
-from dexter.data.ratelimit import RateLimiter
+from dexter.data.ratelimit import Limiter, RateLimiter
 from dexter.models.errors import parse_retry_after
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class HttpClient:
         *,
         headers: Mapping[str, str] | None = None,
         rate_per_second: float | None = None,
+        limiter: Limiter | None = None,
         cache: DiskCache | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
@@ -109,7 +110,10 @@ class HttpClient:
     ) -> None:
         self.name = name
         self._headers = dict(headers or {})
-        self._limiter = RateLimiter(rate_per_second) if rate_per_second else None
+        # A limiter given (one shared by a team's processes) wins over a per-process one.
+        self._limiter: Limiter | None = limiter or (
+            RateLimiter(rate_per_second) if rate_per_second else None
+        )
         self.cache = cache
         self._transport = transport
         self._timeout = timeout
@@ -137,6 +141,9 @@ class HttpClient:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        close = getattr(self._limiter, "aclose", None)
+        if close is not None:
+            await close()
 
     async def get_bytes(
         self, url: str, *, params: Params | None = None, ttl: float | None = None
@@ -265,13 +272,20 @@ class HttpClient:
         conditional."""
         import httpx2
 
+        # Built before the first start is taken: building it (TLS context, imports) can take
+        # longer than the limiter's margin, and a start that reaches the server that late lands
+        # in the next second beside a full set of later ones.
+        self._http()
         attempt = 1
         while True:
-            if self._limiter is not None:
-                await self._limiter.acquire()
+            ticket = await self._limiter.acquire() if self._limiter is not None else None
             self.requests_sent += 1
             try:
-                response = await self._send(method, url, json_body, headers)
+                try:
+                    response = await self._send(method, url, json_body, headers)
+                finally:
+                    if self._limiter is not None:
+                        await self._limiter.answered(ticket)
             except httpx2.TimeoutException:
                 failure: UpstreamError = UpstreamError(
                     f"{self.name} did not answer in time.", url=url, hint="Try again later."

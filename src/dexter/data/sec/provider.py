@@ -47,6 +47,7 @@ from dexter.data.singleflight import SingleFlight
 if TYPE_CHECKING:
     import httpx2
 
+    from dexter.data.ratelimit import Limiter
     from dexter.data.sec.facts import FactsIndex
     from dexter.data.sec.filing_docs import DocumentEntry, DocumentText, FilingDocuments
     from dexter.data.sec.fulltext import SearchPage
@@ -67,6 +68,9 @@ MAX_FORM4_FILINGS = 40
 # Insider transactions are reported on Form 4 (within two business days) and Form 5 (the
 # annual catch-up); amendments (4/A, 5/A) are read too.
 OWNERSHIP_FORMS = ("4", "5")
+
+# The row of the team database's rate-limit table that every SEC client shares.
+SHARED_LIMIT_NAME = "sec"
 
 SEC_403_HINT = (
     "The SEC refuses requests without a declared user agent and blocks clients that send more "
@@ -126,12 +130,23 @@ class SecEdgarProvider:
                 PROVIDER,
                 headers={"User-Agent": agent, "Accept-Encoding": "gzip, deflate"},
                 rate_per_second=self._settings.sec_rate,
+                limiter=self._shared_limiter(),
                 cache=DiskCache(self._settings.cache_dir / "sec"),
                 transport=self._transport,
                 sleep=self._sleep,
                 error_hint=_hint,
             )
         return self._client
+
+    def _shared_limiter(self) -> Limiter | None:
+        """In team mode, the one SEC limit every process and machine on the database shares:
+        the SEC counts requests per user agent, not per worker."""
+        url = self._settings.team_database_url
+        if url is None:
+            return None
+        from dexter.data.shared_ratelimit import SharedRateLimiter
+
+        return SharedRateLimiter(url, SHARED_LIMIT_NAME, self._settings.sec_rate)
 
     async def aclose(self) -> None:
         self._flights.cancel()
