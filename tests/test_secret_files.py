@@ -114,3 +114,32 @@ def test_unrelated_file_variables_keep_their_meaning(tmp_path: Path) -> None:
     )
     assert "SSL_CERT" not in settings.env
     assert settings.env["SSL_CERT_FILE"] == str(cert)
+
+
+def test_one_password_file_serves_the_database_server_and_dexter(tmp_path: Path) -> None:
+    """compose.yaml hands Postgres and Dexter the same secret: the URL itself has no password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    password = secret(tmp_path, "postgres_password", "p@ss/w:rd%42\n")
+    settings = load_settings(
+        cwd=tmp_path,
+        environ={
+            "DEXTER_HOME": str(tmp_path / "home"),
+            "DEXTER_DATABASE_URL": "postgresql://dexter@db:5432/dexter",
+            "DEXTER_DATABASE_PASSWORD_FILE": str(password),
+        },
+    )
+    target = database_target(settings)
+    assert target.url is not None
+    parsed = conninfo_to_dict(target.url)
+    assert (parsed["user"], parsed["password"], parsed["host"]) == ("dexter", "p@ss/w:rd%42", "db")
+    assert target.describe() == "postgresql://dexter:***@db:5432/dexter"
+    # A URL that carries its own password keeps it.
+    explicit = database_target(
+        None,
+        {
+            "DEXTER_DATABASE_URL": "postgresql://dexter:own@db/dexter",
+            "DEXTER_DATABASE_PASSWORD": "other",
+        },
+    )
+    assert explicit.url == "postgresql://dexter:own@db/dexter"
