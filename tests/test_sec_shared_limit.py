@@ -187,3 +187,47 @@ async def test_a_request_in_flight_holds_its_place_until_answered(postgres_url: 
 def test_the_database_url_stays_out_of_data_settings_repr(tmp_path: Path) -> None:
     data = DataSettings(cache_dir=tmp_path, team_database_url="postgresql://u:pw-x@db/team")
     assert "pw-x" not in repr(data)
+
+
+async def test_a_document_one_machine_fetched_is_not_fetched_again_by_the_next(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Two machines (two disk caches) on one team database: the SEC sees each document once."""
+    from dexter.data.sec.provider import SecEdgarProvider
+    from tests.support.sec_mirror import mirror_transport
+
+    mirror = Mirror()
+    machines = [
+        SecEdgarProvider(
+            DataSettings(
+                cache_dir=tmp_path / f"machine-{n}" / "cache",
+                sec_user_agent="Team Test team@example.com",
+                team_database_url=postgres_url,
+            ),
+            transport=mirror_transport(mirror),
+        )
+        for n in range(2)
+    ]
+    try:
+        first = await machines[0].filings("AAPL", limit=3)
+        fetched = list(mirror.requests)
+        assert fetched, "the first machine fetched from the SEC"
+        second = await machines[1].filings("AAPL", limit=3)
+        assert mirror.requests == fetched, "the second machine asked the SEC again"
+        assert second == first
+        shared = machines[1].http.shared_cache
+        assert shared is not None and shared.hits >= 1
+        # It keeps its own disk copies too: its next reads do not even ask the database.
+        assert any((tmp_path / "machine-1" / "cache" / "sec").rglob("*.body"))
+    finally:
+        for machine in machines:
+            await machine.aclose()
+
+
+async def test_without_a_team_database_the_cache_stays_on_disk(tmp_path: Path) -> None:
+    from dexter.data.sec.provider import SecEdgarProvider
+
+    provider = SecEdgarProvider(
+        DataSettings(cache_dir=tmp_path, sec_user_agent="Team Test team@example.com")
+    )
+    assert provider.http.shared_cache is None

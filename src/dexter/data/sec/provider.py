@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from dexter.data.sec.fulltext import SearchPage
     from dexter.data.sec.submissions import SubmissionsPage
     from dexter.data.sec.tickers import TickerTable
+    from dexter.data.shared_cache import SharedBodyCache
 
 T = TypeVar("T")
 
@@ -69,7 +70,7 @@ MAX_FORM4_FILINGS = 40
 # annual catch-up); amendments (4/A, 5/A) are read too.
 OWNERSHIP_FORMS = ("4", "5")
 
-# The row of the team database's rate-limit table that every SEC client shares.
+# The name of the SEC's limit and cache entries in the team database, shared by every client.
 SHARED_LIMIT_NAME = "sec"
 
 SEC_403_HINT = (
@@ -132,6 +133,7 @@ class SecEdgarProvider:
                 rate_per_second=self._settings.sec_rate,
                 limiter=self._shared_limiter(),
                 cache=DiskCache(self._settings.cache_dir / "sec"),
+                shared_cache=self._shared_cache(),
                 transport=self._transport,
                 sleep=self._sleep,
                 error_hint=_hint,
@@ -147,6 +149,16 @@ class SecEdgarProvider:
         from dexter.data.shared_ratelimit import SharedRateLimiter
 
         return SharedRateLimiter(url, SHARED_LIMIT_NAME, self._settings.sec_rate)
+
+    def _shared_cache(self) -> SharedBodyCache | None:
+        """In team mode, bodies fetched by any machine, behind this machine's disk cache: each
+        document costs the team's shared SEC budget once, not once per machine."""
+        url = self._settings.team_database_url
+        if url is None:
+            return None
+        from dexter.data.shared_cache import SharedBodyCache
+
+        return SharedBodyCache(url, SHARED_LIMIT_NAME)
 
     async def aclose(self) -> None:
         self._flights.cancel()
