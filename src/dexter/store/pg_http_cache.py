@@ -39,6 +39,8 @@ class Row:
 
 
 def install(conn: psycopg.Connection[Any]) -> None:
+    # A cache entry lost to a database crash is fetched again; commits need not wait for disk.
+    conn.execute("SET synchronous_commit = off")
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INSTALL_LOCK,))
         conn.execute(SCHEMA)
