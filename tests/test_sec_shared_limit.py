@@ -231,3 +231,35 @@ async def test_without_a_team_database_the_cache_stays_on_disk(tmp_path: Path) -
         DataSettings(cache_dir=tmp_path, sec_user_agent="Team Test team@example.com")
     )
     assert provider.http.shared_cache is None
+
+
+async def test_a_cancelled_request_gives_its_place_back(postgres_url: str) -> None:
+    """A run stopped while its request was taking a place does not hold that place for the
+    in-flight limit (two minutes) with no answer to come."""
+    import asyncio
+
+    from dexter.store.pg import connect
+
+    limiter = SharedRateLimiter(postgres_url, "sec", 10)
+    await asyncio.to_thread(limiter._connection)
+    waiting = asyncio.create_task(limiter.acquire())
+    await asyncio.sleep(0)  # it is now taking a place, in a worker thread
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+
+    def places() -> dict[str, int]:
+        with connect(postgres_url) as admin:
+            row = admin.execute(
+                "SELECT count(*) AS taken, count(answered_at) AS answered "
+                "FROM dexter_rate_limit_request"
+            ).fetchone()
+        assert row is not None
+        return dict(row)
+
+    for _ in range(200):
+        if places() == {"taken": 1, "answered": 1}:
+            break
+        await asyncio.sleep(0.01)
+    assert places() == {"taken": 1, "answered": 1}
+    await limiter.aclose()

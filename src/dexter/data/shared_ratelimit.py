@@ -50,17 +50,33 @@ class SharedRateLimiter:
         self._db = threading.Lock()
         self._sleep = sleep
         self._conn: psycopg.Connection[Any] | None = None
-        # Round trips made, for `bench/` and the tests: the limiter's cost per request.
-        self.attempts = 0
 
     async def acquire(self) -> object:
         """Wait for a place; the ticket goes back through `answered` when the reply came."""
         async with self._lock:
             while True:
-                ticket, wait = await asyncio.to_thread(self._take)
+                ticket, wait = await self._take_uncancelled()
                 if ticket is not None:
                     return ticket
                 await self._sleep(wait)
+
+    async def _take_uncancelled(self) -> tuple[int | None, float]:
+        """A take that a cancelled caller cannot leave holding a place nobody will answer for
+        (it would stay taken for IN_FLIGHT_LIMIT seconds): the place is given back instead."""
+        taking = asyncio.ensure_future(asyncio.to_thread(self._take))
+        try:
+            return await asyncio.shield(taking)
+        except asyncio.CancelledError:
+            loop = asyncio.get_running_loop()
+
+            def give_back(done: asyncio.Future[tuple[int | None, float]]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    ticket = done.result()[0]
+                    if ticket is not None:
+                        loop.run_in_executor(None, self._answered, ticket)
+
+            taking.add_done_callback(give_back)
+            raise
 
     async def answered(self, ticket: object) -> None:
         if isinstance(ticket, int):
@@ -69,7 +85,6 @@ class SharedRateLimiter:
     def _take(self) -> tuple[int | None, float]:
         from dexter.store.pg_rate_limit import take
 
-        self.attempts += 1
         with self._db:
             return self._guarded(lambda conn: take(conn, self.name, self._capacity, self._window))
 
