@@ -263,3 +263,56 @@ async def test_a_cancelled_request_gives_its_place_back(postgres_url: str) -> No
         await asyncio.sleep(0.01)
     assert places() == {"taken": 1, "answered": 1}
     await limiter.aclose()
+
+
+async def test_a_role_without_create_rights_uses_tables_a_migration_made(
+    postgres_url: str,
+) -> None:
+    """Least privilege: the tables made once by an owner (a migration), the workers' role may
+    only read and write rows, and the limit and the cache still work."""
+    import uuid
+    from urllib.parse import urlsplit, urlunsplit
+
+    from dexter.data.shared_cache import SharedBodyCache
+    from dexter.store import pg_http_cache, pg_rate_limit
+    from dexter.store.pg import connect
+
+    role = f"dexter_worker_{uuid.uuid4().hex[:8]}"
+    with connect(postgres_url) as owner:
+        owner.execute(pg_rate_limit.SCHEMA)
+        owner.execute(pg_http_cache.SCHEMA)
+        owner.execute(f"CREATE ROLE {role} LOGIN")
+        owner.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    parts = urlsplit(postgres_url)
+    as_role = urlunsplit(
+        (parts.scheme, f"{role}:@{parts.netloc.rpartition('@')[2]}", parts.path, parts.query, "")
+    )
+    try:
+        from dexter.store.pg import PostgresUnavailable
+
+        # Before the grants: one clear sentence saying what the role lacks, no traceback.
+        denied = SharedRateLimiter(as_role, "sec", 10)
+        with pytest.raises(PostgresUnavailable, match="needs to read and write the tables"):
+            await denied.acquire()
+        with connect(postgres_url) as owner:
+            owner.execute(
+                f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+            )
+            owner.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+        limiter = SharedRateLimiter(as_role, "sec", 10)
+        await limiter.answered(await limiter.acquire())
+        await limiter.aclose()
+        cache = SharedBodyCache(as_role, "sec")
+        await cache.put("k", "https://www.sec.gov/x", b"body")
+        found = await cache.get("k", 60)
+        await cache.aclose()
+        assert found is not None and found.body == b"body"
+    finally:
+        from tests.support.postgres import server_url
+
+        with connect(server_url()) as admin:
+            admin.execute(f"REASSIGN OWNED BY {role} TO CURRENT_USER")
+        with connect(postgres_url) as owner:
+            owner.execute(f"DROP OWNED BY {role}")
+        with connect(server_url()) as admin:
+            admin.execute(f"DROP ROLE {role}")

@@ -100,23 +100,29 @@ class SharedRateLimiter:
                 log.warning("could not mark an SEC request answered in the shared limit")
 
     def _guarded(self, call: Callable[[psycopg.Connection[Any]], T]) -> T:
-        conn = self._connection()
-        try:
-            return call(conn)
-        except Exception as error:
-            # A dropped connection (a database restart, a failover) is opened again on the next
-            # request; the error itself says what happened.
-            self._discard()
-            from dexter.store.pg import PostgresUnavailable, psycopg_module
+        from dexter.store.pg import psycopg_module
 
+        try:
+            return call(self._connection())
+        except psycopg_module().Error as error:
+            # A dropped connection (a database restart, a failover) is opened again on the next
+            # request; the error itself says what happened, in one line, never as a traceback.
+            self._discard()
+            from dexter.store.pg import PostgresUnavailable
+
+            text = str(error).strip()
+            detail = text.splitlines()[0] if text else type(error).__name__
             if isinstance(error, psycopg_module().OperationalError):
-                text = str(error).strip()
-                detail = text.splitlines()[0] if text else type(error).__name__
-                raise PostgresUnavailable(
-                    f"The shared {self.name} rate limit in the team database could not be "
-                    f"taken ({detail}); no request was sent. Check that the database is up."
-                ) from None
-            raise
+                what = "Check that the database is up."
+            else:
+                what = (
+                    "The database role needs to read and write the tables dexter_rate_limit and "
+                    "dexter_rate_limit_request (or the right to create them)."
+                )
+            raise PostgresUnavailable(
+                f"The shared {self.name} rate limit in the team database could not be taken "
+                f"({detail}); no request was sent. {what}"
+            ) from None
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:

@@ -41,6 +41,10 @@ class Row:
 def install(conn: psycopg.Connection[Any]) -> None:
     # A cache entry lost to a database crash is fetched again; commits need not wait for disk.
     conn.execute("SET synchronous_commit = off")
+    from dexter.store.pg_rate_limit import installed
+
+    if installed(conn, TABLE):
+        return
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INSTALL_LOCK,))
         conn.execute(SCHEMA)

@@ -59,13 +59,23 @@ def install(conn: psycopg.Connection[Any], name: str) -> None:
     # A place is worth nothing after a database crash (the crash outlasts any window), so its
     # commits need not wait for the disk: that wait was most of the limit's cost per request.
     conn.execute("SET synchronous_commit = off")
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INSTALL_LOCK,))
-    conn.execute(SCHEMA)
+    if not installed(conn, LIMITS, REQUESTS):
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INSTALL_LOCK,))
+        conn.execute(SCHEMA)
     conn.execute(
         f"INSERT INTO {LIMITS} (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
         (name,),
     )
     conn.commit()
+
+
+def installed(conn: psycopg.Connection[Any], *tables: str) -> bool:
+    """Whether the tables exist already (made by a migration, or an earlier first use): then no
+    DDL runs, so a role without CREATE on the schema can still use them."""
+    found = conn.execute(
+        "SELECT count(to_regclass(t)) AS n FROM unnest(%s::text[]) AS t", (list(tables),)
+    ).fetchone()
+    return found is not None and found["n"] == len(tables)
 
 
 def take(
