@@ -340,3 +340,20 @@ def test_the_health_check_in_single_user_mode_creates_nothing(tmp_path: Path) ->
     home = Path(os.environ["DEXTER_HOME"])
     assert run_health() == 0
     assert not (home / "dexter.db").exists()
+    # And with a real database in the home, it is read (read-only) and healthy.
+    from dexter.store import open_store
+
+    open_store(home).close()
+    assert run_health() == 0
+
+
+def test_the_health_check_fails_on_a_damaged_database_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from dexter.cli.health import run_health
+
+    home = Path(os.environ["DEXTER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dexter.db").write_bytes(b"this is not a database, it is a truncated copy" * 100)
+    assert run_health() == 1
+    assert "unhealthy: cannot read" in capsys.readouterr().err

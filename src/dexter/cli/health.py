@@ -66,7 +66,8 @@ def _check_sqlite(home: Path) -> None:
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=CONNECT_TIMEOUT)
         try:
-            conn.execute("SELECT 1").fetchone()
+            # Reads the schema, so a damaged or foreign file fails here (`SELECT 1` reads none).
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             conn.close()
     except sqlite3.Error as error:
