@@ -311,9 +311,13 @@ def run_as_in_compose(
     )
 
 
-def test_the_health_check_passes_against_a_reachable_database(
+def test_the_migrate_service_then_the_health_check_against_a_real_postgres(
     postgres_url: str, tmp_path: Path
 ) -> None:
+    """The one-shot service's command and every service's health check, as compose runs them."""
+    migrate = compose()["services"]["migrate"]["command"]
+    result = run_as_in_compose(migrate, tmp_path, postgres_url)
+    assert result.returncode == 0, result.stderr
     result = run_as_in_compose(HEALTH[1:], tmp_path, postgres_url)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("healthy: postgresql://")
