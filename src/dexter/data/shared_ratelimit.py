@@ -97,7 +97,7 @@ class SharedRateLimiter:
             except Exception:
                 # The place then frees by itself after IN_FLIGHT_LIMIT seconds; the request it
                 # stood for has already been answered, so it is not failed for this.
-                log.warning("could not mark an SEC request answered in the shared limit")
+                log.warning("could not mark a request answered in the shared %s limit", self.name)
 
     def _guarded(self, call: Callable[[psycopg.Connection[Any]], T]) -> T:
         from dexter.store.pg import psycopg_module
