@@ -136,6 +136,16 @@ OPENBB = Channel(
     prompt="workspace",
     description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
 )
+WEB = Channel(
+    "web",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="web",
+    schedules=True,
+    description="`dexter web`: the browser app; approvals and questions answered on the page",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -147,7 +157,9 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, EVAL)}
+CHANNELS: Mapping[str, Channel] = {
+    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, WEB, EVAL)
+}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -1165,6 +1177,7 @@ __all__ = [
     "GATEWAY",
     "MCP",
     "OPENBB",
+    "WEB",
     "AgentSpec",
     "Channel",
     "PhasePlan",

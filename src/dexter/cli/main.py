@@ -28,6 +28,7 @@ from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
+from dexter.cli.web_command import add_web_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -155,7 +156,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tools_list.add_argument(
         "--channel",
         default="cli",
-        choices=("cli", "ask", "gateway", "cron", "mcp", "openbb", "eval"),
+        choices=("cli", "ask", "gateway", "cron", "mcp", "openbb", "web", "eval"),
         help="list what an agent on this channel binds (default: cli, the interactive session)",
     )
     tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
@@ -178,6 +179,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_model_parser(commands)
     add_cron_parser(commands)
     add_watch_parser(commands)
+    add_web_parser(commands)
     add_gateway_parser(commands)
     add_db_parser(commands)
 
