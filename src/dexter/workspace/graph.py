@@ -1,0 +1,307 @@
+"""Which file uses which, from the tags, and a ranking over it.
+
+Edges point from the file that uses to the file used: an import that resolves to a file of the
+workspace, a data file read or linked, a workbook linked, a function or class defined in one file
+and called in another, a named range defined in a workbook and used elsewhere. Tickers and
+accession numbers are shared subjects rather than uses: each is a node of its own joined to every
+file that mentions it, so ranking flows between a memo and the model about the same company.
+
+Ranking is personalised PageRank (power iteration, pure Python): the walk restarts at the files
+and subjects the question names, so what they use and what uses them rank next.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from dexter.workspace.model import (
+    ACCESSION,
+    CLASS,
+    EXTERNAL,
+    FUNCTION,
+    IMPORT,
+    METHOD,
+    NAME,
+    NAMED_RANGE,
+    PATH,
+    TICKER,
+    Tag,
+)
+
+# A name defined in more files than this is too common to say who uses whom ("run", "main").
+MAX_DEFINERS = 4
+DAMPING = 0.85
+ITERATIONS = 40
+WEIGHTS = {"imports": 3.0, "reads": 2.0, "links": 2.0, "named range": 2.0, "calls": 1.0}
+SUBJECT_WEIGHT = 0.5
+_JS_SUFFIXES = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", "/index.ts", "/index.js")
+
+
+@dataclass
+class Use:
+    """Why `source` uses `target`: reasons ("imports", "calls wacc", "reads data/x.csv")."""
+
+    source: str
+    target: str
+    reasons: list[str] = field(default_factory=list)
+    weight: float = 0.0
+
+
+@dataclass
+class Graph:
+    files: list[str]
+    uses: dict[tuple[str, str], Use]
+    # Subjects (tickers, accessions) and the files that mention each.
+    subjects: dict[str, set[str]]
+
+    def used_by(self, path: str) -> list[Use]:
+        return sorted((u for u in self.uses.values() if u.target == path), key=_by_weight)
+
+    def uses_of(self, path: str) -> list[Use]:
+        return sorted((u for u in self.uses.values() if u.source == path), key=_by_weight)
+
+    def imports(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = defaultdict(set)
+        for use in self.uses.values():
+            if "imports" in use.reasons:
+                found[use.source].add(use.target)
+        return found
+
+
+def _by_weight(use: Use) -> tuple[float, str]:
+    return (-use.weight, use.source + use.target)
+
+
+def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
+    paths = list(files)
+    known = set(paths)
+    modules = module_map(paths)
+    by_name = _basenames(paths)
+    definers: dict[str, set[str]] = defaultdict(set)
+    ranges: dict[str, set[str]] = defaultdict(set)
+    refs: list[tuple[str, Tag]] = []
+    subjects: dict[str, set[str]] = defaultdict(set)
+    for path, tag in tags:
+        if tag.role == "def" and tag.kind in (FUNCTION, CLASS, METHOD):
+            definers[tag.name].add(path)
+        elif tag.role == "def" and tag.kind == NAMED_RANGE:
+            ranges[tag.name].add(path)
+        elif tag.kind == TICKER:
+            subjects[f"ticker:{tag.name}"].add(path)
+        elif tag.kind == ACCESSION:
+            subjects[f"accession:{tag.name}"].add(path)
+        elif tag.role == "ref":
+            refs.append((path, tag))
+    uses: dict[tuple[str, str], Use] = {}
+
+    def add(source: str, target: str, reason: str, weight: float) -> None:
+        if source == target:
+            return
+        use = uses.setdefault((source, target), Use(source, target))
+        if reason not in use.reasons:
+            use.reasons.append(reason)
+            use.weight += weight
+
+    for path, tag in refs:
+        if tag.kind == IMPORT:
+            target = resolve_import(path, tag.name, modules, known)
+            if target:
+                add(path, target, "imports", WEIGHTS["imports"])
+        elif tag.kind in (PATH, EXTERNAL):
+            target = resolve_path(path, tag.name, known, by_name)
+            if target:
+                verb = "links" if tag.kind == EXTERNAL or path.endswith(".md") else "reads"
+                add(path, target, verb, WEIGHTS[verb])
+        elif tag.kind == NAME:
+            # Exact case: a Python `wacc` is not the workbook's `WACC` (Excel's own formulas
+            # are tagged with the name as defined).
+            for book in ranges.get(tag.name, set()):
+                add(path, book, f"named range {tag.name}", WEIGHTS["named range"])
+            family = _family(path)
+            found = {d for d in definers.get(tag.name, set()) if _family(d) == family}
+            if found and len(found) <= MAX_DEFINERS and len(tag.name) > 2:
+                for target in found:
+                    add(path, target, f"calls {tag.name}", WEIGHTS["calls"] / len(found))
+    return Graph(paths, uses, {k: v for k, v in subjects.items() if len(v) > 0})
+
+
+def _family(path: str) -> str:
+    """Code calls code of its own language: a TypeScript `value` is not a Python `value`."""
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in (".py", ".pyi", ".ipynb"):
+        return "python"
+    if suffix in (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".tsx"):
+        return "javascript"
+    return suffix
+
+
+def module_map(paths: list[str]) -> dict[str, list[str]]:
+    """Dotted module names each Python file answers to: every suffix of its path, so
+    `src/pkg/mod.py` is `src.pkg.mod`, `pkg.mod` and `mod`."""
+    modules: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        pure = PurePosixPath(path)
+        if pure.suffix not in (".py", ".pyi"):
+            continue
+        parts = list(pure.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for start in range(len(parts)):
+            modules[".".join(parts[start:])].append(path)
+    return modules
+
+
+def _basenames(paths: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        found[PurePosixPath(path).name.casefold()].append(path)
+    return found
+
+
+def resolve_import(
+    source: str, module: str, modules: Mapping[str, list[str]], known: set[str]
+) -> str | None:
+    if "/" in module:  # a JavaScript path: "./finance/wacc"
+        return _resolve_js(source, module, known)
+    if module.startswith("."):
+        level = len(module) - len(module.lstrip("."))
+        base = PurePosixPath(source).parent
+        for _ in range(level - 1):
+            base = base.parent
+        rest = module.lstrip(".").replace(".", "/")
+        stem = f"{base}/{rest}" if str(base) != "." else rest
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+            if candidate.lstrip("/") in known:
+                return candidate.lstrip("/")
+        return None
+    candidates = modules.get(module, [])
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+    # Several files answer to the name: the one nearest the importer.
+    folder = str(PurePosixPath(source).parent)
+    return min(candidates, key=lambda c: (not c.startswith(folder), c.count("/"), c))
+
+
+def _resolve_js(source: str, spec: str, known: set[str]) -> str | None:
+    base = posixpath.normpath(posixpath.join(posixpath.dirname(source), spec))
+    for suffix in _JS_SUFFIXES:
+        if base + suffix in known:
+            return base + suffix
+    return None
+
+
+def resolve_path(
+    source: str, text: str, known: set[str], by_name: Mapping[str, list[str]]
+) -> str | None:
+    """The workspace file a path written in `source` names: relative to `source`'s folder, to
+    the root, or (when only one file has that name) by name alone."""
+    clean = text.strip().strip("\"'").removeprefix("file://")
+    if not clean:
+        return None
+    for candidate in (
+        posixpath.normpath(posixpath.join(posixpath.dirname(source), clean)),
+        posixpath.normpath(clean.lstrip("/")),
+    ):
+        if candidate in known:
+            return candidate
+    named = by_name.get(PurePosixPath(clean).name.casefold(), [])
+    return named[0] if len(named) == 1 else None
+
+
+def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:
+    """Personalised PageRank over files and subjects; `personal` weights nodes the walk
+    restarts at (empty: every file alike). Returns each file's rank."""
+    out: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for use in graph.uses.values():
+        out[use.source].append((use.target, use.weight))
+        # Being used also says something about the user: a little rank flows back, so the
+        # model that reads a data file ranks when the data file is asked about.
+        out[use.target].append((use.source, use.weight * 0.3))
+    for subject, paths in graph.subjects.items():
+        for path in paths:
+            out[path].append((subject, SUBJECT_WEIGHT))
+            out[subject].append((path, SUBJECT_WEIGHT))
+    nodes = list(dict.fromkeys([*graph.files, *graph.subjects]))
+    restart = {n: w for n, w in personal.items() if w > 0 and n in set(nodes)}
+    if not restart:
+        restart = {path: 1.0 for path in graph.files}
+    total = sum(restart.values())
+    restart = {n: w / total for n, w in restart.items()}
+    totals = {n: sum(w for _, w in out.get(n, ())) for n in nodes}
+    rank = dict(restart)
+    for _ in range(ITERATIONS):
+        new: dict[str, float] = defaultdict(float)
+        dangling = 0.0
+        for node, value in rank.items():
+            edges = out.get(node)
+            if not edges:
+                dangling += value
+                continue
+            share = DAMPING * value / totals[node]
+            for target, weight in edges:
+                new[target] += share * weight
+        for node, weight in restart.items():
+            new[node] += ((1 - DAMPING) + DAMPING * dangling) * weight
+        rank = new
+    return {path: rank.get(path, 0.0) for path in graph.files}
+
+
+def cycle_through(imports: Mapping[str, set[str]], source: str, target: str) -> list[str] | None:
+    """The import path that `source` importing `target` would close into a cycle:
+    [source, target, …, source], or None."""
+    if source == target:
+        return [source, source]
+    parents: dict[str, str] = {target: ""}
+    queue = [target]
+    while queue:
+        node = queue.pop(0)
+        for nxt in sorted(imports.get(node, ())):
+            if nxt in parents:
+                continue
+            parents[nxt] = node
+            if nxt == source:
+                chain = [source]
+                step = node
+                while step:
+                    chain.append(step)
+                    step = parents[step]
+                return [source, *reversed(chain[1:]), source]
+            queue.append(nxt)
+    return None
+
+
+def cycles(imports: Mapping[str, set[str]], limit: int = 5) -> list[list[str]]:
+    """Import cycles that exist now, each once: [a, b, …, a]."""
+    found: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+    for source in sorted(imports):
+        for target in sorted(imports[source]):
+            chain = cycle_through(imports, source, target)
+            if chain is None:
+                continue
+            key = frozenset(chain)
+            if key not in seen:
+                seen.add(key)
+                found.append(chain)
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+__all__ = [
+    "Graph",
+    "Use",
+    "build_graph",
+    "cycle_through",
+    "cycles",
+    "module_map",
+    "pagerank",
+    "resolve_import",
+    "resolve_path",
+]

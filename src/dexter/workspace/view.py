@@ -1,0 +1,309 @@
+"""Questions asked of an indexed workspace: the ranked map, a symbol's definitions and
+references, a file's one-hop neighbours, and whether a new import would close a cycle."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from dexter.models.estimate import estimate_tokens
+from dexter.workspace import entities
+from dexter.workspace.graph import (
+    Graph,
+    Use,
+    build_graph,
+    cycle_through,
+    cycles,
+    module_map,
+    pagerank,
+    resolve_import,
+)
+from dexter.workspace.index import FileRow
+from dexter.workspace.model import (
+    ACCESSION,
+    CLASS,
+    FUNCTION,
+    IMPORT,
+    METHOD,
+    NAME,
+    NAMED_RANGE,
+    PERIOD,
+    TICKER,
+    Tag,
+)
+
+DEFAULT_BUDGET = 2_000
+MAX_LINES_PER_FILE = 14
+# Weights of what a question names, for the walk's restarts.
+NAMED_FILE = 20.0
+NAMED_SYMBOL = 5.0
+NAMED_SUBJECT = 4.0
+_WORD = re.compile(r"[\w./-]+")
+# Kinds a person looks up by name.
+SYMBOL_KINDS = frozenset({FUNCTION, CLASS, METHOD, NAMED_RANGE, "sheet", "column", "heading"})
+
+
+@dataclass
+class MapResult:
+    text: str
+    tokens: int
+    shown: list[str]
+    focus: list[str]
+    total_files: int
+
+
+@dataclass
+class Hit:
+    path: str
+    line: int
+    kind: str
+    detail: str
+
+
+@dataclass
+class SymbolHits:
+    name: str
+    definitions: list[Hit] = field(default_factory=list)
+    references: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Related:
+    path: str
+    kind: str
+    interface: list[str]
+    uses: list[tuple[str, list[str], list[str]]]  # (file, reasons, that file's interface)
+    used_by: list[tuple[str, list[str], list[str]]]
+    subjects: list[tuple[str, list[str]]]  # (ticker/accession, other files mentioning it)
+
+
+class Snapshot:
+    """The index's files and tags at one moment, with their graph."""
+
+    def __init__(self, root: str, files: list[FileRow], tags: list[tuple[str, Tag]]) -> None:
+        self.root = root
+        self.files = {f.path: f for f in files}
+        self.tags_by_file: dict[str, list[Tag]] = defaultdict(list)
+        for path, tag in tags:
+            self.tags_by_file[path].append(tag)
+        listed = [f.path for f in files if not (f.kind == "other" and f.error == "binary")]
+        self.graph: Graph = build_graph(listed, tags)
+
+    # ------------------------------------------------------------------ the map
+
+    def focus(self, question: str) -> tuple[dict[str, float], list[str], list[str]]:
+        """The walk's restart weights for `question`, the files it names (in the order it names
+        them) and everything else it named (symbols, tickers, accessions)."""
+        personal: dict[str, float] = defaultdict(float)
+        named_files: list[str] = []
+        named: list[str] = []
+        words = _WORD.findall(question)
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for path in self.graph.files:
+            pure = PurePosixPath(path)
+            by_name[pure.name.casefold()].append(path)
+            if len(pure.stem) >= 3:
+                by_name[pure.stem.casefold()].append(path)
+        for raw in words:
+            word = raw.strip("./-,")
+            if not word:
+                continue
+            folded = word.casefold()
+            hits = [p for p in self.graph.files if p.casefold() == folded]
+            hits = hits or by_name.get(folded, []) or by_name.get(PurePosixPath(folded).name, [])
+            if not hits and "/" in word:
+                hits = [p for p in self.graph.files if p.casefold().startswith(folded + "/")]
+            for path in hits:
+                if path not in named_files:
+                    named_files.append(path)
+                personal[path] += NAMED_FILE
+        symbols = self._definers()
+        for raw in words:
+            word = raw.strip("./-,")
+            for path in symbols.get(word, ()):
+                personal[path] += NAMED_SYMBOL
+                named.append(word)
+            subject = f"ticker:{word.upper()}" if word.isalpha() and len(word) <= 5 else ""
+            if subject in self.graph.subjects and word not in entities.NOT_TICKERS:
+                personal[subject] += NAMED_SUBJECT
+                named.append(word.upper())
+        for accession in entities.accessions(question):
+            if f"accession:{accession}" in self.graph.subjects:
+                personal[f"accession:{accession}"] += NAMED_SUBJECT
+                named.append(accession)
+        return dict(personal), named_files, list(dict.fromkeys(named))
+
+    def _definers(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = defaultdict(set)
+        for path, tags in self.tags_by_file.items():
+            for tag in tags:
+                if tag.role == "def" and tag.kind in (FUNCTION, CLASS, METHOD, NAMED_RANGE):
+                    found[tag.name].add(path)
+        return found
+
+    def ranked(self, question: str) -> tuple[list[str], list[str], list[str]]:
+        personal, named_files, named = self.focus(question)
+        rank = pagerank(self.graph, personal)
+        rest = sorted(
+            (p for p in self.graph.files if p not in named_files), key=lambda p: (-rank[p], p)
+        )
+        return [*named_files, *rest], named_files, named
+
+    def render_map(self, question: str = "", budget: int = DEFAULT_BUDGET) -> MapResult:
+        """A ranked outline of the workspace that fits `budget` tokens: the files the question
+        names first, then by rank; each with its outline while it fits, then bare paths."""
+        order, named_files, named = self.ranked(question)
+        focus = [*named_files, *named]
+        head = f"Workspace {self.root}: {len(order)} files"
+        head += f", ranked toward {', '.join(focus[:6])}" if focus else ", ranked by use"
+        lines = [head + "."]
+        for chain in cycles(self.graph.imports(), limit=3):
+            lines.append("Import cycle: " + " → ".join(chain))
+        used = estimate_tokens("\n".join(lines))
+        shown: list[str] = []
+        bare: list[str] = []
+        for path in order:
+            block = self._block(path, set(named))
+            cost = estimate_tokens("\n" + block)
+            if used + cost <= budget:
+                lines.append(block)
+                shown.append(path)
+                used += cost
+                continue
+            line = f"{path} [{self.files[path].kind}]"
+            cost = estimate_tokens("\n" + line)
+            more = estimate_tokens(f"\n… and {len(order)} more files (not shown)")
+            if used + cost + more <= budget:
+                bare.append(line)
+                shown.append(path)
+                used += cost
+        lines += bare
+        left = len(order) - len(shown)
+        if left:
+            lines.append(f"… and {left} more files (not shown)")
+        text = "\n".join(lines)
+        while estimate_tokens(text) > budget and len(lines) > 1:
+            lines.pop(-2 if left else -1)  # a budget smaller than the header: say what fits
+            text = "\n".join(lines)
+        return MapResult(text, estimate_tokens(text), shown, focus, len(order))
+
+    def _block(self, path: str, named: set[str]) -> str:
+        row = self.files[path]
+        lines = [f"{path} [{row.kind}]"]
+        body = self._interface(path, named)
+        if len(body) > MAX_LINES_PER_FILE:
+            hidden = len(body) - MAX_LINES_PER_FILE + 1
+            body = [*body[: MAX_LINES_PER_FILE - 1], f"… {hidden} more"]
+        lines += [f"  {line}" for line in body]
+        return "\n".join(lines)
+
+    def _interface(self, path: str, named: set[str] | None = None) -> list[str]:
+        """What a file offers others: its definitions' signatures for code, its outline for
+        everything else; definitions the question names come first."""
+        row = self.files[path]
+        if row.kind != "code":
+            return list(row.outline)
+        defs = [
+            t
+            for t in self.tags_by_file.get(path, [])
+            if t.role == "def" and t.kind in (CLASS, FUNCTION, METHOD)
+        ]
+        defs.sort(key=lambda t: (t.name not in (named or ()), t.line))
+        lines = [("  " if t.kind == METHOD else "") + (t.detail or t.name) for t in defs]
+        return lines or list(row.outline) or ["(no definitions)"]
+
+    # ------------------------------------------------------------------ symbols
+
+    def find_symbol(self, name: str, tags: list[tuple[str, Tag]]) -> SymbolHits:
+        """Definitions and references of `name` among `tags` (the index's tags with that
+        name): a function or class, a named range, a ticker, an accession number."""
+        hits = SymbolHits(name)
+        wanted = name.strip()
+        accession = entities.accessions(wanted)
+        for path, tag in tags:
+            exact = tag.name == wanted
+            loose = tag.name.casefold() == wanted.casefold()
+            if tag.kind in (TICKER, NAMED_RANGE, ACCESSION, "sheet", "column", "heading"):
+                match = loose
+            else:
+                match = exact
+            if accession and tag.kind == ACCESSION:
+                match = tag.name == accession[0]
+            if not match or tag.kind in (PERIOD, IMPORT):
+                continue
+            hit = Hit(path, tag.line, tag.kind, tag.detail)
+            if tag.role == "def":
+                hits.definitions.append(hit)
+            else:
+                hits.references.append(hit)
+        defined_in = {h.path for h in hits.definitions}
+        # A name used in a file that neither defines it nor uses a definer is a different
+        # thing with the same name (a local variable): only references that reach a
+        # definition count, when there is one.
+        if defined_in and any(h.kind in (FUNCTION, CLASS, METHOD) for h in hits.definitions):
+            hits.references = [
+                h
+                for h in hits.references
+                if h.kind != NAME or h.path in defined_in or self._reaches(h.path, defined_in)
+            ]
+        return hits
+
+    def _reaches(self, path: str, targets: set[str]) -> bool:
+        return any(use.target in targets for use in self.graph.uses_of(path))
+
+    # ------------------------------------------------------------------ neighbours
+
+    def related(self, path: str) -> Related:
+        row = self.files[path]
+
+        def side(uses: list[Use], other: str) -> list[tuple[str, list[str], list[str]]]:
+            return [
+                (getattr(u, other), u.reasons, self._interface(getattr(u, other))[:8]) for u in uses
+            ]
+
+        subjects: list[tuple[str, list[str]]] = []
+        for subject, paths in sorted(self.graph.subjects.items()):
+            if path in paths and len(paths) > 1:
+                subjects.append((subject, sorted(p for p in paths if p != path)))
+        return Related(
+            path,
+            row.kind,
+            self._interface(path),
+            side(self.graph.uses_of(path), "target"),
+            side(self.graph.used_by(path), "source"),
+            subjects,
+        )
+
+    def would_cycle(self, source: str, target: str) -> list[str] | None:
+        return cycle_through(self.graph.imports(), source, target)
+
+    def resolve(self, text: str) -> str | None:
+        """The indexed file `text` names: a path relative to the root, or a unique file name."""
+        clean = text.strip().removeprefix("./")
+        if clean in self.files:
+            return clean
+        folded = clean.casefold()
+        named = [p for p in self.files if PurePosixPath(p).name.casefold() == folded]
+        if len(named) == 1:
+            return named[0]
+        tail = [p for p in self.files if p.casefold().endswith("/" + folded)]
+        return tail[0] if len(tail) == 1 else None
+
+    def module_target(self, source: str, module: str) -> str | None:
+        """The file an import of `module` written in `source` would load."""
+        paths = list(self.files)
+        return resolve_import(source, module, module_map(paths), set(paths)) or self.resolve(module)
+
+
+def hits_json(hits: SymbolHits) -> dict[str, Any]:
+    return {
+        "name": hits.name,
+        "definitions": [h.__dict__ for h in hits.definitions],
+        "references": [h.__dict__ for h in hits.references],
+    }
+
+
+__all__ = ["DEFAULT_BUDGET", "Hit", "MapResult", "Related", "Snapshot", "SymbolHits", "hits_json"]
