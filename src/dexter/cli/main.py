@@ -27,6 +27,7 @@ from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
+from dexter.cli.workspace_command import add_workspace_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -177,6 +178,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_model_parser(commands)
     add_cron_parser(commands)
     add_watch_parser(commands)
+    add_workspace_parser(commands)
     add_gateway_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")

@@ -81,13 +81,15 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
     known = set(paths)
     modules = module_map(paths)
     by_name = _basenames(paths)
-    definers: dict[str, set[str]] = defaultdict(set)
+    # Definitions by (language family, name): code calls code of its own language.
+    definers: dict[tuple[str, str], set[str]] = defaultdict(set)
+    families = {path: _family(path) for path in paths}
     ranges: dict[str, set[str]] = defaultdict(set)
     refs: list[tuple[str, Tag]] = []
     subjects: dict[str, set[str]] = defaultdict(set)
     for path, tag in tags:
         if tag.role == "def" and tag.kind in (FUNCTION, CLASS, METHOD):
-            definers[tag.name].add(path)
+            definers[(families.get(path) or _family(path), tag.name)].add(path)
         elif tag.role == "def" and tag.kind == NAMED_RANGE:
             ranges[tag.name].add(path)
         elif tag.kind == TICKER:
@@ -121,8 +123,7 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
             # are tagged with the name as defined).
             for book in ranges.get(tag.name, set()):
                 add(path, book, f"named range {tag.name}", WEIGHTS["named range"])
-            family = _family(path)
-            found = {d for d in definers.get(tag.name, set()) if _family(d) == family}
+            found = definers.get((families.get(path) or _family(path), tag.name))
             if found and len(found) <= MAX_DEFINERS and len(tag.name) > 2:
                 for target in found:
                     add(path, target, f"calls {tag.name}", WEIGHTS["calls"] / len(found))
@@ -131,7 +132,7 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
 
 def _family(path: str) -> str:
     """Code calls code of its own language: a TypeScript `value` is not a Python `value`."""
-    suffix = PurePosixPath(path).suffix.lower()
+    suffix = posixpath.splitext(path)[1].lower()
     if suffix in (".py", ".pyi", ".ipynb"):
         return "python"
     if suffix in (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".tsx"):

@@ -155,6 +155,7 @@ def _judge(evidence: list[Evidence], history: list[Filing], latest: Filing) -> s
     latest_period = _day(latest.report_date) or _day(latest.filing_date)
     latest_filed = _day(latest.filing_date)
     best: tuple[date, str] | None = None
+    cited_best: tuple[date, str] | None = None
     relevant = False
     for item in evidence:
         if item.kind == "filing":
@@ -194,7 +195,11 @@ def _judge(evidence: list[Evidence], history: list[Filing], latest: Filing) -> s
             candidate = (day, f"text dated up to {item.value}")
         if best is None or candidate[0] > best[0]:
             best = candidate
-    return best[1] if relevant and best is not None else None
+        if item.kind == "filing" and (cited_best is None or candidate[0] > cited_best[0]):
+            cited_best = candidate
+    # A cited filing says best what the file is based on; else the newest evidence.
+    chosen = cited_best or best
+    return chosen[1] if relevant and chosen is not None else None
 
 
 def _fiscal_ends(history: list[Filing]) -> dict[int, date]:

@@ -171,8 +171,9 @@ def _literals(found: FileTags, nodes: list[Node]) -> None:
         elif _NAMEISH.fullmatch(text):
             # Named ranges and columns are looked up by name: `wb.defined_names["WACC"]`.
             found.add(text, NAME, "ref", line)
-        for accession in entities.accessions(text):
-            found.add(accession, "accession", "ref", line)
+        if "-" in text and len(text) >= 20:
+            for accession in entities.accessions(text):
+                found.add(accession, "accession", "ref", line)
 
 
 def _python_imports(node: Node) -> list[str]:

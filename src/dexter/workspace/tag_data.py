@@ -31,7 +31,7 @@ def tag_csv(raw: bytes, *, delimiter: str = ",") -> FileTags:
         tail = _decode(raw[-TAIL_BYTES:]).split("\n", 1)[-1]
         body += list(csv.reader(io.StringIO(tail), delimiter=delimiter))
     for number, column in enumerate(header):
-        found.add(column, "column", "def", 1, f"column {number + 1}")
+        found.add(column, "column", "def", 1, f"{column} (column {number + 1})")
     span = _date_range(header, body)
     count = raw.count(b"\n") - (0 if raw.endswith(b"\n") else -1) - 1
     shown = ", ".join(header[:MAX_COLUMNS_SHOWN]) + ("…" if len(header) > MAX_COLUMNS_SHOWN else "")
@@ -86,7 +86,7 @@ def tag_parquet(path: str) -> FileTags:
     schema = pq.read_schema(path)
     names = [str(n) for n in schema.names]
     for number, column in enumerate(names):
-        found.add(column, "column", "def", 1, f"column {number + 1}")
+        found.add(column, "column", "def", 1, f"{column} (column {number + 1})")
     rows = pq.ParquetFile(path).metadata.num_rows
     found.outline = [f"columns: {', '.join(names[:MAX_COLUMNS_SHOWN])}", f"{rows:,} rows"]
     return found

@@ -57,7 +57,7 @@ def _tag(book: Any) -> FileTags:
     headers: list[str] = []
     header_dates: list[date] = []
     inputs: list[str] = []
-    used_names: set[str] = set()
+    used_names: dict[str, str] = {}  # name -> the first cell whose formula uses it
     links: set[str] = set()
     budget = MAX_CELLS
     sheet_lines: list[str] = []
@@ -81,7 +81,8 @@ def _tag(book: Any) -> FileTags:
                 coordinate = f"{sheet.title}!{getattr(cell, 'coordinate', '')}"
                 if isinstance(value, str):
                     if value.startswith("="):
-                        used_names.update(_names_in(value, names))
+                        for used in _names_in(value, names):
+                            used_names.setdefault(used, coordinate)
                         links.update(_EXTERNAL_REF.findall(value))
                         continue
                     texts.append(value)
@@ -99,8 +100,8 @@ def _tag(book: Any) -> FileTags:
                         inputs.append(f"{coordinate}{f' ({what})' if what else ''} = {value:g}")
         found.add(sheet.title, SHEET, "def", 0, f"sheet {sheet.title}")
         sheet_lines.append(f"{sheet.title} ({rows} rows x {columns} cols)")
-    for name in sorted(used_names):
-        found.add(name, NAME, "ref")
+    for name, where in sorted(used_names.items()):
+        found.add(name, NAME, "ref", 0, f"in {where}")
     for link in getattr(book, "_external_links", None) or []:
         linked = getattr(getattr(link, "file_link", None), "Target", None)
         if linked:

@@ -251,6 +251,19 @@ class Snapshot:
             ]
         return hits
 
+    def symbols(self, pattern: str = "", limit: int = 200) -> list[Hit]:
+        """Definitions whose name contains `pattern` (any case): functions, classes, named
+        ranges, sheets, columns, headings, in path order."""
+        folded = pattern.casefold()
+        found: list[Hit] = []
+        for path in sorted(self.tags_by_file):
+            for tag in self.tags_by_file[path]:
+                if tag.role == "def" and tag.kind in SYMBOL_KINDS and folded in tag.name.casefold():
+                    found.append(Hit(path, tag.line, tag.kind, tag.detail or tag.name))
+                    if len(found) >= limit:
+                        return found
+        return found
+
     def _reaches(self, path: str, targets: set[str]) -> bool:
         return any(use.target in targets for use in self.graph.uses_of(path))
 
