@@ -218,39 +218,51 @@ def resolve_path(
 def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:
     """Personalised PageRank over files and subjects; `personal` weights nodes the walk
     restarts at (empty: every file alike). Returns each file's rank."""
-    out: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    import numpy as np
+
+    nodes = list(dict.fromkeys([*graph.files, *graph.subjects]))
+    position = {node: i for i, node in enumerate(nodes)}
+    sources: list[int] = []
+    targets: list[int] = []
+    weights: list[float] = []
+
+    def edge(a: str, b: str, weight: float) -> None:
+        sources.append(position[a])
+        targets.append(position[b])
+        weights.append(weight)
+
     for use in graph.uses.values():
-        out[use.source].append((use.target, use.weight))
-        # Being used also says something about the user: a little rank flows back, so the
-        # model that reads a data file ranks when the data file is asked about.
-        out[use.target].append((use.source, use.weight * 0.3))
+        if use.source in position and use.target in position:
+            edge(use.source, use.target, use.weight)
+            # Being used also says something about the user: a little rank flows back, so
+            # the model that reads a data file ranks when the data file is asked about.
+            edge(use.target, use.source, use.weight * 0.3)
     for subject, paths in graph.subjects.items():
         for path in paths:
-            out[path].append((subject, SUBJECT_WEIGHT))
-            out[subject].append((path, SUBJECT_WEIGHT))
-    nodes = list(dict.fromkeys([*graph.files, *graph.subjects]))
-    restart = {n: w for n, w in personal.items() if w > 0 and n in set(nodes)}
-    if not restart:
-        restart = {path: 1.0 for path in graph.files}
-    total = sum(restart.values())
-    restart = {n: w / total for n, w in restart.items()}
-    totals = {n: sum(w for _, w in out.get(n, ())) for n in nodes}
-    rank = dict(restart)
+            if path in position:
+                edge(path, subject, SUBJECT_WEIGHT)
+                edge(subject, path, SUBJECT_WEIGHT)
+    size = len(nodes)
+    if size == 0:
+        return {}
+    src = np.asarray(sources, dtype=np.int64)
+    dst = np.asarray(targets, dtype=np.int64)
+    weight = np.asarray(weights, dtype=np.float64)
+    out_total = np.bincount(src, weights=weight, minlength=size)
+    share = weight / np.where(out_total[src] > 0, out_total[src], 1.0)
+    dangling = out_total == 0
+    restart = np.zeros(size)
+    for node, value in personal.items():
+        if value > 0 and node in position:
+            restart[position[node]] += value
+    if restart.sum() == 0:
+        restart[: len(graph.files)] = 1.0
+    restart /= restart.sum()
+    rank = restart.copy()
     for _ in range(ITERATIONS):
-        new: dict[str, float] = defaultdict(float)
-        dangling = 0.0
-        for node, value in rank.items():
-            edges = out.get(node)
-            if not edges:
-                dangling += value
-                continue
-            share = DAMPING * value / totals[node]
-            for target, weight in edges:
-                new[target] += share * weight
-        for node, weight in restart.items():
-            new[node] += ((1 - DAMPING) + DAMPING * dangling) * weight
-        rank = new
-    return {path: rank.get(path, 0.0) for path in graph.files}
+        flowed = np.bincount(dst, weights=rank[src] * share, minlength=size)
+        rank = DAMPING * flowed + (DAMPING * rank[dangling].sum() + 1 - DAMPING) * restart
+    return {path: float(rank[position[path]]) for path in graph.files}
 
 
 def cycle_through(imports: Mapping[str, set[str]], source: str, target: str) -> list[str] | None:
@@ -278,21 +290,64 @@ def cycle_through(imports: Mapping[str, set[str]], source: str, target: str) -> 
 
 
 def cycles(imports: Mapping[str, set[str]], limit: int = 5) -> list[list[str]]:
-    """Import cycles that exist now, each once: [a, b, …, a]."""
+    """Import cycles that exist now, one per strongly connected group: [a, b, …, a]."""
     found: list[list[str]] = []
-    seen: set[frozenset[str]] = set()
-    for source in sorted(imports):
-        for target in sorted(imports[source]):
-            chain = cycle_through(imports, source, target)
-            if chain is None:
-                continue
-            key = frozenset(chain)
-            if key not in seen:
-                seen.add(key)
-                found.append(chain)
-                if len(found) >= limit:
-                    return found
+    for group in _strongly_connected(imports):
+        if len(group) < 2:
+            continue
+        inside = {n: {m for m in imports.get(n, ()) if m in group} for n in group}
+        start = min(group)
+        chain = cycle_through(inside, start, min(inside[start]))
+        if chain is not None:
+            found.append(chain)
+            if len(found) >= limit:
+                break
     return found
+
+
+def _strongly_connected(graph: Mapping[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative (a deep import chain must not hit the recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = [(root, sorted(graph.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, pending = work[-1]
+            if pending:
+                nxt = pending.pop()
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, sorted(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                groups.append(group)
+    return groups
 
 
 __all__ = [
