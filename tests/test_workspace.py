@@ -263,6 +263,21 @@ def test_reindex_reads_only_the_file_that_changed(folder: Path, tmp_path: Path) 
         assert opened.last_refresh.removed == ["memos/nvidia_note.md"]
     finally:
         opened.close()
+    # The index is private, like everything in the home.
+    assert opened.index.path.stat().st_mode & 0o777 == 0o600
+    assert opened.index.path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_damaged_index_is_rebuilt_not_an_error(folder: Path, tmp_path: Path) -> None:
+    first = Workspace(folder, tmp_path / "home")
+    first.close()
+    first.index.path.write_bytes(b"not a database at all, " * 100)
+    again = Workspace(folder, tmp_path / "home")
+    try:
+        snapshot = again.refresh()
+        assert "models/dcf.py" in snapshot.files
+    finally:
+        again.close()
 
 
 def test_the_cli_prints_the_map_symbols_references_and_errors(

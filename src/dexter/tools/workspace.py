@@ -52,13 +52,19 @@ class WorkspaceAccess:
                 found = self._open[root] = Workspace(root, self.home)
             return found
 
-    async def snapshots(self) -> list[tuple[Path, Snapshot]]:
+    async def snapshots(self, ctx: ToolContext) -> list[tuple[Path, Snapshot]]:
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int) -> None:
+            # Called on the indexing thread; the run's events belong to the loop.
+            loop.call_soon_threadsafe(ctx.progress, f"indexing the workspace: {done}/{total}")
+
         found = []
         for root in self.roots:
             if not root.is_dir():
                 continue
             workspace = self.workspace(root)
-            found.append((root, await asyncio.to_thread(workspace.refresh)))
+            found.append((root, await asyncio.to_thread(workspace.refresh, progress)))
         if not found:
             raise ToolFailure("no workspace folder is available to this conversation")
         return found
@@ -121,7 +127,7 @@ class WorkspaceMapTool(Tool[WorkspaceMapArgs]):
         self.access = access
 
     async def run(self, args: WorkspaceMapArgs, ctx: ToolContext) -> ToolResult:
-        snapshots = await self.access.snapshots()
+        snapshots = await self.access.snapshots(ctx)
         share = max(200, args.budget // len(snapshots))
         parts: list[str] = []
         shown: list[str] = []
@@ -186,11 +192,9 @@ class FindSymbolTool(Tool[FindSymbolArgs]):
     async def run(self, args: FindSymbolArgs, ctx: ToolContext) -> ToolResult:
         definitions: list[dict[str, Any]] = []
         references: list[dict[str, Any]] = []
-        for root in self.access.roots:
-            if not root.is_dir():
-                continue
+        for root, snapshot in await self.access.snapshots(ctx):
             workspace = self.access.workspace(root)
-            hits = await asyncio.to_thread(workspace.find_symbol, args.name)
+            hits = await asyncio.to_thread(workspace.find_symbol, args.name, snapshot)
             for into, found in ((definitions, hits.definitions), (references, hits.references)):
                 into += [
                     {
@@ -252,7 +256,7 @@ class RelatedTool(Tool[RelatedArgs]):
         self.access = access
 
     async def run(self, args: RelatedArgs, ctx: ToolContext) -> ToolResult:
-        snapshots = await self.access.snapshots()
+        snapshots = await self.access.snapshots(ctx)
         root, path = self.access.locate(args.path, snapshots)
         snapshot = dict(snapshots)[root]
         related = snapshot.related(path)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
+from dexter.atomicfile import create_private, private_dir
 from dexter.workspace.model import FileTags, Tag
 from dexter.workspace.tag import tag_file
 from dexter.workspace.walk import Seen, walk
@@ -94,7 +95,10 @@ class WorkspaceIndex:
     def __init__(self, root: Path, home: Path) -> None:
         self.root = root.resolve()
         self.path = index_path(home, self.root)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The index holds the folder's names and outlines: private, as everything in the home
+        # (SQLite gives its -wal and -shm files the database's mode).
+        private_dir(self.path.parent)
+        create_private(self.path)
         self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -114,6 +118,7 @@ class WorkspaceIndex:
             # A damaged index is only a cache of the folder: start it again.
             db.close()
             self.path.unlink(missing_ok=True)
+            create_private(self.path)
             db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
             db.executescript(_SCHEMA)
             db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))

@@ -33,11 +33,12 @@ class Workspace:
                 self._snapshot = Snapshot(str(self.root), self.index.files(), self.index.tags())
             return self._snapshot
 
-    def find_symbol(self, name: str) -> SymbolHits:
-        snapshot = self.refresh()
+    def find_symbol(self, name: str, snapshot: Snapshot | None = None) -> SymbolHits:
+        """Definitions and references of `name`, in `snapshot` (default: a fresh one)."""
+        current = snapshot if snapshot is not None else self.refresh()
         with self._lock:
             tags = self.index.tags_named([name.strip()])
-        return snapshot.find_symbol(name, tags)
+        return current.find_symbol(name, tags)
 
 
 def check_root(root: Path) -> Path:
