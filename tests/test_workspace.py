@@ -165,6 +165,11 @@ def test_the_map_ranks_toward_named_symbols_and_shows_what_matters(snapshot: Sna
     assert "def wacc(equity: float, debt: float, re: float, rd: float, tax: float) -> float:" in (
         text
     )
+    # The issue's own question: a class and a folder named, no file.
+    asked = snapshot.render_map(
+        "Update my DCF in models/ with the new revenue and fix the memo that cites it", 2000
+    )
+    assert asked.shown[:2] == ["models/dcf.py", "models/wacc.py"]
     # A file that does not parse is still listed, coarsely.
     assert "notebooks/broken.ipynb [notebook]" in text and "(not parsed:" in text
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 REPORTS = ("10-K", "10-Q")
 STALE_KINDS = frozenset({"workbook", "notebook", "memo"})
 MAX_TICKERS = 15
+REPORT_DEPTH = 40
+RECENT_DEPTH = 400
 TICKERS_PER_FILE = 3
 # Fiscal periods named by label end on a day we estimate from the filer's 10-K dates.
 SLACK = timedelta(days=10)
@@ -110,7 +112,7 @@ async def find_stale(
     paths: list[str] | None = None,
 ) -> StaleReport:
     """The stale models and memos among `paths` (default: every one in the workspace)."""
-    from dexter.data.errors import DataError
+    from dexter.data.errors import DataError, NotFound
 
     candidates = paths if paths is not None else sorted(snapshot.files)
     wanted: dict[str, list[tuple[str, list[Evidence]]]] = {}
@@ -130,11 +132,12 @@ async def find_stale(
             report.notes.append(f"{len(wanted) - MAX_TICKERS} more tickers not checked")
             break
         try:
-            history = await filings.filings(ticker, limit=400)
-        except DataError as error:
-            if "not found" not in str(error).lower() and "unknown" not in str(error).lower():
-                report.notes.append(f"{ticker}: {error}")
+            history = await _history(filings, ticker, files)
+        except NotFound:
             continue  # not a listed company's ticker: a word that looked like one
+        except DataError as error:
+            report.notes.append(f"{ticker}: {error}")
+            continue
         latest = next((f for f in history if f.filing_type in REPORTS), None)
         if latest is None:
             continue
@@ -146,6 +149,24 @@ async def find_stale(
     report.checked = len(checked)
     report.stale.sort(key=lambda s: (s.path, s.ticker))
     return report
+
+
+async def _history(
+    filings: FilingSource, ticker: str, files: list[tuple[str, list[Evidence]]]
+) -> list[Filing]:
+    """The ticker's annual and quarterly reports (ten years of them), and its recent filings of
+    every form when a file cites one that is not among those reports (an 8-K, a proxy)."""
+    reports = await filings.filings(ticker, forms=list(REPORTS), limit=REPORT_DEPTH)
+    known = {f.accession_number for f in reports}
+    cited = {e.value for _, evidence in files for e in evidence if e.kind == "filing"}
+    if cited - known:
+        recent = await filings.filings(ticker, limit=RECENT_DEPTH)
+        reports = sorted(
+            {f.accession_number: f for f in [*reports, *recent]}.values(),
+            key=lambda f: f.filing_date,
+            reverse=True,
+        )
+    return reports
 
 
 def _judge(evidence: list[Evidence], history: list[Filing], latest: Filing) -> str | None:

@@ -41,6 +41,7 @@ MAX_LINES_PER_FILE = 14
 NAMED_FILE = 20.0
 NAMED_SYMBOL = 5.0
 NAMED_SUBJECT = 4.0
+KIND_ORDER = {"workbook": 0, "notebook": 1, "memo": 2, "code": 3, "data": 4, "other": 5}
 _WORD = re.compile(r"[\w./-]+")
 # Kinds a person looks up by name.
 SYMBOL_KINDS = frozenset({FUNCTION, CLASS, METHOD, NAMED_RANGE, "sheet", "column", "heading"})
@@ -114,8 +115,12 @@ class Snapshot:
             folded = word.casefold()
             hits = [p for p in self.graph.files if p.casefold() == folded]
             hits = hits or by_name.get(folded, []) or by_name.get(PurePosixPath(folded).name, [])
-            if not hits and "/" in word:
-                hits = [p for p in self.graph.files if p.casefold().startswith(folded + "/")]
+            if not hits and "/" in raw:
+                # A folder ("models/"): its files share a restart weight, none is "named".
+                inside = [p for p in self.graph.files if p.casefold().startswith(folded + "/")]
+                for path in inside:
+                    personal[path] += NAMED_FILE / len(inside)
+                continue
             for path in hits:
                 if path not in named_files:
                     named_files.append(path)
@@ -147,8 +152,10 @@ class Snapshot:
     def ranked(self, question: str) -> tuple[list[str], list[str], list[str]]:
         personal, named_files, named = self.focus(question)
         rank = pagerank(self.graph, personal)
+        # Unranked files (nothing points at them) by kind: models and memos before config.
         rest = sorted(
-            (p for p in self.graph.files if p not in named_files), key=lambda p: (-rank[p], p)
+            (p for p in self.graph.files if p not in named_files),
+            key=lambda p: (-round(rank[p], 12), KIND_ORDER.get(self.files[p].kind, 9), p),
         )
         return [*named_files, *rest], named_files, named
 
