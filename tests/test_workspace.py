@@ -31,7 +31,7 @@ from tests.support.research_folder import (
     APPLE_LATEST_10Q,
     build_research_folder,
 )
-from tests.support.sec_mirror import Mirror, mirror_transport
+from tests.support.sec_mirror import Mirror, MirrorServer, mirror_transport
 
 THESIS = "memos/apple_thesis.md"
 MODEL = "workbooks/apple_model.xlsx"
@@ -170,6 +170,9 @@ def test_the_map_ranks_toward_named_symbols_and_shows_what_matters(snapshot: Sna
         "Update my DCF in models/ with the new revenue and fix the memo that cites it", 2000
     )
     assert asked.shown[:2] == ["models/dcf.py", "models/wacc.py"]
+    # Parquet without pyarrow (not a dependency): listed, and says why its columns are missing.
+    assert "data/quotes.parquet [data]" in text
+    assert "columns not read: pyarrow is not installed" in text or "(not parsed:" in text
     # A file that does not parse is still listed, coarsely.
     assert "notebooks/broken.ipynb [notebook]" in text and "(not parsed:" in text
 
@@ -242,7 +245,7 @@ def test_reindex_reads_only_the_file_that_changed(folder: Path, tmp_path: Path) 
     try:
         opened.refresh()
         first = opened.last_refresh
-        assert first is not None and len(first.tagged) == first.total == 17
+        assert first is not None and len(first.tagged) == first.total == 18
 
         opened.refresh()
         assert opened.last_refresh is not None and opened.last_refresh.tagged == []
@@ -283,6 +286,20 @@ def test_a_damaged_index_is_rebuilt_not_an_error(folder: Path, tmp_path: Path) -
         assert "models/dcf.py" in snapshot.files
     finally:
         again.close()
+
+
+def test_the_cli_reports_what_is_stale_from_sec(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with MirrorServer(Mirror()) as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        assert main(["workspace", "stale", "--root", str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    stale = {item["path"]: item for item in report["stale"]}
+    assert set(stale) == {THESIS, "notebooks/apple_valuation.ipynb", MODEL}
+    latest = stale[MODEL]["superseded_by"]
+    assert (latest["filing_type"], latest["accession_number"]) == ("10-Q", APPLE_LATEST_10Q)
 
 
 def test_the_cli_prints_the_map_symbols_references_and_errors(

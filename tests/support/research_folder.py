@@ -121,6 +121,8 @@ def build_research_folder(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (root / "data" / "logo.bin").write_bytes(b"\x89PNG\x00\x00binary")
+    # Parquet's magic at both ends; its columns are read only where pyarrow is installed.
+    (root / "data" / "quotes.parquet").write_bytes(b"PAR1\x00\x00\x00\x00PAR1")
     build_workbook(root / "workbooks" / "apple_model.xlsx")
     return root
 
