@@ -276,6 +276,18 @@ def test_reindex_reads_only_the_file_that_changed(folder: Path, tmp_path: Path) 
     assert opened.index.path.parent.stat().st_mode & 0o777 == 0o700
 
 
+def test_dexters_own_home_inside_the_folder_is_never_indexed(tmp_path: Path) -> None:
+    root = tmp_path / "research"
+    (root / "state" / "memory").mkdir(parents=True)
+    (root / "state" / "memory" / "MEMORY.md").write_text("# Holds 200 NVDA\n")
+    (root / "notes.md").write_text("# Notes\n")
+    opened = Workspace(root, root / "state")
+    try:
+        assert sorted(opened.refresh().files) == ["notes.md"]
+    finally:
+        opened.close()
+
+
 def test_a_damaged_index_is_rebuilt_not_an_error(folder: Path, tmp_path: Path) -> None:
     first = Workspace(folder, tmp_path / "home")
     first.close()

@@ -42,7 +42,11 @@ def add_workspace_parser(commands: Any) -> argparse.ArgumentParser:
     mapping = action("map", "a ranked outline that fits a token budget")
     mapping.add_argument("question", nargs="*", help="rank toward the files and names in this")
     mapping.add_argument(
-        "--budget", type=int, default=2000, metavar="TOKENS", help="size (default 2000 tokens)"
+        "--budget",
+        type=_budget,
+        default=2000,
+        metavar="TOKENS",
+        help="size (default 2000 tokens, at least 100)",
     )
     symbols = action("symbols", "defined functions, classes, named ranges, sheets, columns")
     symbols.add_argument("pattern", nargs="?", default="", help="only names containing this")
@@ -59,6 +63,16 @@ def add_workspace_parser(commands: Any) -> argparse.ArgumentParser:
     )
     action("stale", "models and memos older than their ticker's latest 10-K/10-Q (SEC)")
     return workspace
+
+
+def _budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens") from None
+    if value < 100:
+        raise argparse.ArgumentTypeError(f"{value} tokens is too small for a map; give 100 or more")
+    return value
 
 
 def _err(message: str) -> None:
@@ -100,7 +114,7 @@ def _run(args: argparse.Namespace, workspace: Workspace, settings: Any) -> int:
         _err(f"{workspace.root} holds more files than the index takes; only the first were read")
     command = args.workspace_command
     if command == "map":
-        result = snapshot.render_map(" ".join(args.question), max(100, args.budget))
+        result = snapshot.render_map(" ".join(args.question), args.budget)
         if args.json:
             _print_json(
                 {

@@ -59,12 +59,20 @@ class WorkspaceAccess:
             # Called on the indexing thread; the run's events belong to the loop.
             loop.call_soon_threadsafe(ctx.progress, f"indexing the workspace: {done}/{total}")
 
+        import sqlite3
+
         found = []
         for root in self.roots:
             if not root.is_dir():
                 continue
-            workspace = self.workspace(root)
-            found.append((root, await asyncio.to_thread(workspace.refresh, progress)))
+            try:
+                workspace = self.workspace(root)
+                found.append((root, await asyncio.to_thread(workspace.refresh, progress)))
+            except (OSError, sqlite3.Error) as error:
+                raise ToolFailure(
+                    f"the workspace index under {self.home / 'workspace'} could not be "
+                    f"updated: {error}. Read files with read_file instead."
+                ) from None
         if not found:
             raise ToolFailure("no workspace folder is available to this conversation")
         return found

@@ -94,6 +94,7 @@ class WorkspaceIndex:
 
     def __init__(self, root: Path, home: Path) -> None:
         self.root = root.resolve()
+        self.home = home
         self.path = index_path(home, self.root)
         # The index holds the folder's names and outlines: private, as everything in the home
         # (SQLite gives its -wal and -shm files the database's mode).
@@ -137,7 +138,8 @@ class WorkspaceIndex:
                 "SELECT path, size, mtime_ns, hash FROM files"
             )
         }
-        seen: list[Seen] = list(islice(walk(self.root), MAX_FILES + 1))
+        found = walk(self.root, private=(self.home,))
+        seen: list[Seen] = list(islice(found, MAX_FILES + 1))
         truncated = len(seen) > MAX_FILES
         seen = seen[:MAX_FILES]
         moved = [s for s in seen if stored.get(s.rel, (None, None))[:2] != (s.size, s.mtime_ns)]

@@ -52,16 +52,26 @@ class Seen:
     mtime_ns: int
 
 
-def walk(root: Path) -> Iterator[Seen]:
-    """Every indexable file under `root`, in a stable order. Unreadable folders are skipped."""
+def walk(root: Path, *, private: tuple[Path, ...] = ()) -> Iterator[Seen]:
+    """Every indexable file under `root`, in a stable order. Unreadable folders are skipped, and
+    so are the `private` folders (Dexter's home: keys, settings, everyone's memory) wherever
+    they sit under the root and whatever they are called."""
     root = root.resolve()
     # (folder relative to root, its compiled .gitignore) for every folder above the current one.
     specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
-    yield from _walk_dir(root, "", specs)
+    skipped = frozenset(
+        p.resolve().relative_to(root).as_posix()
+        for p in private
+        if p.resolve() != root and p.resolve().is_relative_to(root)
+    )
+    yield from _walk_dir(root, "", specs, skipped)
 
 
 def _walk_dir(
-    root: Path, rel_dir: str, specs: list[tuple[str, pathspec.PathSpec[Any]]]
+    root: Path,
+    rel_dir: str,
+    specs: list[tuple[str, pathspec.PathSpec[Any]]],
+    skipped: frozenset[str] = frozenset(),
 ) -> Iterator[Seen]:
     folder = root / rel_dir if rel_dir else root
     try:
@@ -78,9 +88,9 @@ def _walk_dir(
         except OSError:
             continue
         if is_dir:
-            if entry.name in ALWAYS_IGNORED or _ignored(scoped, rel + "/"):
+            if entry.name in ALWAYS_IGNORED or rel in skipped or _ignored(scoped, rel + "/"):
                 continue
-            yield from _walk_dir(root, rel, scoped)
+            yield from _walk_dir(root, rel, scoped, skipped)
         elif is_file:
             if _ignored(scoped, rel) or mentions_secret(rel):
                 continue
