@@ -88,6 +88,13 @@ def test_symbols_and_references_across_code_notebooks_workbooks_and_memos(
         (MODEL, "TerminalGrowth = Inputs!$B$4")
     ]
     assert [(h.path, h.detail) for h in named.references] == [(MODEL, "in Model!B3")]
+    # A notebook that reads the named range through openpyxl uses it too.
+    rate = workspace.find_symbol("WACC")
+    assert [(h.path, h.kind) for h in rate.definitions] == [(MODEL, "named_range")]
+    assert {(h.path, h.kind) for h in rate.references} == {
+        (MODEL, "name"),
+        ("notebooks/apple_valuation.ipynb", "string"),
+    }
 
     ticker = workspace.find_symbol("aapl")
     assert {h.path for h in ticker.references} == {
@@ -116,6 +123,8 @@ def test_files_point_at_what_they_use(snapshot: Snapshot) -> None:
     wacc_interface = next(i for p, _, i in related.uses if p == "models/wacc.py")
     assert any(line.startswith("def wacc(") for line in wacc_interface)
     assert not any("return" in line for line in wacc_interface)
+    notebook = {p: why for p, why, _ in snapshot.related("notebooks/apple_valuation.ipynb").uses}
+    assert notebook[MODEL] == ["reads", "named range WACC"]
     memo = snapshot.related(THESIS)
     assert {p for p, _, _ in memo.uses} == {MODEL, "models/wacc.py"}
     assert snapshot.related("web/chart.ts").uses[0][0] == "web/format.ts"

@@ -77,6 +77,11 @@ def build_research_folder(root: Path) -> Path:
                 ),
                 ("code", "def implied_upside(value, price):\n    return value / price - 1\n"),
                 ("code", "DCF([100.0, 105.0]).value(0.03)\n"),
+                (
+                    "code",
+                    'import openpyxl\nbook = openpyxl.load_workbook("workbooks/apple_model.xlsx")\n'
+                    'rate = book.defined_names["WACC"]\n',
+                ),
             ]
         ),
         "notebooks/nvidia_margins.ipynb": notebook(

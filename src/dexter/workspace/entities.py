@@ -73,8 +73,9 @@ def accessions(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def tickers(text: str, *, bare: bool = True) -> list[str]:
-    """Ticker candidates, most mentioned first."""
+def tickers(text: str, *, bare: bool = True, min_bare: int = 2) -> list[str]:
+    """Ticker candidates, most mentioned first; a bare upper-case word counts from `min_bare`
+    mentions (1 for a heading: "# AAPL update" is about Apple)."""
     counts: Counter[str] = Counter()
     strong: set[str] = set()
     for match in _STRONG_TICKER.finditer(text):
@@ -89,7 +90,7 @@ def tickers(text: str, *, bare: bool = True) -> list[str]:
     return [
         s
         for s, n in counts.most_common()
-        if s in strong or (n >= 2 and s not in NOT_TICKERS and not _is_period_word(s))
+        if s in strong or (n >= min_bare and s not in NOT_TICKERS and not _is_period_word(s))
     ]
 
 

@@ -28,6 +28,7 @@ from dexter.workspace.model import (
     NAME,
     NAMED_RANGE,
     PATH,
+    STRING,
     TICKER,
     Tag,
 )
@@ -118,6 +119,9 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
             if target:
                 verb = "links" if tag.kind == EXTERNAL or path.endswith(".md") else "reads"
                 add(path, target, verb, WEIGHTS[verb])
+        elif tag.kind == STRING:
+            for book in ranges.get(tag.name, set()):
+                add(path, book, f"named range {tag.name}", WEIGHTS["named range"])
         elif tag.kind == NAME:
             # Exact case: a Python `wacc` is not the workbook's `WACC` (Excel's own formulas
             # are tagged with the name as defined).

@@ -21,6 +21,8 @@ ACCESSION = "accession"
 IMPORT = "import"
 PATH = "path"
 NAME = "name"  # an identifier used in code, resolved against definitions elsewhere
+# A name written as a string in code (`wb.defined_names["WACC"]`): matched to named ranges only.
+STRING = "string"
 PERIOD = "period"  # a fiscal period or date a file covers (FY2024, Q3 2024, 2024-09-28)
 EXTERNAL = "external_link"  # a workbook's link to another workbook
 

@@ -20,6 +20,7 @@ from dexter.workspace.model import (
     METHOD,
     NAME,
     PATH,
+    STRING,
     TICKER,
     FileTags,
 )
@@ -169,8 +170,8 @@ def _literals(found: FileTags, nodes: list[Node]) -> None:
         elif entities.is_ticker_literal(text):
             found.add(text, TICKER, "ref", line)
         elif _NAMEISH.fullmatch(text):
-            # Named ranges and columns are looked up by name: `wb.defined_names["WACC"]`.
-            found.add(text, NAME, "ref", line)
+            # Named ranges are looked up by name: `wb.defined_names["WACC"]`.
+            found.add(text, STRING, "ref", line)
         if "-" in text and len(text) >= 20:
             for accession in entities.accessions(text):
                 found.add(accession, "accession", "ref", line)

@@ -42,7 +42,7 @@ def tag_memo(text: str) -> FileTags:
     symbols = entities.tickers(text)
     # A ticker alone in a heading ("# AAPL update") is what the memo is about.
     for heading in headings:
-        symbols += [w for w in entities.tickers(heading + "\n" + heading) if w not in symbols]
+        symbols += [w for w in entities.tickers(heading, min_bare=1) if w not in symbols]
     for symbol in symbols:
         found.add(symbol, TICKER, "ref", _first_line(lines, symbol))
     covered = entities.periods(text)
