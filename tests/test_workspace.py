@@ -348,3 +348,46 @@ def test_the_cli_prints_the_map_symbols_references_and_errors(
 
     assert main(["workspace", "map", "--root", str(folder / "nope")]) == 2
     assert "does not exist; give a folder with --root" in capsys.readouterr().err
+
+
+async def test_the_agent_loads_the_map_on_request_and_reads_it(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.agent.events import Done
+    from dexter.cli.open_runtime import open_runtime
+    from dexter.config import load_settings
+    from dexter.models.scripted import Reply, ScriptedModel
+    from dexter.models.types import ModelRequest, SystemMessage, ToolMessage
+    from dexter.runtime import ASK, AgentSpec
+
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    for name in ("OPENAI_BASE_URL", "DEXTER_ROUTER_MODEL", "DEXTER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+    def first(request: ModelRequest) -> Reply:
+        system = request.messages[0]
+        assert isinstance(system, SystemMessage)
+        assert "- `workspace_map`: ranked outline of the local files" in system.content
+        assert "workspace_map" not in {s.name for s in request.tools}
+        return Reply(tool_calls=[("load_tools", {"names": ["workspace_map"]})], call_ids=["c1"])
+
+    def second(request: ModelRequest) -> Reply:
+        assert "workspace_map" in {s.name for s in request.tools}
+        args = {"focus": "fix apple_thesis.md", "budget": 500, "stale": False}
+        return Reply(tool_calls=[("workspace_map", args)], call_ids=["c2"])
+
+    def third(request: ModelRequest) -> Reply:
+        result = request.messages[-1]
+        assert isinstance(result, ToolMessage)
+        assert result.content.splitlines()[1] == f"{THESIS} [memo]"
+        return Reply(text="The memo is memos/apple_thesis.md.")
+
+    model = ScriptedModel([first, second, third])
+    runtime = open_runtime(load_settings())
+    runtime._clients[runtime.resolve("openai:gpt-test").spec] = model
+    async with runtime:
+        session = runtime.agent(AgentSpec(model="openai:gpt-test", channel=ASK))
+        events = [event async for event in session.run("Which memo should I fix?")]
+    done = events[-1]
+    assert isinstance(done, Done) and done.answer == "The memo is memos/apple_thesis.md."
