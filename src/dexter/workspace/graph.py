@@ -131,7 +131,12 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
             if found and len(found) <= MAX_DEFINERS and len(tag.name) > 2:
                 for target in found:
                     add(path, target, f"calls {tag.name}", WEIGHTS["calls"] / len(found))
+    for use in uses.values():
+        use.reasons.sort(key=lambda r: (_REASON_ORDER.get(r.split(" ")[0], 9), r))
     return Graph(paths, uses, {k: v for k, v in subjects.items() if len(v) > 0})
+
+
+_REASON_ORDER = {"imports": 0, "reads": 1, "links": 2, "named": 3, "calls": 4}
 
 
 def _family(path: str) -> str:

@@ -206,7 +206,7 @@ class WorkspaceIndex:
         return [
             (path, Tag(name, kind, role, line, detail))
             for path, name, kind, role, line, detail in self._db.execute(
-                "SELECT path, name, kind, role, line, detail FROM tags"
+                "SELECT path, name, kind, role, line, detail FROM tags ORDER BY path, rowid"
             )
         ]
 
