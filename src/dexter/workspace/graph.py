@@ -113,7 +113,9 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
         if tag.kind == IMPORT:
             target = resolve_import(path, tag.name, modules, known)
             if target:
-                add(path, target, "imports", WEIGHTS["imports"])
+                # A lazy or type-only import is a use, but not one that can close a cycle.
+                reason = f"imports ({tag.detail})" if tag.detail else "imports"
+                add(path, target, reason, WEIGHTS["imports"])
         elif tag.kind in (PATH, EXTERNAL):
             target = resolve_path(path, tag.name, known, by_name)
             if target:

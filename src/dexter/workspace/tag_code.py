@@ -151,8 +151,9 @@ def tag_code(source: bytes, language: str, into: FileTags | None = None) -> File
             found.add(name, NAME, "ref", node.start_point[0] + 1)
     if language == "python":
         for node in captures.get("import", []):
+            how = _import_context(node)
             for module in _python_imports(node):
-                found.add(module, IMPORT, "ref", node.start_point[0] + 1, _text(node)[:200])
+                found.add(module, IMPORT, "ref", node.start_point[0] + 1, how)
     else:
         for capture in ("import.source", "import.require"):
             for node in captures.get(capture, []):
@@ -195,6 +196,21 @@ def _python_imports(node: Node) -> list[str]:
     # which keeps the ones that are files.
     joined = [f"{base}.{n}" if not base.endswith(".") else f"{base}{n}" for n in names]
     return [base, *joined] if base else joined
+
+
+def _import_context(node: Node) -> str:
+    """ "" for an import that runs when the module loads; "lazy" inside a function, "typing"
+    under `if TYPE_CHECKING:`. Only the first kind can make an import cycle fail."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            return "lazy"
+        if parent.type == "if_statement":
+            condition = parent.child_by_field_name("condition")
+            if condition is not None and "TYPE_CHECKING" in _text(condition):
+                return "typing"
+        parent = parent.parent
+    return ""
 
 
 def _definition_of(name: Node) -> Node:

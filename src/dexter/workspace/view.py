@@ -42,6 +42,13 @@ NAMED_FILE = 20.0
 NAMED_SYMBOL = 5.0
 NAMED_SUBJECT = 4.0
 KIND_ORDER = {"workbook": 0, "notebook": 1, "memo": 2, "code": 3, "data": 4, "other": 5}
+_COMMON = frozenset(
+    "the and for how why what who new all any are was can did does has had not but our you "
+    "its his her one two may use see fix add get set run show list tell find make with from "
+    "into than then them they this that these those when where which will would could should "
+    "about after again also been being both each more most much must only over same some such "
+    "very".split()
+)
 _WORD = re.compile(r"[\w./-]+")
 # Kinds a person looks up by name.
 SYMBOL_KINDS = frozenset({FUNCTION, CLASS, METHOD, NAMED_RANGE, "sheet", "column", "heading"})
@@ -115,6 +122,12 @@ class Snapshot:
             folded = word.casefold()
             hits = [p for p in self.graph.files if p.casefold() == folded]
             hits = hits or by_name.get(folded, []) or by_name.get(PurePosixPath(folded).name, [])
+            if hits and not re.search(r"[./_\-\d]", word):
+                # A plain word that is a file's stem ("build", "tools") may be just a word: a
+                # hint toward those files, not a file the question names.
+                for path in hits:
+                    personal[path] += NAMED_FILE / len(hits) / 4
+                continue
             if not hits and "/" in raw:
                 # A folder ("models/"): its files share a restart weight, none is "named".
                 inside = [p for p in self.graph.files if p.casefold().startswith(folded + "/")]
@@ -128,10 +141,20 @@ class Snapshot:
         symbols = self._definers()
         for raw in words:
             word = raw.strip("./-,")
-            for path in symbols.get(word, ()):
+            definers = symbols.get(word, set())
+            plain = word.isalpha() and word.islower()
+            if len(word) < 3 or (plain and (len(word) < 4 or len(definers) > 2)):
+                definers = set()  # "a", "build", "run": words before they are symbols
+            for path in definers:
                 personal[path] += NAMED_SYMBOL
                 named.append(word)
-            subject = f"ticker:{word.upper()}" if word.isalpha() and len(word) <= 5 else ""
+            # Tickers as written ("NVDA"), or in lower case when not a common word ("nvda").
+            ticker_like = word.isupper() or (len(word) >= 3 and word.lower() not in _COMMON)
+            subject = (
+                f"ticker:{word.upper()}"
+                if word.isalpha() and len(word) <= 5 and ticker_like
+                else ""
+            )
             if subject in self.graph.subjects and word not in entities.NOT_TICKERS:
                 personal[subject] += NAMED_SUBJECT
                 named.append(word.upper())
