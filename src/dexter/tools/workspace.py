@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 STALE_TIMEOUT = 20.0
 MAX_STALE_LINES = 8
 MAX_HITS = 60
+MAX_NEIGHBOURS = 20
 
 
 class WorkspaceAccess:
@@ -276,9 +277,11 @@ class RelatedTool(Tool[RelatedArgs]):
                 lines.append(f"{title}: nothing in the workspace")
                 continue
             lines.append(f"{title}:")
-            for other, reasons, interface in side:
+            for other, reasons, interface in side[:MAX_NEIGHBOURS]:
                 lines.append(f"- {label(root, other)} ({', '.join(reasons)})")
                 lines += [f"    {line}" for line in interface]
+            if len(side) > MAX_NEIGHBOURS:
+                lines.append(f"- … and {len(side) - MAX_NEIGHBOURS} more")
         for subject, others in related.subjects:
             kind, _, value = subject.partition(":")
             names = ", ".join(label(root, o) for o in others[:8])

@@ -109,6 +109,12 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
             use.reasons.append(reason)
             use.weight += weight
 
+    imported: dict[str, set[str]] = defaultdict(set)
+    for path, tag in refs:
+        if tag.kind == IMPORT:
+            target = resolve_import(path, tag.name, modules, known)
+            if target:
+                imported[path].add(target)
     for path, tag in refs:
         if tag.kind == IMPORT:
             target = resolve_import(path, tag.name, modules, known)
@@ -130,15 +136,29 @@ def build_graph(files: Iterable[str], tags: Iterable[tuple[str, Tag]]) -> Graph:
             for book in ranges.get(tag.name, set()):
                 add(path, book, f"named range {tag.name}", WEIGHTS["named range"])
             found = definers.get((families.get(path) or _family(path), tag.name))
-            if found and len(found) <= MAX_DEFINERS and len(tag.name) > 2:
-                for target in found:
-                    add(path, target, f"calls {tag.name}", WEIGHTS["calls"] / len(found))
+            if not found or len(found) > MAX_DEFINERS or len(tag.name) <= 2:
+                continue
+            # A name counts as a use of a file the user imports, or of the one file defining a
+            # name too particular to be a coincidence: `items` or `path` defined elsewhere is
+            # not a use of that file.
+            sure = found & imported.get(path, set())
+            if not sure and len(found) == 1 and _distinctive(tag.name):
+                sure = found
+            for target in sure:
+                add(path, target, f"calls {tag.name}", WEIGHTS["calls"] / len(found))
     for use in uses.values():
         use.reasons.sort(key=lambda r: (_REASON_ORDER.get(r.split(" ")[0], 9), r))
     return Graph(paths, uses, {k: v for k, v in subjects.items() if len(v) > 0})
 
 
 _REASON_ORDER = {"imports": 0, "reads": 1, "links": 2, "named": 3, "calls": 4}
+
+
+def _distinctive(name: str) -> bool:
+    """snake_case with a part, CamelCase, or long: not a word any file might use."""
+    core = name.strip("_")
+    camel = any(c.isupper() for c in core[1:]) and any(c.islower() for c in core)
+    return "_" in core or camel or len(core) >= 10
 
 
 def _family(path: str) -> str:
