@@ -285,6 +285,21 @@ def test_reindex_reads_only_the_file_that_changed(folder: Path, tmp_path: Path) 
     assert opened.index.path.parent.stat().st_mode & 0o777 == 0o700
 
 
+def test_a_nested_gitignore_can_take_back_what_the_root_ignores(tmp_path: Path) -> None:
+    root = tmp_path / "research"
+    (root / "data").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.csv\n")
+    (root / "data" / ".gitignore").write_text("!prices.csv\n")
+    (root / "data" / "prices.csv").write_text("date,close\n2024-01-02,1\n")
+    (root / "data" / "scratch.csv").write_text("a\n1\n")
+    opened = Workspace(root, tmp_path / "home")
+    try:
+        assert "data/prices.csv" in opened.refresh().files
+        assert "data/scratch.csv" not in opened.refresh().files
+    finally:
+        opened.close()
+
+
 def test_dexters_own_home_inside_the_folder_is_never_indexed(tmp_path: Path) -> None:
     root = tmp_path / "research"
     (root / "state" / "memory").mkdir(parents=True)

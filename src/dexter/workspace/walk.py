@@ -112,10 +112,13 @@ def _gitignore(folder: Path) -> pathspec.PathSpec[Any] | None:
 
 
 def _ignored(specs: list[tuple[str, pathspec.PathSpec[Any]]], rel: str) -> bool:
-    for base, spec in specs:
+    # The deepest .gitignore that says anything about the path decides, as in git: a
+    # folder's `!keep.csv` re-includes what the root's `*.csv` left out.
+    for base, spec in reversed(specs):
         inner = rel[len(base) + 1 :] if base else rel
-        if spec.match_file(inner):
-            return True
+        verdict = spec.check_file(inner).include
+        if verdict is not None:
+            return bool(verdict)
     return False
 
 
