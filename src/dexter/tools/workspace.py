@@ -165,6 +165,7 @@ class WorkspaceMapTool(Tool[WorkspaceMapArgs]):
                         s.describe().replace(s.path, self.access.label(root, s.path), 1)
                         for s in report.stale
                     ]
+                    lines += [f"(not checked: {note})" for note in report.notes]
         except TimeoutError:
             lines.append("(staleness check stopped: SEC filings took too long)")
         if len(lines) > MAX_STALE_LINES:
