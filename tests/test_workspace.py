@@ -147,7 +147,7 @@ async def test_a_new_import_that_closes_a_cycle_is_warned_about(
     assert "Importing models/wacc.py closes no cycle." in fine.content
 
 
-@pytest.mark.parametrize("budget", [150, 400, 1000])
+@pytest.mark.parametrize("budget", [100, 150, 400, 1000])
 def test_the_map_fits_its_budget_and_ranks_the_named_files_first(
     snapshot: Snapshot, budget: int
 ) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from dexter.models.estimate import estimate_tokens
+from dexter.models.estimate import CHARS_PER_TOKEN, estimate_tokens
 from dexter.workspace import entities
 from dexter.workspace.graph import (
     Graph,
@@ -190,34 +190,37 @@ class Snapshot:
         head = f"Workspace {self.root}: {len(order)} files"
         head += f", ranked toward {', '.join(focus[:6])}" if focus else ", ranked by use"
         lines = [head + "."]
-        for chain in cycles(self.graph.imports(), limit=3):
-            lines.append("Import cycle: " + " → ".join(chain))
+        lines += ["Import cycle: " + " → ".join(c) for c in cycles(self.graph.imports(), 3)]
+        # Room is kept for the closing "… and N more files" line at every step.
+        more = estimate_tokens(f"\n… and {len(order)} more files (not shown)")
+        while len(lines) > 1 and estimate_tokens("\n".join(lines)) + more > budget:
+            lines.pop()  # a tiny budget: the cycles go first
+        room = int((budget - more) * CHARS_PER_TOKEN) - 1
+        if estimate_tokens(lines[0]) + more > budget:
+            lines[0] = lines[0][: max(0, room - 1)] + "…"
         used = estimate_tokens("\n".join(lines))
+        named_set = set(named)
         shown: list[str] = []
-        bare: list[str] = []
-        for path in order:
-            block = self._block(path, set(named))
+        for number, path in enumerate(order):
+            reserve = 0 if number == len(order) - 1 else more
+            block = self._block(path, named_set)
             cost = estimate_tokens("\n" + block)
-            if used + cost <= budget:
+            if used + cost + reserve <= budget:
                 lines.append(block)
                 shown.append(path)
                 used += cost
                 continue
             line = f"{path} [{self.files[path].kind}]"
             cost = estimate_tokens("\n" + line)
-            more = estimate_tokens(f"\n… and {len(order)} more files (not shown)")
-            if used + cost + more <= budget:
-                bare.append(line)
-                shown.append(path)
-                used += cost
-        lines += bare
+            if used + cost + reserve > budget:
+                break
+            lines.append(line)  # no room for its outline: the path, in its rank
+            shown.append(path)
+            used += cost
         left = len(order) - len(shown)
         if left:
             lines.append(f"… and {left} more files (not shown)")
         text = "\n".join(lines)
-        while estimate_tokens(text) > budget and len(lines) > 1:
-            lines.pop(-2 if left else -1)  # a budget smaller than the header: say what fits
-            text = "\n".join(lines)
         return MapResult(text, estimate_tokens(text), shown, focus, len(order))
 
     def _block(self, path: str, named: set[str]) -> str:
