@@ -79,6 +79,9 @@ def test_symbols_and_references_across_code_notebooks_workbooks_and_memos(
         "notebooks/apple_valuation.ipynb",
     }
 
+    # Any case when nothing matches exactly: "dcf" finds the class `DCF`.
+    assert [h.path for h in workspace.find_symbol("dcf").definitions] == ["models/dcf.py"]
+
     wacc = workspace.find_symbol("wacc")
     assert ("models/wacc.py", 7, "function") in {(h.path, h.line, h.kind) for h in wacc.definitions}
     assert "models/dcf.py" in {h.path for h in wacc.references}

@@ -253,25 +253,10 @@ class Snapshot:
     def find_symbol(self, name: str, tags: list[tuple[str, Tag]]) -> SymbolHits:
         """Definitions and references of `name` among `tags` (the index's tags with that
         name): a function or class, a named range, a ticker, an accession number."""
-        hits = SymbolHits(name)
-        wanted = name.strip()
-        accession = entities.accessions(wanted)
-        for path, tag in tags:
-            exact = tag.name == wanted
-            loose = tag.name.casefold() == wanted.casefold()
-            if tag.kind in (TICKER, NAMED_RANGE, ACCESSION, "sheet", "column", "heading"):
-                match = loose
-            else:
-                match = exact
-            if accession and tag.kind == ACCESSION:
-                match = tag.name == accession[0]
-            if not match or tag.kind in (PERIOD, IMPORT):
-                continue
-            hit = Hit(path, tag.line, tag.kind, tag.detail)
-            if tag.role == "def":
-                hits.definitions.append(hit)
-            else:
-                hits.references.append(hit)
+        hits = self._matching(name, tags, any_case=False)
+        if not hits.definitions:
+            loose = self._matching(name, tags, any_case=True)  # "dcf" for `DCF`
+            hits = loose if loose.definitions else hits
         defined_in = {h.path for h in hits.definitions}
         # A name used in a file that neither defines it nor uses a definer is a different
         # thing with the same name (a local variable): only references that reach a
@@ -282,6 +267,39 @@ class Snapshot:
                 for h in hits.references
                 if h.kind != NAME or h.path in defined_in or self._reaches(h.path, defined_in)
             ]
+        return hits
+
+    def _matching(self, name: str, tags: list[tuple[str, Tag]], *, any_case: bool) -> SymbolHits:
+        hits = SymbolHits(name)
+        wanted = name.strip()
+        accession = entities.accessions(wanted)
+        seen: set[tuple[str, int, str, str]] = set()
+        for path, tag in tags:
+            exact = tag.name == wanted
+            loose = tag.name.casefold() == wanted.casefold()
+            if any_case or tag.kind in (
+                TICKER,
+                NAMED_RANGE,
+                ACCESSION,
+                "sheet",
+                "column",
+                "heading",
+            ):
+                match = loose
+            else:
+                match = exact
+            if accession and tag.kind == ACCESSION:
+                match = tag.name == accession[0]
+            if not match or tag.kind in (PERIOD, IMPORT):
+                continue
+            hit = Hit(path, tag.line, tag.kind, tag.detail)
+            if (path, tag.line, tag.kind, tag.role) in seen:
+                continue  # `models.dcf` and `DCF` on one line, found in any case
+            seen.add((path, tag.line, tag.kind, tag.role))
+            if tag.role == "def":
+                hits.definitions.append(hit)
+            else:
+                hits.references.append(hit)
         return hits
 
     def symbols(self, pattern: str = "", limit: int = 200) -> list[Hit]:
