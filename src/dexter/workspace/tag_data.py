@@ -52,11 +52,11 @@ def _decode(raw: bytes) -> str:
 
 def _date_range(header: list[str], body: list[list[str]]) -> tuple[date, date] | None:
     best: tuple[date, date] | None = None
+    # The first rows and the last (the tail read from a big file): both ends of a series.
+    sample = body if len(body) <= 6000 else body[:5000] + body[-1000:]
     for column in range(len(header)):
-        days = [
-            d for row in body[:5000] if column < len(row) for d in entities.dates(row[column][:40])
-        ]
-        if len(days) >= max(1, len([r for r in body[:5000] if column < len(r)]) // 2):
+        days = [d for row in sample if column < len(row) for d in entities.dates(row[column][:40])]
+        if len(days) >= max(1, len([r for r in sample if column < len(r)]) // 2):
             span = (min(days), max(days))
             named = "date" in header[column].lower() or "period" in header[column].lower()
             if best is None or named:
