@@ -409,3 +409,17 @@ async def test_the_agent_loads_the_map_on_request_and_reads_it(
         events = [event async for event in session.run("Which memo should I fix?")]
     done = events[-1]
     assert isinstance(done, Done) and done.answer == "The memo is memos/apple_thesis.md."
+
+
+async def test_the_home_folder_is_too_wide_to_map_unasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.tools.base import ToolFailure
+
+    user = tmp_path / "user"
+    (user / "Documents").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(user))
+    tools = {t.name: t for t in workspace_tools([user], tmp_path / "home")}
+    with pytest.raises(ToolFailure, match="is your whole home folder: too wide to map"):
+        await tools["workspace_map"].run(WorkspaceMapArgs(), ToolContext())
+    assert not (tmp_path / "home" / "workspace").exists()  # nothing was indexed

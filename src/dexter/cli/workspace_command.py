@@ -81,13 +81,21 @@ def _err(message: str) -> None:
 
 def run_workspace_command(args: argparse.Namespace) -> int:
     from dexter.config import load_settings
-    from dexter.workspace.service import Workspace, check_root
+    from dexter.workspace.service import Workspace, check_root, too_wide
 
     settings = load_settings()
     try:
         root = check_root(Path(args.root) if args.root else settings.cwd)
     except ValueError as error:
         _err(str(error))
+        return EXIT_USAGE
+    wide = too_wide(root)
+    if wide is not None and not args.root:
+        # Given by name it is the user's choice; met by chance (a shell in ~) it is not.
+        _err(
+            f"the current directory {root} is {wide}; run this in a project folder or name "
+            "the folder with --root"
+        )
         return EXIT_USAGE
     workspace = Workspace(root, settings.home)
     try:

@@ -62,9 +62,16 @@ class WorkspaceAccess:
 
         import sqlite3
 
+        from dexter.workspace.service import too_wide
+
         found = []
+        wide: list[str] = []
         for root in self.roots:
             if not root.is_dir():
+                continue
+            reason = too_wide(root)
+            if reason is not None:
+                wide.append(f"{root} is {reason}")
                 continue
             try:
                 workspace = self.workspace(root)
@@ -74,6 +81,11 @@ class WorkspaceAccess:
                     f"the workspace index under {self.home / 'workspace'} could not be "
                     f"updated: {error}. Read files with read_file instead."
                 ) from None
+        if not found and wide:
+            raise ToolFailure(
+                f"{'; '.join(wide)}: too wide to map. Dexter maps the folder it runs in; ask "
+                "the user to start it in a project folder, or read files with read_file."
+            )
         if not found:
             raise ToolFailure("no workspace folder is available to this conversation")
         return found

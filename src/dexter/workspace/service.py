@@ -6,6 +6,7 @@ a session that asks several questions of an unchanged folder pays for the graph 
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -41,6 +42,20 @@ class Workspace:
         return current.find_symbol(name, tags)
 
 
+def too_wide(root: Path, home: Path | None = None) -> str | None:
+    """Why `root` is not a folder to map unasked (the disk, the home folder or above it: every
+    document, key and program setting), or None."""
+    folder = Path(os.path.realpath(root))
+    user = Path(os.path.realpath(home or Path.home()))
+    if folder == Path(folder.anchor):
+        return "the whole disk"
+    if folder == user:
+        return "your whole home folder"
+    if user.is_relative_to(folder):
+        return "a folder above your home folder"
+    return None
+
+
 def check_root(root: Path) -> Path:
     """`root` as a real folder, or a ValueError that says what is wrong."""
     path = root.expanduser()
@@ -51,4 +66,4 @@ def check_root(root: Path) -> Path:
     return path.resolve()
 
 
-__all__ = ["Workspace", "check_root"]
+__all__ = ["Workspace", "check_root", "too_wide"]
