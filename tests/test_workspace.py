@@ -196,7 +196,7 @@ async def test_stale_models_and_memos_name_the_filing_that_superseded_them(
     report = await find_stale(snapshot, data)
     await data.aclose()
     stale = {s.path: s for s in report.stale}
-    assert set(stale) == {THESIS, "notebooks/apple_valuation.ipynb", MODEL}
+    assert set(stale) == {THESIS, "notebooks/apple_valuation.ipynb", MODEL, "models/dcf.py"}
     for item in stale.values():
         assert item.ticker == "AAPL" and item.latest.accession_number == APPLE_LATEST_10Q
     assert stale[THESIS].describe() == (
@@ -204,9 +204,11 @@ async def test_stale_models_and_memos_name_the_filing_that_superseded_them(
         f"10-Q filed 2026-01-30 for the period ended 2025-12-27 (accession {APPLE_LATEST_10Q})"
     )
     assert stale[MODEL].based_on == "periods through FY2024"
+    # The Python model is as old as the prices it reads.
+    assert stale["models/dcf.py"].based_on == "data through 2024-09-27 in data/aapl_prices.csv"
     # Up to date: the memo citing the latest 10-Q, the NVIDIA note on its latest 10-K, and the
     # notebook whose data reaches NVIDIA's latest fiscal year end.
-    assert report.checked == 6
+    assert report.checked == 7
 
 
 async def test_the_agent_tools_read_only_the_folders_the_principal_may_see(
@@ -336,7 +338,7 @@ def test_the_cli_reports_what_is_stale_from_sec(
         assert main(["workspace", "stale", "--root", str(folder), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     stale = {item["path"]: item for item in report["stale"]}
-    assert set(stale) == {THESIS, "notebooks/apple_valuation.ipynb", MODEL}
+    assert set(stale) == {THESIS, "notebooks/apple_valuation.ipynb", MODEL, "models/dcf.py"}
     latest = stale[MODEL]["superseded_by"]
     assert (latest["filing_type"], latest["accession_number"]) == ("10-Q", APPLE_LATEST_10Q)
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from dexter.workspace.view import Snapshot
 
 REPORTS = ("10-K", "10-Q")
-STALE_KINDS = frozenset({"workbook", "notebook", "memo"})
+# Code counts too: a Python DCF that reads last year's prices is a model on old inputs.
+STALE_KINDS = frozenset({"workbook", "notebook", "memo", "code"})
 MAX_TICKERS = 15
 REPORT_DEPTH = 40
 RECENT_DEPTH = 400
