@@ -10,6 +10,7 @@ never need them, and each schema costs its characters on every request.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,15 +55,14 @@ class WorkspaceAccess:
             return found
 
     async def snapshots(self, ctx: ToolContext) -> list[tuple[Path, Snapshot]]:
+        """Each visible root's snapshot, its index refreshed first (only changed files read)."""
+        from dexter.workspace.service import too_wide
+
         loop = asyncio.get_running_loop()
 
         def progress(done: int, total: int) -> None:
             # Called on the indexing thread; the run's events belong to the loop.
             loop.call_soon_threadsafe(ctx.progress, f"indexing the workspace: {done}/{total}")
-
-        import sqlite3
-
-        from dexter.workspace.service import too_wide
 
         found = []
         wide: list[str] = []
