@@ -30,6 +30,8 @@ STALE_TIMEOUT = 20.0
 MAX_STALE_LINES = 8
 MAX_HITS = 60
 MAX_NEIGHBOURS = 20
+_OPEN: dict[tuple[Path, Path], Workspace] = {}
+_OPEN_LOCK = threading.Lock()
 
 
 class WorkspaceAccess:
@@ -42,16 +44,17 @@ class WorkspaceAccess:
         self.roots = [r.resolve() for r in roots]
         self.home = home
         self.filings = filings
-        self._open: dict[Path, Workspace] = {}
-        self._lock = threading.Lock()
 
     def workspace(self, root: Path) -> Workspace:
+        # One per folder and home for the whole process: every agent a gateway builds for the
+        # same granted folder shares its index connection and its snapshot.
         from dexter.workspace.service import Workspace
 
-        with self._lock:
-            found = self._open.get(root)
+        key = (root, self.home.resolve())
+        with _OPEN_LOCK:
+            found = _OPEN.get(key)
             if found is None:
-                found = self._open[root] = Workspace(root, self.home)
+                found = _OPEN[key] = Workspace(root, self.home)
             return found
 
     async def snapshots(self, ctx: ToolContext) -> list[tuple[Path, Snapshot]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # What a file is, by what a research folder holds.
 Kind = Literal["code", "notebook", "workbook", "memo", "data", "other"]
@@ -27,10 +27,10 @@ PERIOD = "period"  # a fiscal period or date a file covers (FY2024, Q3 2024, 202
 EXTERNAL = "external_link"  # a workbook's link to another workbook
 
 
-@dataclass(frozen=True)
-class Tag:
+class Tag(NamedTuple):
     """One definition or reference in a file. `line` is 1-based (0: the file as a whole);
-    `detail` is what a person reads (a signature, a range's target, a heading)."""
+    `detail` is what a person reads (a signature, a range's target, a heading). A tuple: a big
+    folder has a few hundred thousand of them, loaded at every snapshot."""
 
     name: str
     kind: str
