@@ -15,6 +15,7 @@ log = logging.getLogger("dexter.workspace")
 MEMO_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 WORKBOOK_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 _SNIFF = 4096
+MAX_PARSE_BYTES = 2 * 1024 * 1024
 
 
 def kind_of(rel: str) -> Kind:
@@ -37,6 +38,9 @@ def tag_file(rel: str, raw: bytes, absolute: str) -> FileTags:
     kind = kind_of(rel)
     if kind not in ("workbook",) and not rel.endswith(".parquet") and b"\x00" in raw[:_SNIFF]:
         return FileTags("other", outline=["binary file"], error="binary")
+    if kind in ("code", "notebook", "memo") and len(raw) > MAX_PARSE_BYTES:
+        # A generated or minified file: its outline would say nothing, its parse takes long.
+        return coarse(kind, raw, f"{len(raw):,} bytes, too large to outline")
     try:
         return _tag(rel, kind, raw, absolute)
     except Exception as error:  # any parser failure: the file stays in the map, coarsely

@@ -23,6 +23,7 @@ from dexter.workspace.model import (
 # Cells read per workbook: a model's structure shows long before this; a data dump is not read
 # to the end.
 MAX_CELLS = 200_000
+MAX_ROWS = 50_000  # per sheet, empty rows included
 HEADER_ROWS = 6
 MAX_INPUTS = 12
 _INPUT_SHEET = re.compile(r"input|assumption|driver|scenario", re.IGNORECASE)
@@ -67,7 +68,7 @@ def _tag(book: Any) -> FileTags:
         is_input = bool(_INPUT_SHEET.search(sheet.title))
         label: dict[int, str] = {}
         for row in sheet.iter_rows():
-            if budget <= 0:
+            if budget <= 0 or rows >= MAX_ROWS:
                 break
             rows += 1
             for cell in row:
