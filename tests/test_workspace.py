@@ -172,6 +172,7 @@ def test_the_map_ranks_toward_named_symbols_and_shows_what_matters(snapshot: Sna
     assert "names: WACC = Inputs!$B$3; TerminalGrowth = Inputs!$B$4" in text
     assert "inputs: Inputs!B3 (WACC) = 0.085" in text
     assert "periods: FY2022 .. FY2025E" in text
+    assert "links to: peers.xlsx" in text
     assert "dates 2024-01-02 .. 2024-09-27" in text
     assert f"cites: {APPLE_FY2024_10K}" in text
     assert "def wacc(equity: float, debt: float, re: float, rd: float, tax: float) -> float:" in (

@@ -149,5 +149,6 @@ def build_workbook(path: Path) -> None:
     model.append(["USD millions", "FY2022", "FY2023", "FY2024", "FY2025E"])
     model.append(["Revenue", 394328, 383285, 391035, "=D2*1.05"])
     model.append(["Value", "=NPV(WACC,B2:E2)*(1+TerminalGrowth)"])
+    model.append(["Peer median EV/EBIT", "='[peers.xlsx]Comps'!B2"])
     path.parent.mkdir(parents=True, exist_ok=True)
     book.save(path)
