@@ -62,9 +62,12 @@ _PYTHON = """
 (class_definition name: (identifier) @def.class)
 (function_definition name: (identifier) @def.function)
 (call function: (identifier) @ref)
-(call function: (attribute attribute: (identifier) @ref))
 (attribute attribute: (identifier) @ref)
-(identifier) @ref
+(import_from_statement name: (dotted_name (identifier) @ref))
+(import_from_statement name: (aliased_import name: (dotted_name (identifier) @ref)))
+(type (identifier) @ref)
+(class_definition superclasses: (argument_list (identifier) @ref))
+(decorator (identifier) @ref)
 (import_statement) @import
 (import_from_statement) @import
 (string (string_content) @string)
@@ -77,13 +80,18 @@ _JAVASCRIPT = """
 (variable_declarator
   name: (identifier) @def.function value: [(arrow_function) (function_expression)])
 (call_expression function: (identifier) @ref)
+(new_expression constructor: (identifier) @ref)
 (member_expression property: (property_identifier) @ref)
-(identifier) @ref
+(import_specifier name: (identifier) @ref)
 (import_statement source: (string (string_fragment) @import.source))
 (call_expression
   function: (identifier) @_req
   arguments: (arguments (string (string_fragment) @import.require)))
 (string (string_fragment) @string)
+"""
+# A class's base: the grammars shape `extends` differently.
+_JAVASCRIPT_ONLY = """
+(class_heritage (identifier) @ref)
 """
 _TYPESCRIPT = (
     _JAVASCRIPT
@@ -91,6 +99,7 @@ _TYPESCRIPT = (
 (interface_declaration name: (type_identifier) @def.class)
 (type_alias_declaration name: (type_identifier) @def.class)
 (type_identifier) @ref
+(extends_clause value: (identifier) @ref)
 """
 )
 
@@ -116,7 +125,9 @@ def _language(name: str) -> Language:
 def _query(name: str) -> Query:
     from tree_sitter import Query
 
-    source = {"python": _PYTHON, "javascript": _JAVASCRIPT}.get(name, _TYPESCRIPT)
+    source = {"python": _PYTHON, "javascript": _JAVASCRIPT + _JAVASCRIPT_ONLY}.get(
+        name, _TYPESCRIPT
+    )
     return Query(_language(name), source)
 
 
