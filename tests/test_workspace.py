@@ -111,6 +111,11 @@ def test_symbols_and_references_across_code_notebooks_workbooks_and_memos(
     cited = workspace.find_symbol(APPLE_FY2024_10K)
     assert [(h.path, h.line) for h in cited.references] == [(THESIS, 3)]
 
+    # In a notebook, a place is a cell and a line within it.
+    upside = workspace.find_symbol("implied_upside").definitions
+    assert [(h.path, h.detail) for h in upside] == [
+        ("notebooks/apple_valuation.ipynb", "cell 3, line 1: def implied_upside(value, price):")
+    ]
     notebook_function = workspace.find_symbol("gross_margin")
     assert [h.path for h in notebook_function.definitions] == ["notebooks/nvidia_margins.ipynb"]
 

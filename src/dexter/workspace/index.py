@@ -25,7 +25,7 @@ from dexter.workspace.tag import tag_file
 from dexter.workspace.walk import Seen, walk
 
 # Bumped whenever a tagger changes what it records: an older index is then rebuilt.
-FORMAT = 3
+FORMAT = 4
 # A folder bigger than this (a home directory, a data lake) is indexed up to here, and says so.
 MAX_FILES = 100_000
 # Shown as progress once a refresh has this many files to read (a first index of a big folder).

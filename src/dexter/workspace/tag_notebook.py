@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from dexter.workspace import entities
-from dexter.workspace.model import FUNCTION, IMPORT, PATH, PERIOD, TICKER, FileTags
+from dexter.workspace.model import FUNCTION, IMPORT, PATH, PERIOD, TICKER, FileTags, Tag
 from dexter.workspace.tag_code import tag_code
 
 _MAGIC = re.compile(r"^\s*[%!?]")
@@ -25,18 +25,23 @@ def tag_notebook(raw: bytes) -> FileTags:
     if not isinstance(cells, list):
         raise ValueError("not notebook JSON: no cells")
     code_lines: list[str] = []
-    # Each code cell keeps its own lines, so a tag's line is the joined source's line.
+    # For each line of the joined code: the notebook cell (1-based, as Jupyter counts every
+    # cell) and the line within it, so a tag says "cell 3, line 2".
+    origin: list[tuple[int, int]] = []
     markdown: list[str] = []
     headings: list[str] = []
     code_cells = 0
-    for cell in cells:
+    for number, cell in enumerate(cells, 1):
         if not isinstance(cell, dict):
             continue
         source = _source(cell.get("source"))
         if cell.get("cell_type") == "code":
             code_cells += 1
-            code_lines += [("" if _MAGIC.match(line) else line) for line in source.splitlines()]
+            lines = source.splitlines()
+            code_lines += [("" if _MAGIC.match(line) else line) for line in lines]
+            origin += [(number, k) for k in range(1, len(lines) + 1)]
             code_lines.append("")
+            origin.append((number, len(lines) + 1))
         elif cell.get("cell_type") == "markdown":
             markdown.append(source)
             headings += [
@@ -48,6 +53,7 @@ def tag_notebook(raw: bytes) -> FileTags:
     code = "\n".join(code_lines)
     tag_code(code.encode("utf-8"), "python", into=found)
     found.kind = "notebook"
+    found.tags = [_in_cell(tag, origin) for tag in found.tags]
     prose = "\n".join(markdown)
     literal = set(found.names(TICKER))
     for symbol in entities.tickers(prose):
@@ -74,6 +80,16 @@ def tag_notebook(raw: bytes) -> FileTags:
     if tickers:
         found.outline.append("tickers: " + ", ".join(tickers[:8]))
     return found
+
+
+def _in_cell(tag: Tag, origin: list[tuple[int, int]]) -> Tag:
+    """A tag of the joined code, placed in its cell: line 0 (a notebook has no lines of its
+    own) and "cell N, line K" in front of its detail."""
+    if not 0 < tag.line <= len(origin):
+        return tag
+    cell, line = origin[tag.line - 1]
+    where = f"cell {cell}, line {line}"
+    return tag._replace(line=0, detail=f"{where}: {tag.detail}" if tag.detail else where)
 
 
 def _source(raw: Any) -> str:

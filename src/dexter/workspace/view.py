@@ -273,7 +273,7 @@ class Snapshot:
         hits = SymbolHits(name)
         wanted = name.strip()
         accession = entities.accessions(wanted)
-        seen: set[tuple[str, int, str, str]] = set()
+        seen: set[tuple[str, int, str, str, str]] = set()
         for path, tag in tags:
             exact = tag.name == wanted
             loose = tag.name.casefold() == wanted.casefold()
@@ -293,9 +293,10 @@ class Snapshot:
             if not match or tag.kind in (PERIOD, IMPORT):
                 continue
             hit = Hit(path, tag.line, tag.kind, tag.detail)
-            if (path, tag.line, tag.kind, tag.role) in seen:
+            key = (path, tag.line, tag.kind, tag.role, tag.detail)
+            if key in seen:
                 continue  # `models.dcf` and `DCF` on one line, found in any case
-            seen.add((path, tag.line, tag.kind, tag.role))
+            seen.add(key)
             if tag.role == "def":
                 hits.definitions.append(hit)
             else:
