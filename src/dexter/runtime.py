@@ -183,6 +183,9 @@ ON_REQUEST = frozenset(
         "watch",
         "spawn_subagent",
         "ask_user_question",
+        "workspace_map",
+        "find_symbol",
+        "related",
     }
 )
 
@@ -934,6 +937,13 @@ class Runtime:
                 local.append(ReadFileTool(files.readable[0]))
             if files.write:
                 local += [WriteFileTool(files.write[0]), EditFileTool(files.write[0])]
+        from dexter.tools.workspace import workspace_tools
+
+        # The workspace map reads the same folders the file tools may (its index lives under
+        # the home, so it sees only what reading would).
+        roots = [settings.cwd] if principal.is_operator else list(principal.grants.files.readable)
+        if roots:
+            local += workspace_tools(roots, settings.home, data_router)
         for tool in [*local, *web_tools(settings, data_router)]:
             registry.register(tool)
         memory = self.memory_for(principal) if channel.memory_reads else None

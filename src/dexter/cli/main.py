@@ -29,6 +29,7 @@ from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
 from dexter.cli.web_command import add_web_parser
+from dexter.cli.workspace_command import add_workspace_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -180,6 +181,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_cron_parser(commands)
     add_watch_parser(commands)
     add_web_parser(commands)
+    add_workspace_parser(commands)
     add_gateway_parser(commands)
     add_db_parser(commands)
 
