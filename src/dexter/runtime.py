@@ -137,6 +137,15 @@ WEB = Channel(
     schedules=True,
     description="`dexter web`: the browser app; approvals and questions answered on the page",
 )
+OPENBB = Channel(
+    "openbb",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="workspace",
+    description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -148,7 +157,9 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, WEB, EVAL)}
+CHANNELS: Mapping[str, Channel] = {
+    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, WEB, OPENBB, EVAL)
+}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -1154,6 +1165,7 @@ __all__ = [
     "EVAL",
     "GATEWAY",
     "MCP",
+    "OPENBB",
     "WEB",
     "AgentSpec",
     "Channel",

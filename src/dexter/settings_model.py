@@ -121,6 +121,19 @@ class WebFetchSettings(Section):
     allowed_hosts: tuple[str, ...] = ()
 
 
+class OpenBBSettings(Section):
+    """`openbb`: Dexter as a custom agent in OpenBB Workspace (served by `dexter web`). Read by
+    `dexter.web.openbb_config.openbb_access`; DEXTER_OPENBB_API_KEY overrides `apiKey`."""
+
+    key = "openbb"
+    # What Workspace must send (`Authorization: Bearer …` or `X-API-Key: …`); no key, no endpoint.
+    api_key: str | None = None
+    # Browser origins whose pages may call the endpoint (Workspace's own, unless told otherwise).
+    allow_origins: tuple[str, ...] = ("https://pro.openbb.co",)
+    # The model its runs use (None: the settings' model).
+    model: str | None = Field(None, min_length=1)
+
+
 class RetrySettings(Section):
     """How every model call (main loop, router, compaction, constraints, memory flush) retries."""
 

@@ -155,7 +155,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tools_list.add_argument(
         "--channel",
         default="cli",
-        choices=("cli", "ask", "gateway", "cron", "mcp", "web", "eval"),
+        choices=("cli", "ask", "gateway", "cron", "mcp", "web", "openbb", "eval"),
         help="list what an agent on this channel binds (default: cli, the interactive session)",
     )
     tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
