@@ -142,10 +142,9 @@ class WebServer:
         import uvicorn
 
         from dexter.cli.open_runtime import open_runtime
-        from dexter.cli.web_command import bind
+        from dexter.cli.web_command import bind, web_app
         from dexter.config import load_settings
         from dexter.web.accounts import load_accounts
-        from dexter.web.app import create_app
         from dexter.web.state import WebState
 
         web_settings(self.root / ".dexter")
@@ -159,7 +158,7 @@ class WebServer:
             runtime, load_accounts(settings), cookie=f"dexter_web_{port}", model=MAIN
         )
         config = uvicorn.Config(
-            create_app(self.state), log_level="warning", access_log=False, lifespan="on"
+            web_app(self.state), log_level="warning", access_log=False, lifespan="on"
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
