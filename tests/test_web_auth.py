@@ -211,3 +211,71 @@ def test_without_the_web_extra_the_command_says_how_to_add_it(
     args = argparse.Namespace(hash_password=False, host="127.0.0.1", port=0)
     with pytest.raises(ConfigError, match=r"optional `web` extra, and uvicorn is not installed"):
         run_web_command(args)
+
+
+async def test_on_loopback_another_host_name_is_refused(tmp_path: Path) -> None:
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(tmp_path / ".dexter")})
+    state = WebState(open_runtime(settings), load_accounts(settings))
+    app = create_app(state, hosts=("127.0.0.1", "localhost", "[::1]"))
+    transport = httpx2.ASGITransport(app=app)
+    for base, status in (
+        ("http://127.0.0.1:8765", 200),
+        ("http://localhost:8765", 200),
+        ("http://[::1]:8765", 200),
+        ("http://rebound.example:8765", 421),
+    ):
+        async with httpx2.AsyncClient(transport=transport, base_url=base) as client:
+            assert (await client.get("/login")).status_code == status, base
+
+
+async def test_an_answer_exports_in_every_format_as_a_download(app: tuple) -> None:
+    client, state = app
+    sessions = SessionStore(state.runtime.store)
+    session = sessions.create("web-test", principal_id="web:ana")
+    sessions.add_turn(session, "run-1", "Apple revenue?", "It was **$391,035 million**.",
+                      "answered", 1, 10.0)  # fmt: skip
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+    page = await client.get(f"/sessions/{session}")
+    for fmt in ("md", "html", "xlsx"):
+        assert f"/sessions/{session}/runs/run-1/export.{fmt}" in page.text
+        got = await client.get(f"/sessions/{session}/runs/run-1/export.{fmt}")
+        assert got.status_code == 200, got.text
+        disposition = got.headers["content-disposition"]
+        assert disposition == f'attachment; filename="dexter-report-run-1.{fmt}"'
+        if fmt == "xlsx":
+            assert got.content[:2] == b"PK"  # a zip, as every workbook is
+        else:
+            assert b"391,035" in got.content
+    missing = await client.get(f"/sessions/{session}/runs/run-2/export.md")
+    assert missing.status_code == 404
+    assert (await client.get(f"/sessions/{session}/runs/run-1/export.docx")).status_code == 404
+
+
+async def test_the_openbb_endpoint_is_mounted_with_its_own_key_not_the_login(
+    tmp_path: Path,
+) -> None:
+    from dexter.web.openbb import MOUNT_PATH, OpenBBConfig, openbb_mount
+
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(tmp_path / ".dexter")})
+    state = WebState(open_runtime(settings), load_accounts(settings))
+    key = "a-key-for-workspace-0123456789"
+    mount = openbb_mount(state.runtime, OpenBBConfig(api_key=key))
+    app = create_app(state, mounts=[mount], own_auth=(MOUNT_PATH,))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        described = await client.get("/openbb/agents.json")
+        assert described.status_code == 200 and "dexter" in described.json()
+        # No login cookie, no CSRF token: the endpoint's own key check answers.
+        refused = await client.post("/openbb/query", json={"messages": []})
+        assert refused.status_code == 401 and "X-API-Key" in refused.text
+        assert (await client.get("/sessions")).status_code == 401  # the app itself still gated
+
+
+def test_an_account_cannot_take_the_openbb_endpoints_principal(tmp_path: Path) -> None:
+    home = tmp_path / ".dexter"
+    home.mkdir()
+    users = {"openbb": {"passwordHash": hash_password("x" * 12, n=2**10)}}
+    (home / "settings.json").write_text(json.dumps({"web": {"users": users}}))
+    settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(home)})
+    with pytest.raises(ConfigError, match="taken by Dexter's OpenBB endpoint"):
+        load_accounts(settings)

@@ -23,7 +23,7 @@ from tests.support.web import PASSWORDS, PAUSE, Script, WebServer, tool_results,
 if not playwright_installed() or find_chromium() is None:
     pytest.skip("no Chromium and Playwright here", allow_module_level=True)
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 # One worker runs the module: its server and browser start once.
 pytestmark = pytest.mark.xdist_group("web_browser")
@@ -100,22 +100,16 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def operator(browser: Browser, server: WebServer) -> Iterator[BrowserContext]:
+def page(browser: Browser, server: WebServer) -> Iterator[Page]:
+    """The operator's page, logged in with the printed link; shared by the module's tests (a
+    page is a renderer process: cheaper to navigate than to start)."""
     context = browser.new_context(accept_downloads=True)
-    page = context.new_page()
-    page.goto(server.login_url())
-    expect(page).to_have_url(f"{server.base}/")
-    page.close()
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def page(operator: BrowserContext) -> Iterator[Page]:
-    opened = operator.new_page()
+    opened = context.new_page()
     opened.set_default_timeout(10_000)
+    opened.goto(server.login_url())
+    expect(opened).to_have_url(f"{server.base}/")
     yield opened
-    opened.close()
+    context.close()
 
 
 def ask(page: Page, question: str) -> None:
@@ -127,16 +121,15 @@ def finished(page: Page) -> None:
     expect(page.locator("#live")).to_have_attribute("data-finished", "1")
 
 
-def log_in(browser: Browser, server: WebServer, name: str) -> BrowserContext:
-    context = browser.new_context()
-    page = context.new_page()
+def log_in(browser: Browser, server: WebServer, name: str) -> Page:
+    page = browser.new_context().new_page()
+    page.set_default_timeout(10_000)
     page.goto(f"{server.base}/sessions")  # not logged in: sent to the login page
     page.get_by_label("Name").fill(name)
     page.get_by_label("Password").fill(PASSWORDS[name])
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{server.base}/sessions")
-    page.close()
-    return context
+    return page
 
 
 def test_ask_and_watch_the_answer_stream(page: Page, server: WebServer) -> None:
@@ -216,13 +209,13 @@ def test_resume_a_session_and_export_a_pdf(page: Page, server: WebServer) -> Non
 def test_another_user_gets_403_on_the_first_users_session(
     browser: Browser, server: WebServer
 ) -> None:
-    ana = log_in(browser, server, "ana").new_page()
+    ana = log_in(browser, server, "ana")
     ana.goto(f"{server.base}/")
     ask(ana, "hello, I am Ana")
     finished(ana)
     session_url = ana.url.split("?")[0]
     run = ana.locator("#live").get_attribute("data-run")
-    bob = log_in(browser, server, "bob").new_page()
+    bob = log_in(browser, server, "bob")
     response = bob.goto(session_url)
     assert response is not None and response.status == 403
     expect(bob.get_by_role("heading", level=1)).to_have_text("This belongs to another user.")

@@ -8,10 +8,7 @@ One server (scripted model, the recorded SEC mirror on 127.0.0.1) and one browse
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,15 +260,3 @@ def test_axe_finds_no_serious_problem_on_any_main_view(
     page.locator("article.turn .answer a.cite").first.click()
     found["source"] = axe_violations(page)
     assert found == {url: [] for url in found}
-
-
-def test_the_openbb_endpoint_is_served_outside_the_login_gate(server: WebServer) -> None:
-    with urllib.request.urlopen(f"{server.base}/openbb/agents.json") as response:
-        described = json.load(response)
-    assert described["dexter"]["endpoints"]["query"] == f"{server.base}/openbb/query"
-    query = urllib.request.Request(f"{server.base}/openbb/query", data=b"{}", method="POST")
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(query)
-    # Its own key check answers (no key is configured here), not the app's login or CSRF.
-    assert refused.value.code == 403
-    assert "OPENBB_API_KEY" in json.loads(refused.value.read())["message"]

@@ -127,16 +127,6 @@ MCP = Channel(
     prompt="cli",
     description="the `research` tool of `dexter mcp serve`",
 )
-WEB = Channel(
-    "web",
-    can_ask_user=True,
-    allows_shell=True,
-    allows_writes=True,
-    memory_writes=True,
-    prompt="cli",
-    schedules=True,
-    description="`dexter web`: the browser app; approvals and questions answered on the page",
-)
 OPENBB = Channel(
     "openbb",
     can_ask_user=False,
@@ -145,6 +135,16 @@ OPENBB = Channel(
     memory_writes=False,
     prompt="workspace",
     description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
+)
+WEB = Channel(
+    "web",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="web",
+    schedules=True,
+    description="`dexter web`: the browser app; approvals and questions answered on the page",
 )
 EVAL = Channel(
     "eval",
@@ -158,7 +158,7 @@ EVAL = Channel(
 )
 
 CHANNELS: Mapping[str, Channel] = {
-    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, WEB, OPENBB, EVAL)
+    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, WEB, EVAL)
 }
 
 # Tools that change files or memory: bound only where the channel allows writes.
@@ -480,11 +480,18 @@ class Runtime:
     # ------------------------------------------------------------------ shared resources
 
     @property
+    def database_url(self) -> str | None:
+        """The Postgres database of team mode; None: the SQLite file in the home."""
+        from dexter.store.database_url import database_target
+
+        return database_target(self.settings).url
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             from dexter.store import open_store
 
-            self._store = open_store(self.settings.home)
+            self._store = open_store(self.settings.home, url=self.database_url)
             self._replay_journal(self._store)
         return self._store
 
@@ -504,7 +511,11 @@ class Runtime:
             from dexter.store.prices import overrides_from_settings
             from dexter.store.writer import StoreWriter
 
-            self._writer = StoreWriter(self.settings.home, overrides_from_settings(self.settings))
+            self._writer = StoreWriter(
+                self.settings.home,
+                overrides_from_settings(self.settings),
+                database_url=self.database_url,
+            )
         return self._writer
 
     def existing_store(self) -> Store | None:
@@ -513,7 +524,7 @@ class Runtime:
             from dexter.store import open_store
 
             try:
-                self._store = open_store(self.settings.home, create=False)
+                self._store = open_store(self.settings.home, create=False, url=self.database_url)
             except FileNotFoundError:
                 return None
         return self._store

@@ -142,9 +142,11 @@ class WebServer:
         import uvicorn
 
         from dexter.cli.open_runtime import open_runtime
-        from dexter.cli.web_command import bind, web_app
+        from dexter.cli.web_command import bind
         from dexter.config import load_settings
         from dexter.web.accounts import load_accounts
+        from dexter.web.app import create_app
+        from dexter.web.auth import LOOPBACK_NAMES
         from dexter.web.state import WebState
 
         web_settings(self.root / ".dexter")
@@ -158,7 +160,10 @@ class WebServer:
             runtime, load_accounts(settings), cookie=f"dexter_web_{port}", model=MAIN
         )
         config = uvicorn.Config(
-            web_app(self.state), log_level="warning", access_log=False, lifespan="on"
+            create_app(self.state, hosts=LOOPBACK_NAMES),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]

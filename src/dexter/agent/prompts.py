@@ -59,6 +59,19 @@ CHAT_PROFILE = ChannelProfile(
     ),
 )
 
+WEB_PROFILE = ChannelProfile(
+    label="browser",
+    preamble="Your answers are shown as rendered Markdown in a browser page.",
+    behaviour=CLI_PROFILE.behaviour,
+    format=(
+        "Lead with the answer, then the specific figures behind it with period and source.",
+        "Short casual questions get short answers.",
+        "Markdown renders here: a table to compare periods or companies (compact numbers, "
+        "tickers), bold for the key figure, headings only in long answers.",
+        "Do not narrate your process or end with leading questions.",
+    ),
+)
+
 # OpenBB Workspace renders Markdown in a side panel and shows statement tables, charts and the
 # sources next to the answer on its own, from the run's data.
 WORKSPACE_PROFILE = ChannelProfile(
@@ -116,6 +129,7 @@ PROFILES = {
     "cli": CLI_PROFILE,
     "research": RESEARCH_PROFILE,
     "chat": CHAT_PROFILE,
+    "web": WEB_PROFILE,
     "workspace": WORKSPACE_PROFILE,
     "whatsapp": CHAT_PROFILE,
     "telegram": CHAT_PROFILE,

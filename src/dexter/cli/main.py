@@ -16,6 +16,7 @@ from dexter.cli.argtypes import iso_day, valuation_days
 from dexter.cli.completion import add_completion_parser
 from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
+from dexter.cli.db_command import add_db_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.gateway_command import add_gateway_parser
 from dexter.cli.keys_command import add_keys_parser
@@ -155,7 +156,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tools_list.add_argument(
         "--channel",
         default="cli",
-        choices=("cli", "ask", "gateway", "cron", "mcp", "web", "openbb", "eval"),
+        choices=("cli", "ask", "gateway", "cron", "mcp", "openbb", "web", "eval"),
         help="list what an agent on this channel binds (default: cli, the interactive session)",
     )
     tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
@@ -180,6 +181,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_watch_parser(commands)
     add_web_parser(commands)
     add_gateway_parser(commands)
+    add_db_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)

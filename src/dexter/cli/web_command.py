@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     import socket
 
-    from starlette.applications import Starlette
-
     from dexter.config import Settings
-    from dexter.web.state import WebState
 
 EXIT_OK = 0
 DEFAULT_PORT = 8765
@@ -67,9 +64,6 @@ def run_web_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     from dexter.web.accounts import load_accounts
 
     accounts = load_accounts(settings)
-    from dexter.web.openbb import openbb_config
-
-    openbb_config(settings)  # a bad `openbb` section fails now, before the port is taken
     if not is_loopback(args.host) and not accounts.any_password:
         raise ConfigError(
             f"refusing to serve on {args.host} without a password: anyone who can reach it could "
@@ -140,20 +134,32 @@ def serve(
     import uvicorn
 
     from dexter.cli.open_runtime import open_runtime
-    from dexter.web.openbb import MOUNT_PATH as OPENBB_PATH
+    from dexter.web.app import create_app
     from dexter.web.state import WebState
 
     host, port = sock.getsockname()[:2]
     runtime = open_runtime(settings)
     runtime.client(model)  # an unknown model or a missing key fails now, not on a page
     state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
-    app = web_app(state)
+    from dexter.web.auth import LOOPBACK_NAMES
+    from dexter.web.openbb import MOUNT_PATH, openbb_config, openbb_mount
+
+    # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
+    # whatever name people reach it by (logins guard it there).
+    hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
+    openbb = openbb_config(settings)
+    # The OpenBB endpoint is called by Workspace, not by a logged-in page: it checks its own
+    # key and origins (dexter.web.openbb_access), so the login gate lets it through.
+    app = create_app(
+        state, hosts=hosts, mounts=[openbb_mount(runtime, openbb)], own_auth=(MOUNT_PATH,)
+    )
     base = f"http://{link_host(str(host))}:{port}"
     print(f"Dexter is serving at {base}/", file=out)
     print(f"Log in (this link works once): {base}/login?token={state.token.value}", file=out)
     if accounts.any_password:
         print("Or log in with a name and password from settings.json.", file=out)
-    print(f"OpenBB Workspace agent (base URL): {base}{OPENBB_PATH}", file=out)
+    keyed = "" if openbb.api_key else " (no key set: it answers no query; see README)"
+    print(f"OpenBB Workspace custom agent: {base}{MOUNT_PATH}{keyed}", file=out)
     print("Ctrl+C stops it.", file=out, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
@@ -164,17 +170,6 @@ def serve(
     finally:
         sock.close()
     return EXIT_OK
-
-
-def web_app(state: WebState) -> Starlette:
-    """The app `dexter web` serves: the pages behind the login gate, and the OpenBB Workspace
-    agent at /openbb, which checks its own key and origins (Workspace calls it from another
-    site, without this app's cookie or CSRF token)."""
-    from dexter.web.app import create_app
-    from dexter.web.openbb import MOUNT_PATH, openbb_config, openbb_mount
-
-    openbb = openbb_mount(state.runtime, openbb_config(state.runtime.settings))
-    return create_app(state, mounts=[openbb], own_auth=(MOUNT_PATH,))
 
 
 def _hash_password(out: TextIO) -> int:

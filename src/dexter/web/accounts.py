@@ -13,8 +13,11 @@ from dataclasses import dataclass
 
 from dexter.config import ConfigError, Settings
 from dexter.principal import OPERATOR, Grants, Principal, PrincipalError, check_id
+from dexter.web.openbb import OPENBB_PRINCIPAL
 from dexter.web.passwords import PasswordHashError, check_hash, verify_password
 
+# Principals of other web front doors: an account may not share their sessions and memory.
+RESERVED = frozenset({OPENBB_PRINCIPAL.id})
 # Spent on an unknown name too, so a login's duration does not say which names exist.
 _DUMMY_HASH = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 
@@ -60,6 +63,8 @@ def load_accounts(settings: Settings) -> Accounts:
             check_id(f"web:{name}")
             if not name or ":" in name:
                 raise PrincipalError("")
+            if f"web:{name}" in RESERVED:
+                raise PrincipalError(f"the name {name!r} is taken by Dexter's OpenBB endpoint")
             check_hash(user.password_hash)
             principal = (
                 OPERATOR

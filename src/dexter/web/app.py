@@ -36,8 +36,15 @@ async def _http_error(request: Request, error: Exception) -> Response:
 
 
 def create_app(
-    state: WebState, *, mounts: Sequence[BaseRoute] = (), own_auth: Sequence[str] = ()
+    state: WebState,
+    *,
+    mounts: Sequence[BaseRoute] = (),
+    own_auth: Sequence[str] = (),
+    hosts: Sequence[str] | None = None,
 ) -> Starlette:
+    """The app; `hosts`: the host names it answers to (None: any; `dexter web` on loopback
+    passes the loopback names)."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
@@ -59,7 +66,13 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(AuthGate, logins=state.logins, cookie=state.cookie, own_auth=tuple(own_auth))
+            Middleware(
+                AuthGate,
+                logins=state.logins,
+                cookie=state.cookie,
+                own_auth=tuple(own_auth),
+                hosts=tuple(hosts) if hosts is not None else None,
+            )
         ],
         exception_handlers={HTTPException: _http_error},
         lifespan=lifespan,

@@ -154,6 +154,17 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _host_name(scope: Scope) -> str:
+    """The Host header without its port, lower-case ("[::1]" keeps its brackets)."""
+    host = (_header(scope, b"host") or "").strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
 def same_origin(scope: Scope) -> bool:
     """False when the browser says the request came from another site (Origin or Referer);
     True when it came from here or does not say."""
@@ -183,8 +194,12 @@ class AuthGate:
         cookie: str,
         open_paths: tuple[str, ...] = ("/login", "/static/"),
         own_auth: tuple[str, ...] = (),
+        hosts: tuple[str, ...] | None = None,
     ) -> None:
         self.app = app
+        # Host names this server answers to (None: any). On loopback, a page whose own name was
+        # pointed at 127.0.0.1 (DNS rebinding) is refused before anything else.
+        self.hosts = hosts
         self.logins = logins
         self.cookie = cookie
         self.open_paths = open_paths
@@ -195,6 +210,9 @@ class AuthGate:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        if self.hosts is not None and _host_name(scope) not in self.hosts:
+            await _refuse(send, 421, "refused: this server does not answer to that host name")
+            return
         if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.own_auth):
             await self.app(scope, receive, send)
             return
@@ -300,6 +318,7 @@ def login_of(request: Any) -> Login:
 __all__ = [
     "CSRF_FIELD",
     "CSRF_HEADER",
+    "LOOPBACK_NAMES",
     "AuthGate",
     "Login",
     "Logins",
