@@ -17,7 +17,7 @@ ANSWER = (
 
 def test_the_citing_sentence_and_its_figures() -> None:
     assert citing_sentences(ANSWER, "S1") == [
-        "Revenue was **$391,035 million** in FY2024 [S1].",
+        "Revenue was $391,035 million in FY2024 [S1].",
         "Services grew to $96.2 billion [S1, S2].",
     ]
     assert citing_sentences(ANSWER, "S2", occurrence=1) == ["Gross margin was 46.2% [S2]."]

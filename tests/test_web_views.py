@@ -175,7 +175,7 @@ def test_a_cited_figure_opens_its_xbrl_fact_and_the_tables_sit_beside_the_answer
     expect(fact.locator("mark")).to_have_text(["Revenue", "391,035 (millions)"])
     expect(fact).to_contain_text("us-gaap:")
     expect(fact).to_contain_text("FY2024")
-    expect(fact.get_by_role("link", name="filing")).to_have_attribute(
+    expect(fact.get_by_role("link", name=re.compile("^10-K filed"))).to_have_attribute(
         "href", re.compile(r"^https://www\.sec\.gov/")
     )
 
@@ -215,7 +215,7 @@ def test_usage_by_day_and_model(page: Page, server: WebServer, answered: dict[st
     expect(page.locator(".totals")).to_contain_text("model calls")
     by_model = page.get_by_role("region", name="By model")
     expect(by_model.get_by_role("row", name=re.compile("web-test"))).to_be_visible()
-    by_day = page.get_by_role("region", name="By day (utc)")
+    by_day = page.get_by_role("region", name="By day (UTC)")
     expect(by_day.locator("tbody th").first).to_have_text(re.compile(r"\d{4}-\d{2}-\d{2}"))
     expect(page.get_by_role("region", name="By principal")).to_contain_text("operator")
 
@@ -224,7 +224,11 @@ def test_the_phone_layout_and_the_keyboard(
     phone: BrowserContext, server: WebServer, answered: dict[str, str]
 ) -> None:
     page = phone.new_page()
-    for url in (f"{server.base}/", answered["revenue"], f"{server.base}/jobs",
+    page.goto(answered["margin"])
+    page.locator("article.turn .answer a.cite").first.click()
+    expect(page.locator("#passage")).to_be_in_viewport()
+    source = page.url
+    for url in (f"{server.base}/", answered["revenue"], source, f"{server.base}/jobs",
                 f"{server.base}/usage"):  # fmt: skip
         page.goto(url)
         wide = page.evaluate("document.documentElement.scrollWidth")

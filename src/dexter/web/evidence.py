@@ -102,9 +102,16 @@ def citing_sentences(answer: str, source_id: str, occurrence: int | None = None)
                 count += 1
                 ids = re.findall(r"S\d+", match.group(1))
                 wanted = occurrence is None or occurrence == count
-                if source_id in ids and wanted and sentence not in sentences:
-                    sentences.append(sentence.strip())
+                said = _plain_sentence(sentence)
+                if source_id in ids and wanted and said not in sentences:
+                    sentences.append(said)
     return sentences
+
+
+def _plain_sentence(sentence: str) -> str:
+    """A sentence of Markdown as a reader sees it: no list or table marks, no emphasis."""
+    text = re.sub(r"^\s*(?:[-*+]|\d+[.)]|>|\|)\s+", "", sentence.strip())
+    return re.sub(r"(\*\*|__|\*|`)", "", text).strip(" |")
 
 
 def figures_in(text: str) -> list[Figure]:

@@ -16,8 +16,10 @@ from typing import Any
 from dexter.reports.charts import Chart, charts_for
 from dexter.reports.model import Table
 
-WIDTH, HEIGHT = 480, 240
-LEFT, RIGHT, TOP, BOTTOM = 64, 12, 16, 48
+WIDTH, HEIGHT = 480, 250
+# Room for the value labels on the left and half a period label either side.
+LEFT, RIGHT, TOP, PLOT_BOTTOM = 64, 32, 12, 180
+LEGEND_COLUMNS = 2
 # The reports' palette, dark enough for 3:1 against white (WCAG non-text contrast).
 PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7f6000", "#7030a0")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2")
@@ -41,6 +43,8 @@ def _nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
 
 
 def _number(value: float) -> str:
+    if value == 0:
+        return "0"
     if abs(value) >= 100:
         return f"{value:,.0f}"
     if abs(value) >= 10:
@@ -57,8 +61,10 @@ def chart_svg(chart: Chart, key: str) -> str:
     low, high = min(0.0, *values), max(0.0, *values)
     ticks = _nice_ticks(low, high)
     low, high = min(low, ticks[0]), max(high, ticks[-1])
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, PLOT_BOTTOM - TOP
     count = len(chart.periods)
+    rows = math.ceil(len(chart.lines) / LEGEND_COLUMNS)
+    height = PLOT_BOTTOM + 26 + 18 * rows
 
     def x(i: int) -> float:
         return LEFT + (plot_w * i / (count - 1) if count > 1 else plot_w / 2)
@@ -68,7 +74,7 @@ def chart_svg(chart: Chart, key: str) -> str:
 
     title_id = f"chart-{key}-title"
     parts = [
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-labelledby="{title_id}" xmlns="http://www.w3.org/2000/svg">',
         f'<title id="{title_id}">{escape(chart.title)} ({escape(chart.unit)}), '
         f"{escape(chart.periods[0])} to {escape(chart.periods[-1])}</title>",
@@ -82,7 +88,7 @@ def chart_svg(chart: Chart, key: str) -> str:
         )
     for i, period in enumerate(chart.periods):
         parts.append(
-            f'<text x="{x(i):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
+            f'<text x="{x(i):.1f}" y="{PLOT_BOTTOM + 16}" text-anchor="middle">'
             f"{escape(period)}</text>"
         )
     for index, (row, line) in enumerate(zip(chart.lines, series, strict=True)):
@@ -102,16 +108,17 @@ def chart_svg(chart: Chart, key: str) -> str:
                 f"<title>{label}, {escape(chart.periods[i])}: {_number(v)} "
                 f"{escape(chart.unit)}</title></circle>"
             )
-    legend_y = HEIGHT - 14
-    step = plot_w / max(1, len(chart.lines))
+    # The legend in rows of two, so long line names never run into each other.
+    column = (WIDTH - LEFT) / LEGEND_COLUMNS
     for index, row in enumerate(chart.lines):
-        lx = LEFT + index * step
+        lx = LEFT + (index % LEGEND_COLUMNS) * column
+        ly = PLOT_BOTTOM + 40 + 18 * (index // LEGEND_COLUMNS)
         color, dash = PALETTE[index % len(PALETTE)], DASHES[index % len(DASHES)]
         dashed = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(
-            f'<line x1="{lx:.1f}" x2="{lx + 18:.1f}" y1="{legend_y - 4}" y2="{legend_y - 4}" '
-            f'stroke="{color}" stroke-width="2"{dashed}/>'
-            f'<text x="{lx + 22:.1f}" y="{legend_y}">'
+            f'<line x1="{lx:.1f}" x2="{lx + 22:.1f}" y1="{ly - 4}" y2="{ly - 4}" '
+            f'stroke="{color}" stroke-width="2.5"{dashed}/>'
+            f'<text x="{lx + 28:.1f}" y="{ly}">'
             f"{escape(row.label.replace(' (computed)', ''))}</text>"
         )
     parts.append("</svg>")
@@ -136,7 +143,11 @@ def table_view(table: Table, key: str) -> dict[str, Any]:
             for row in table.rows
         ],
         "charts": [
-            {"title": chart.title, "svg": chart_svg(chart, f"{key}-{n}")}
+            {
+                "caption": chart.title.split(": ", 1)[-1],
+                "unit": chart.unit,
+                "svg": chart_svg(chart, f"{key}-{n}"),
+            }
             for n, chart in enumerate(charts_for(table))
         ],
     }

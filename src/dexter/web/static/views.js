@@ -11,7 +11,6 @@ document.addEventListener("dexter:end", async (event) => {
     if (!response.ok) return;
     const html = await response.text();
     if (!html.trim()) return;
-    const answer = section.querySelector(".answer");
-    answer.insertAdjacentHTML("beforebegin", html);
+    section.querySelector(".after").insertAdjacentHTML("afterend", html);
   } catch (error) { /* the tables are extra; the answer stands without them */ }
 });

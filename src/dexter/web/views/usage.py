@@ -44,9 +44,12 @@ async def usage_page(request: Request) -> Response:
     state = web_state(request)
     principal = login_of(request).principal
     whose = None if principal.is_operator else principal.id
-    groups: tuple[tuple[ReportBy, str], ...] = (("day", "Day (UTC)"), ("model", "Model"))
+    groups: tuple[tuple[ReportBy, str, str], ...] = (
+        ("day", "Day (UTC)", "By day (UTC)"),
+        ("model", "Model", "By model"),
+    )
     if principal.is_operator:
-        groups += (("principal", "Principal"),)
+        groups += (("principal", "Principal", "By principal"),)
 
     def report() -> dict[str, Any]:
         store = state.runtime.existing_store()
@@ -54,11 +57,12 @@ async def usage_page(request: Request) -> Response:
             return {"tables": [], "totals": None, "unpriced": 0}
         ledger = Ledger(store)
         tables = []
-        for by, label in groups:
+        for by, label, heading in groups:
             rows = ledger.report(by, principal_id=whose)
             if by == "day":
                 rows = rows[-DAYS_SHOWN:][::-1]  # newest first
-            tables.append({"by": by, "label": label, "rows": [_row(r, r.key) for r in rows]})
+            rows_shown = [_row(r, r.key) for r in rows]
+            tables.append({"by": by, "label": label, "heading": heading, "rows": rows_shown})
         totals = ledger.totals(principal_id=whose)
         return {
             "tables": tables if totals.calls else [],
