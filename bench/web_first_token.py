@@ -91,13 +91,10 @@ async def main() -> None:
     import uvicorn
     from tests.support.sec_mirror import Mirror, MirrorServer
 
-    from dexter.cli.open_runtime import open_runtime
-    from dexter.cli.web_command import bind
+    from dexter.cli.web_command import bind, build
     from dexter.config import load_settings
     from dexter.models.scripted import Reply, ScriptedModel, calls
     from dexter.web.accounts import Accounts
-    from dexter.web.app import create_app
-    from dexter.web.state import WebState
 
     steps: list[object] = []
     for _ in range(2 * RUNS + SESSIONS + 4):
@@ -115,19 +112,20 @@ async def main() -> None:
             }
         )
         os.chdir(tmp)
-        rt = open_runtime(load_settings())
-        rt._clients[rt.resolve(MAIN).spec] = ScriptedModel(steps)  # type: ignore[arg-type]
-        rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="[]")] * 1000)  # type: ignore[arg-type]
         sock = bind("127.0.0.1", 0)
-        port = sock.getsockname()[1]
-        state = WebState(rt, Accounts({}), cookie=f"dexter_web_{port}", model=MAIN)
+        # What `dexter web -m MAIN` serves, with the scripted model in its runtime.
+        served = build(load_settings(), Accounts({}), sock, model=MAIN)
+        state = served.state
+        rt = state.runtime
+        rt._clients[rt.resolve(MAIN).spec] = ScriptedModel(steps)
+        rt._clients[rt.resolve(ROUTER).spec] = ScriptedModel([Reply(text="[]")] * 1000)
         server = uvicorn.Server(
-            uvicorn.Config(create_app(state), log_level="warning", lifespan="off", access_log=False)
+            uvicorn.Config(served.app, log_level="warning", lifespan="off", access_log=False)
         )
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started:  # noqa: ASYNC110 - uvicorn says so only by this flag
             await asyncio.sleep(0.01)
-        base = f"http://127.0.0.1:{port}"
+        base = served.base
         async with httpx2.AsyncClient(base_url=base, timeout=30) as client:
             await client.get(f"/login?token={state.token.value}")
             page = await client.get("/", headers={"accept": "text/html"})

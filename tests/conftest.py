@@ -43,7 +43,9 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     lives in its own temporary home."""
     for name in list(os.environ):
         inherited = os.environ[name] == _INHERITED.get(name)
-        if inherited and (name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES):
+        # `OPENAI_API_KEY_FILE` too: Dexter reads a key from the file it names.
+        known = name in _ENVIRONMENT_NAMES or name.removesuffix("_FILE") in _ENVIRONMENT_NAMES
+        if inherited and (name.startswith("DEXTER_") or known):
             monkeypatch.delenv(name)
     if "DEXTER_HOME" not in os.environ:
         monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))

@@ -279,3 +279,32 @@ def test_an_account_cannot_take_the_openbb_endpoints_principal(tmp_path: Path) -
     settings = load_settings(cwd=tmp_path, environ={"DEXTER_HOME": str(home)})
     with pytest.raises(ConfigError, match="taken by Dexter's OpenBB endpoint"):
         load_accounts(settings)
+
+
+async def test_in_team_mode_web_users_stay_apart_in_postgres(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / ".dexter"
+    web_settings(home)
+    # The database setting is read from the process environment (dexter.store.database_url).
+    monkeypatch.setenv("DEXTER_DATABASE_URL", postgres_url)
+    environ = {"DEXTER_HOME": str(home), "DEXTER_DATABASE_URL": postgres_url}
+    settings = load_settings(cwd=tmp_path, environ=environ)
+    state = WebState(open_runtime(settings), load_accounts(settings))
+    sessions = SessionStore(state.runtime.store)
+    anas = sessions.create("web-test", "Ana on margins", principal_id="web:ana")
+    sessions.add_turn(anas, "run-a", "Ana on margins", "Margins rose.", "answered", 1, 5.0)
+    bobs = sessions.create("web-test", "Bob on margins", principal_id="web:bob")
+    sessions.add_turn(bobs, "run-b", "Bob on margins", "Margins fell.", "answered", 1, 5.0)
+    transport = httpx2.ASGITransport(app=create_app(state))
+    try:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+            listing = await client.get("/sessions?q=margins")
+            assert "Ana on margins" in listing.text and "Bob on margins" not in listing.text
+            assert (await client.get(f"/sessions/{bobs}")).status_code == 403
+            export = await client.get(f"/sessions/{anas}/runs/run-a/export.md")
+            assert export.status_code == 200 and b"Margins rose." in export.content
+    finally:
+        state.runtime.close_local()
+    assert not (home / "dexter.db").exists()

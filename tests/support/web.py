@@ -141,33 +141,23 @@ class WebServer:
     def start(self) -> None:
         import uvicorn
 
-        from dexter.cli.open_runtime import open_runtime
-        from dexter.cli.web_command import bind
+        from dexter.cli.web_command import bind, build
         from dexter.config import load_settings
         from dexter.web.accounts import load_accounts
-        from dexter.web.app import create_app
-        from dexter.web.auth import LOOPBACK_NAMES
-        from dexter.web.state import WebState
 
         web_settings(self.root / ".dexter")
         settings = load_settings(cwd=self.root, environ=self.environ())
-        runtime = open_runtime(settings)
+        sock = bind("127.0.0.1", 0)
+        # What `dexter web -m MAIN` serves, with the scripted model in the runtime.
+        served = build(settings, load_accounts(settings), sock, model=MAIN)
+        runtime = served.state.runtime
         runtime._clients[runtime.resolve(MAIN).spec] = self.script.model()
         runtime._clients[runtime.resolve(ROUTER).spec] = ScriptedModel([Reply(text="[]")] * 500)
-        sock = bind("127.0.0.1", 0)
-        port = sock.getsockname()[1]
-        self.state = WebState(
-            runtime, load_accounts(settings), cookie=f"dexter_web_{port}", model=MAIN
-        )
-        config = uvicorn.Config(
-            create_app(self.state, hosts=LOOPBACK_NAMES),
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-        )
+        self.state = served.state
+        self.base = served.base
+        config = uvicorn.Config(served.app, log_level="warning", access_log=False, lifespan="on")
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        self.base = f"http://127.0.0.1:{port}"
         self._thread = threading.Thread(
             target=lambda: asyncio.run(self._server.serve(sockets=[sock])), daemon=True
         )

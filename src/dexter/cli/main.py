@@ -192,6 +192,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
     )
     doctor.add_argument(
+        "--health",
+        action="store_true",
+        help="only check that settings load and the database answers; exit 0 healthy, 1 not "
+        "(for a container's HEALTHCHECK)",
+    )
+    doctor.add_argument(
         "--all",
         dest="show_all",
         action="store_true",
@@ -627,6 +633,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_permissions_command(args)
     if args.command in ("sessions", "usage"):
         return int(args.store_run(args))
+    if args.command == "doctor" and args.health:
+        from dexter.cli.health import run_health
+
+        return run_health()
     if args.command == "doctor":
         from dexter.cli.doctor_command import run_doctor_command
 

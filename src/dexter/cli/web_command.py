@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -126,6 +127,42 @@ def link_host(host: str) -> str:
     return f"[{host.strip('[]')}]" if ":" in host else host
 
 
+@dataclass(frozen=True)
+class Served:
+    """What `dexter web` serves on one socket: the app, its state, and the addresses to print."""
+
+    app: Any
+    state: Any
+    base: str
+    openbb_url: str
+    openbb_keyed: bool
+
+
+def build(settings: Settings, accounts: Any, sock: socket.socket, *, model: str | None) -> Served:
+    """The app `dexter web` serves on `sock` (tests serve exactly this)."""
+    from dexter.cli.open_runtime import open_runtime
+    from dexter.web.app import create_app
+    from dexter.web.auth import LOOPBACK_NAMES
+    from dexter.web.openbb import MOUNT_PATH, openbb_config, openbb_mount
+    from dexter.web.state import WebState
+
+    host, port = sock.getsockname()[:2]
+    openbb = openbb_config(settings)
+    runtime = open_runtime(settings)
+    runtime.client(model)  # an unknown model or a missing key fails now, not on a page
+    state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
+    # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
+    # whatever name people reach it by (logins guard it there).
+    hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
+    # The OpenBB endpoint is called by Workspace, not by a logged-in page: it checks its own
+    # key and origins (dexter.web.openbb_access), so the login gate lets it through.
+    app = create_app(
+        state, hosts=hosts, mounts=[openbb_mount(runtime, openbb)], own_auth=(MOUNT_PATH,)
+    )
+    base = f"http://{link_host(str(host))}:{port}"
+    return Served(app, state, base, base + MOUNT_PATH, openbb.api_key is not None)
+
+
 def serve(
     settings: Settings, accounts: Any, sock: socket.socket, *, model: str | None, out: TextIO
 ) -> int:
@@ -133,35 +170,16 @@ def serve(
 
     import uvicorn
 
-    from dexter.cli.open_runtime import open_runtime
-    from dexter.web.app import create_app
-    from dexter.web.state import WebState
-
-    host, port = sock.getsockname()[:2]
-    runtime = open_runtime(settings)
-    runtime.client(model)  # an unknown model or a missing key fails now, not on a page
-    state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
-    from dexter.web.auth import LOOPBACK_NAMES
-    from dexter.web.openbb import MOUNT_PATH, openbb_config, openbb_mount
-
-    # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
-    # whatever name people reach it by (logins guard it there).
-    hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
-    openbb = openbb_config(settings)
-    # The OpenBB endpoint is called by Workspace, not by a logged-in page: it checks its own
-    # key and origins (dexter.web.openbb_access), so the login gate lets it through.
-    app = create_app(
-        state, hosts=hosts, mounts=[openbb_mount(runtime, openbb)], own_auth=(MOUNT_PATH,)
-    )
-    base = f"http://{link_host(str(host))}:{port}"
+    served = build(settings, accounts, sock, model=model)
+    base = served.base
     print(f"Dexter is serving at {base}/", file=out)
-    print(f"Log in (this link works once): {base}/login?token={state.token.value}", file=out)
+    print(f"Log in (this link works once): {base}/login?token={served.state.token.value}", file=out)
     if accounts.any_password:
         print("Or log in with a name and password from settings.json.", file=out)
-    keyed = "" if openbb.api_key else " (no key set: it answers no query; see README)"
-    print(f"OpenBB Workspace custom agent: {base}{MOUNT_PATH}{keyed}", file=out)
+    keyed = "" if served.openbb_keyed else " (no key set: it answers no query; see README)"
+    print(f"OpenBB Workspace custom agent: {served.openbb_url}{keyed}", file=out)
     print("Ctrl+C stops it.", file=out, flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(served.app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     try:
         asyncio.run(server.serve(sockets=[sock]))

@@ -196,6 +196,8 @@
       event.preventDefault();
       const fields = new URLSearchParams(new FormData(form));
       const button = form.querySelector('button[type="submit"]');
+      const stale = form.querySelector(".error");
+      if (stale) stale.remove();
       button.disabled = true;
       try {
         const run = await post(form.action, fields);
@@ -209,7 +211,8 @@
         form.elements.question.value = "";
         follow(live, run.events, run.run);
       } catch (error) {
-        form.append(el("p", { className: "error", role: "alert", textContent: String(error.message || error) }));
+        const shown = form.querySelector(".error") || form.appendChild(el("p", { className: "error", role: "alert" }));
+        shown.textContent = String(error.message || error);
       } finally {
         button.disabled = false;
       }
