@@ -19,9 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dexter.models.scripted import Reply  # noqa: E402
-from dexter.models.types import ModelRequest  # noqa: E402
-from tests.support.web import Script, tool_results, web_server  # noqa: E402
+from tests.support.web import Script, tool_results, web_server
+
+from dexter.models.scripted import Reply
+from dexter.models.types import ModelRequest
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "images"
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
