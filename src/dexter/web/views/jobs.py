@@ -4,7 +4,7 @@ a form to add one, pause and resume, and each job's latest alerts.
 Jobs are made and changed through `dexter.cron.jobs`, the API the CLI and the agent's tools
 use, so the page refuses the same schedules and targets with the same messages. A web user's
 alerts go to the outbox (they have no chat); the runs themselves happen in the cron service
-(`dexter cron start` or the gateway), not in `dexter web`."""
+(`dexter daemon` or the gateway), not in `dexter web`."""
 
 from __future__ import annotations
 
