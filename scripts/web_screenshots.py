@@ -46,8 +46,13 @@ def research(request: ModelRequest) -> Reply:
     done = tool_results(request)
     if not done:
         statements = {"company": "AAPL", "period": "annual", "limit": 3}
-        section = {"company": "AAPL", "form": "10-K", "item": "7", "year": 2024,
-                   "focus": "gross margin percentage"}  # fmt: skip
+        section = {
+            "company": "AAPL",
+            "form": "10-K",
+            "item": "7",
+            "year": 2024,
+            "focus": "gross margin percentage",
+        }
         return Reply(tool_calls=[("income_statements", statements), ("filing_section", section)])
     return Reply(text=ANSWER)
 

@@ -58,8 +58,13 @@ async def test_a_web_user_sees_and_changes_only_their_own_jobs(app: tuple) -> No
     client, state = app
     now = datetime.now(UTC)
     cron = CronStore(state.runtime.store)
-    mine = create_job(cron, name="Operator's watch", message="check",
-                      schedule=parse_every("1h", anchor=now), now=now)  # fmt: skip
+    mine = create_job(
+        cron,
+        name="Operator's watch",
+        message="check",
+        schedule=parse_every("1h", anchor=now),
+        now=now,
+    )
     token = await log_in(client, "ana")
     added = await client.post(
         "/jobs",
@@ -69,7 +74,7 @@ async def test_a_web_user_sees_and_changes_only_their_own_jobs(app: tuple) -> No
             "kind": "every",
             "when": "1d",
             "tz": "UTC",
-        },  # fmt: skip
+        },
         headers={"x-csrf-token": token},
     )
     assert added.status_code == 303

@@ -34,8 +34,13 @@ REVENUE = "Apple's revenue in FY2024 was **$391,035 million** [S1]."
 
 def margin(request: ModelRequest) -> Reply:
     if not tool_results(request):
-        args = {"company": "AAPL", "form": "10-K", "item": "7", "year": 2024,
-                "focus": "gross margin percentage"}  # fmt: skip
+        args = {
+            "company": "AAPL",
+            "form": "10-K",
+            "item": "7",
+            "year": 2024,
+            "focus": "gross margin percentage",
+        }
         return Reply(tool_calls=[("filing_section", args)])
     return Reply(text=MARGIN)
 
@@ -119,8 +124,10 @@ def answered(desk: BrowserContext, server: WebServer) -> dict[str, str]:
     """Two answered questions (a filing passage, statement figures): their session pages."""
     page = desk.new_page()
     urls = {}
-    for name, question in (("margin", "Apple's gross margin in 2024?"),
-                           ("revenue", "Apple's revenue in FY2024?")):  # fmt: skip
+    for name, question in (
+        ("margin", "Apple's gross margin in 2024?"),
+        ("revenue", "Apple's revenue in FY2024?"),
+    ):
         ask(page, server, question)
         urls[name] = page.url.split("?")[0]
     page.close()
@@ -228,8 +235,13 @@ def test_the_phone_layout_and_the_keyboard(
     page.locator("article.turn .answer a.cite").first.click()
     expect(page.locator("#passage")).to_be_in_viewport()
     source = page.url
-    for url in (f"{server.base}/", answered["revenue"], source, f"{server.base}/jobs",
-                f"{server.base}/usage"):  # fmt: skip
+    for url in (
+        f"{server.base}/",
+        answered["revenue"],
+        source,
+        f"{server.base}/jobs",
+        f"{server.base}/usage",
+    ):
         page.goto(url)
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= 390, f"{url} scrolls sideways on a phone ({wide} px)"
@@ -254,8 +266,14 @@ def test_the_phone_layout_and_the_keyboard(
 def test_axe_finds_no_serious_problem_on_any_main_view(
     page: Page, server: WebServer, answered: dict[str, str]
 ) -> None:
-    views = [f"{server.base}/", answered["margin"], answered["revenue"],
-             f"{server.base}/sessions", f"{server.base}/jobs", f"{server.base}/usage"]  # fmt: skip
+    views = [
+        f"{server.base}/",
+        answered["margin"],
+        answered["revenue"],
+        f"{server.base}/sessions",
+        f"{server.base}/jobs",
+        f"{server.base}/usage",
+    ]
     found: dict[str, list[str]] = {}
     for url in views:
         page.goto(url)

@@ -183,8 +183,9 @@ def text_passage(
         best = max(range(len(raw)), key=lambda i: scores[i], default=None)
         if best is not None and scores[best] >= 2:
             paragraphs[best].hit = True
-    return Passage(tool, heading.splitlines()[0].lstrip("# ") if heading else tool,
-                   _around_hits(paragraphs))  # fmt: skip
+    return Passage(
+        tool, heading.splitlines()[0].lstrip("# ") if heading else tool, _around_hits(paragraphs)
+    )
 
 
 def _around_hits(paragraphs: list[Paragraph]) -> list[Paragraph | None]:
@@ -301,13 +302,16 @@ def source_view(
         facts = [
             p
             for name, d in inner
-            if name in TOOL_KINDS and isinstance(d, Mapping)
+            if name in TOOL_KINDS
+            and isinstance(d, Mapping)
             and (p := fact_passage(name, d, label, url, figures)) is not None
-        ]  # fmt: skip
+        ]
         passages.extend(facts or [text_passage(tool, result, figures, sentences)])
-    kind = "filing" if label.startswith("SEC EDGAR") or "sec.gov" in (url or "") else (
-        "web" if url else "other"
-    )  # fmt: skip
+    kind = (
+        "filing"
+        if label.startswith("SEC EDGAR") or "sec.gov" in (url or "")
+        else ("web" if url else "other")
+    )
     found = False
     for passage in passages:
         items: list[Fact | Paragraph] = [*passage.facts]
