@@ -62,3 +62,11 @@ def test_chart_labels_are_escaped_and_every_point_has_a_hover_value() -> None:
     assert "<b>" not in svg and "<i>" not in svg and "&lt;b&gt;" in svg
     assert "<title>Revenue &lt;b&gt;, FY2024: 391,035 USD millions</title>" in svg
     assert svg.count("<circle") == 2
+
+
+def test_a_rounded_figure_finds_the_exact_one_in_the_filing() -> None:
+    text = "Net sales by category\n\nTotal net sales $ 391,035 $ 383,285\n\nFiscal 2024 ended."
+    view = source_view(_records(text), "Sales were $391.0 billion in 2024 [S2].", "S2")
+    assert view is not None and view.found
+    marked = [s.text for p in view.passages[0].paragraphs if p for s in p.segments if s.marked]
+    assert marked == ["391,035"]  # not 383,285, not the year

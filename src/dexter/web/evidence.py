@@ -138,13 +138,24 @@ def figures_in(text: str) -> list[Figure]:
     return found
 
 
+def _states(written: str, figures: Sequence[Figure]) -> bool:
+    """Does a number of the source, as written, state one of `figures`: the same digits, or a
+    value that rounds to it (filings state money in millions: "391,035" is "$391.0 billion")?"""
+    digits = written.replace(",", "")
+    if any(f.digits == digits for f in figures):
+        return True
+    value = float(digits)
+    if "," not in written and "." not in written and 1900 <= value <= 2100:
+        return False  # a year
+    return any(f.matches(value) or f.matches(value * 1e6) for f in figures if len(f.digits) > 1)
+
+
 def _marked(text: str, figures: Sequence[Figure]) -> tuple[list[Segment], bool]:
-    """`text` cut where it states one of `figures` (as written, separators aside)."""
-    wanted = {f.digits for f in figures}
+    """`text` cut where it states one of `figures`."""
     segments: list[Segment] = []
     last, hit = 0, False
     for match in re.finditer(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text):
-        if match.group(0).replace(",", "") in wanted:
+        if _states(match.group(0), figures):
             if match.start() > last:
                 segments.append(Segment(text[last : match.start()]))
             segments.append(Segment(match.group(0), marked=True))
