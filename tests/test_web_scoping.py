@@ -103,8 +103,9 @@ async def test_usage_and_sources_are_the_logins_own(app: tuple) -> None:
     usage = (await client.get("/usage")).text
     assert "openai:gpt-ana" in usage and "1,234" in usage
     assert "gpt-op" not in usage and "By principal" not in usage
-    # Ana's run has no scratchpad here: her source page says which source is missing.
-    assert (await client.get("/sources/run-a/S1")).status_code == 404
+    # Ana's run has no scratchpad here: her source page says why it cannot be shown.
+    gone = await client.get("/sources/run-a/S1", headers={"accept": "text/html"})
+    assert gone.status_code == 404 and "scratchpad" in gone.text
     await log_in(client, "bob")
     assert (await client.get("/sources/run-a/S1")).status_code == 403
     assert "gpt-ana" not in (await client.get("/usage")).text

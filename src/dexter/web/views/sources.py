@@ -56,6 +56,12 @@ async def source_page(request: Request) -> Response:
     raw = request.query_params.get("c", "")
     occurrence = int(raw) if raw.isdigit() else None
     view = source_view(records, answer, source_id, occurrence)
+    if view is None and not records:
+        raise HTTPException(
+            404,
+            "This run's record of what its tools read (its scratchpad) is gone, so its sources "
+            "can no longer be opened; the sources listed under the answer still link out.",
+        )
     if view is None:
         raise HTTPException(404, f"This answer lists no source {source_id}.")
     return page(
