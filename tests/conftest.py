@@ -105,8 +105,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
 # share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
-# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice).
-_ONE_WORKER_MODULES = ("tests/test_real_servers.py::", "tests/test_finance_units.py::")
+# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice);
+# the browser tests of `dexter web` share one server and one Chromium.
+_ONE_WORKER_MODULES = (
+    "tests/test_real_servers.py::",
+    "tests/test_finance_units.py::",
+    "tests/test_web_browser.py::",
+)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

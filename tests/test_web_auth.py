@@ -308,3 +308,20 @@ async def test_in_team_mode_web_users_stay_apart_in_postgres(
     finally:
         state.runtime.close_local()
     assert not (home / "dexter.db").exists()
+
+
+def test_a_login_left_idle_ends() -> None:
+    from dexter.principal import OPERATOR
+    from dexter.web.auth import Logins
+
+    now = [0.0]
+    logins = Logins(idle_seconds=60, clock=lambda: now[0])
+    first = logins.start(OPERATOR)
+    now[0] = 59
+    assert logins.get(first.id) is first  # use keeps it alive
+    now[0] = 130
+    assert logins.get(first.id) is None
+    kept = logins.start(OPERATOR)
+    now[0] = 200
+    logins.start(OPERATOR)  # starting another forgets the idle one
+    assert kept.id not in logins._by_id

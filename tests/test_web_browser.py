@@ -25,9 +25,8 @@ if not playwright_installed() or find_chromium() is None:
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-# One worker runs the module: its server and browser start once.
-pytestmark = pytest.mark.xdist_group("web_browser")
-
+# One worker runs the module (tests/conftest.py's _ONE_WORKER_MODULES): its server and browser
+# start once.
 REVENUE = ("income_statements", {"company": "AAPL", "period": "annual", "limit": 2})
 ANSWER_START = "Apple's revenue in FY2024 was **$391,035 million** [S1]."
 ANSWER_END = " It was <b>not</b> a loss."

@@ -67,7 +67,11 @@ class Logins:
     _by_id: dict[str, Login] = field(default_factory=dict)
 
     def start(self, principal: Principal) -> Login:
-        login = Login(secrets.token_urlsafe(32), principal, secrets.token_urlsafe(32), self.clock())
+        now = self.clock()
+        # Forget idle logins as new ones come, so a long-running server does not collect them.
+        for key in [k for k, v in self._by_id.items() if now - v.last_seen > self.idle_seconds]:
+            del self._by_id[key]
+        login = Login(secrets.token_urlsafe(32), principal, secrets.token_urlsafe(32), now)
         self._by_id[login.id] = login
         return login
 
