@@ -25,7 +25,8 @@ if not playwright_installed() or find_chromium() is None:
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-pytestmark = pytest.mark.xdist_group("web_views")
+# One worker runs the module (tests/conftest.py's _ONE_WORKER_MODULES): its server and browser
+# start once.
 
 AXE = Path(__file__).parent / "support" / "vendor" / "axe.min.js"
 MARGIN = "Apple's total gross margin percentage was **46.2%** in 2024, up from 44.1% [S1]."
