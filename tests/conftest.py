@@ -111,6 +111,7 @@ _ONE_WORKER_MODULES = (
     "tests/test_real_servers.py::",
     "tests/test_finance_units.py::",
     "tests/test_web_browser.py::",
+    "tests/test_web_views.py::",
 )
 
 

@@ -461,3 +461,8 @@ def test_session_listing_owners_and_usage_by_session(store: Store) -> None:
         "operator": 1,
         "slack:T1/U1": 1,
     }
+    # One principal's own usage, as a web user's usage page reads it.
+    theirs_only = ledger.report("phase", principal_id="slack:T1/U1")
+    assert {r.key: r.input_tokens for r in theirs_only} == {"router": 2}
+    assert ledger.totals(principal_id="operator").input_tokens == 3
+    assert ledger.totals(principal_id="web:nobody").calls == 0

@@ -32,7 +32,9 @@ def test_figures_are_marked_and_citations_lead_to_this_answers_sources() -> None
     html = answer_with_marks(answer, checked, "run-7")
     assert '<span class="fig verified"' in html and "$391,035 million</span>" in html
     assert '<mark class="fig unchecked"' in html and "99.9%</mark>" in html
-    assert 'href="#src-run-7-S1"' in html and 'href="#src-run-7-S2"' in html
+    # Each citation opens its source's page at the passage that citation points to.
+    assert 'href="/sources/run-7/S1?c=0#passage"' in html
+    assert 'href="/sources/run-7/S2?c=1#passage"' in html
     note = figures_note(checked)
     assert note is not None and note["summary"] == "1 of 2 figures checked"
     assert note["unchecked"] == "† 1 figure could not be checked against the data: 99.9%"

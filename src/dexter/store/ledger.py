@@ -116,8 +116,13 @@ _GROUP_SQL: dict[ReportBy, str] = {
 }
 
 
-def _where(session_id: str | None, run_id: str | None) -> tuple[str, list[str]]:
+def _where(
+    session_id: str | None, run_id: str | None, principal_id: str | None = None
+) -> tuple[str, list[str]]:
     clauses, params = [], []
+    if principal_id is not None:
+        clauses.append(f"({_GROUP_SQL['principal']}) = ?")
+        params.append(principal_id)
     if session_id is not None:
         clauses.append("session_id = ?")
         params.append(session_id)
@@ -252,8 +257,15 @@ class Ledger:
                 ),
             )
 
-    def totals(self, session_id: str | None = None, run_id: str | None = None) -> UsageTotals:
-        where, params = _where(session_id, run_id)
+    def totals(
+        self,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        *,
+        principal_id: str | None = None,
+    ) -> UsageTotals:
+        """Sums over everything, or one session's, run's or principal's calls."""
+        where, params = _where(session_id, run_id, principal_id)
         model_row = self.store.query(f"SELECT {_MODEL_SUMS} FROM model_calls{where}", params)[0]
         tool_row = self.store.query(
             f"SELECT COUNT(*), {_FAILED} FROM tool_calls{where}",
@@ -265,12 +277,15 @@ class Ledger:
             failed_tool_calls=tool_row[1],
         )
 
-    def report(self, by: ReportBy, session_id: str | None = None) -> list[UsageRow]:
-        """Model-call sums grouped by `by`, biggest token users first (days in date order)."""
+    def report(
+        self, by: ReportBy, session_id: str | None = None, *, principal_id: str | None = None
+    ) -> list[UsageRow]:
+        """Model-call sums grouped by `by`, biggest token users first (days in date order);
+        with `principal_id`, only the calls of that principal's sessions."""
         if by not in _GROUP_SQL:
             raise ValueError(f"report by must be one of {', '.join(REPORT_KEYS)}, not {by!r}")
         group = _GROUP_SQL[by]
-        where, params = _where(session_id, None)
+        where, params = _where(session_id, None, principal_id)
         rows: dict[str, dict[str, Any]] = {}
         for row in self.store.query(
             f"SELECT {group}, {_MODEL_SUMS} FROM model_calls{where} GROUP BY 1", params

@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from dexter.web.auth import AuthGate
 from dexter.web.state import WebState
 from dexter.web.templating import page
-from dexter.web.views import ask, login, sessions
+from dexter.web.views import ask, jobs, login, sessions, sources, usage
 
 STATIC = Path(__file__).with_name("static")
 
@@ -57,6 +57,9 @@ def create_app(
         *login.routes,
         *ask.routes,
         *sessions.routes,
+        *sources.routes,
+        *jobs.routes,
+        *usage.routes,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *mounts,
     ]

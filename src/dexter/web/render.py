@@ -40,10 +40,25 @@ def source_anchor(run_id: str, source_id: str) -> str:
     return f"src-{run_id}-{source_id}" if run_id else f"src-{source_id}"
 
 
+def source_href(run_id: str, source_id: str, occurrence: int) -> str:
+    """Where a citation leads: the source's page, at the passage the `occurrence`-th citation
+    of the answer points to (`dexter.web.views.sources`); the list below the answer while the
+    run has no id yet."""
+    if not run_id:
+        return f"#{source_anchor(run_id, source_id)}"
+    return f"/sources/{run_id}/{source_id}?c={occurrence}#passage"
+
+
 def _cited(html: str, run_id: str) -> str:
+    count = iter(range(1_000_000))
+
     def cite(match: re.Match[str]) -> str:
         ids = re.findall(r"S\d+", match.group(1))
-        links = ",".join(f'<a href="#{source_anchor(run_id, i)}" class="cite">{i}</a>' for i in ids)
+        at = next(count)
+        links = ",".join(
+            f'<a href="{source_href(run_id, i, at)}" class="cite" aria-label="source {i}">{i}</a>'
+            for i in ids
+        )
         return f"<sup>[{links}]</sup>"
 
     return _CITATION.sub(cite, html)
@@ -89,5 +104,6 @@ __all__ = [
     "markdown_html",
     "shown",
     "source_anchor",
+    "source_href",
     "sources_list",
 ]

@@ -61,7 +61,10 @@
 
     const source = new EventSource(eventsUrl);
     const on = (type, handle) => source.addEventListener(type, (event) => handle(JSON.parse(event.data)));
-    on("answer", (d) => { answer.innerHTML = d.html; });
+    // The finished answer (figure marks, citation links) is final: a text update sent in the
+    // same burst as it must not overwrite it.
+    let answered = false;
+    on("answer", (d) => { if (!answered) answer.innerHTML = d.html; });
     on("thinking", (d) => { if (d.text) note(d.text, "thinking"); });
     on("note", (d) => note(d.text));
     on("tool_start", (d) => { row(d); say(`Running ${d.tool}`); });
@@ -131,6 +134,7 @@
     });
     on("question_settled", (d) => { const box = document.getElementById(`prompt-${d.id}`); if (box) box.remove(); });
     on("done", (d) => {
+      answered = true;
       answer.innerHTML = d.html;
       say(d.status === "answered" ? "Answer ready." : `Finished: ${d.status}.`);
       if (d.error) showError(new Error(d.error));
@@ -157,6 +161,7 @@
         after.append(exports);
       }
       after.append(el("p", { className: "meta", textContent: `${d.status} · ${d.tokens.toLocaleString()} tokens · ${d.seconds} s` }));
+      section.dataset.answered = d.status === "answered" ? d.run_id : "";
     });
     on("cancelled", () => { note("Cancelled.", "note stopped"); say("Cancelled."); });
     on("failed", (d) => { showError(new Error(d.error)); say("The run failed."); });
@@ -164,6 +169,7 @@
       source.close();
       section.setAttribute("aria-busy", "false");
       section.dataset.finished = "1";
+      section.dispatchEvent(new CustomEvent("dexter:end", { bubbles: true }));
       if (cancel) cancel.hidden = true;
     });
   }
@@ -176,6 +182,7 @@
       kept.querySelector("h2").removeAttribute("id");
       section.before(kept);
       for (const part of [".tools", ".prompts", ".answer", ".after"]) section.querySelector(part).replaceChildren();
+      section.querySelectorAll("aside.evidence").forEach((node) => node.remove());
     }
     return section;
   }

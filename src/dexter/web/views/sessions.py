@@ -72,6 +72,7 @@ def _turn(turn: TurnInfo, home: Path) -> dict[str, Any]:
     scratchpad recorded (none when the scratchpad was cleaned up)."""
     from dexter.reports.build import read_scratchpad, scratchpad_path
     from dexter.web.render import answer_with_marks, figures_note, shown, sources_list
+    from dexter.web.svg_charts import run_tables
 
     checked = verification_from_dict(turn.verification)
     records = read_scratchpad(scratchpad_path(home, turn.run_id)) if turn.run_id else []
@@ -101,6 +102,7 @@ def _turn(turn: TurnInfo, home: Path) -> dict[str, Any]:
         "when": turn.started_at[:16].replace("T", " "),
         "calls": calls,
         "sources": sources_list(sources, turn.run_id),
+        "tables": run_tables(records, turn.run_id) if turn.run_id else [],
     }
 
 
