@@ -1,0 +1,60 @@
+"""Defects found reviewing `dexter web`: each test shows what a user or an attacker could do
+before its fix. Requests go to the app in process, with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from dexter.cli.open_runtime import open_runtime
+from dexter.config import load_settings
+from dexter.models.scripted import Reply, ScriptedModel
+from dexter.store.sessions import SessionStore
+from dexter.web.accounts import load_accounts
+from dexter.web.app import create_app
+from dexter.web.state import WebState
+from tests.support.web import MAIN, PASSWORDS, ROUTER, web_settings
+from tests.test_web_auth import as_user, csrf_of
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[tuple[httpx2.AsyncClient, WebState]]:
+    home = tmp_path / ".dexter"
+    web_settings(home)
+    environ = {
+        "DEXTER_HOME": str(home),
+        "OPENAI_API_KEY": "sk-test-123456",
+        "DEXTER_MEMORY": "off",
+        "DEXTER_ROUTER_MODEL": ROUTER,
+    }
+    settings = load_settings(cwd=tmp_path, environ=environ)
+    runtime = open_runtime(settings)
+    runtime._clients[runtime.resolve(MAIN).spec] = ScriptedModel(
+        [Reply(text="Margins rose.")] * 20, name="web-test"
+    )
+    runtime._clients[runtime.resolve(ROUTER).spec] = ScriptedModel([Reply(text="[]")] * 20)
+    state = WebState(runtime, load_accounts(settings), cookie="dexter_web_1", model=MAIN)
+    transport = httpx2.ASGITransport(app=create_app(state))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client, state
+    await state.hub.aclose()
+    state.runtime.close_local()
+
+
+async def test_a_double_submitted_question_starts_one_run_not_two(app: tuple) -> None:
+    client, state = app
+    session = SessionStore(state.runtime.store).create("web-test", principal_id="web:ana")
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+    csrf = csrf_of((await client.get("/", headers={"accept": "text/html"})).text)
+    form = {"question": "Margins?", "session": session, "csrf": csrf}
+    headers = {"accept": "application/json"}
+    first, second = await asyncio.gather(
+        client.post("/ask", data=form, headers=headers),
+        client.post("/ask", data=form, headers=headers),
+    )
+    assert sorted([first.status_code, second.status_code]) == [200, 409]
+    assert len([r for r in state.hub.runs.values() if r.session_id == session]) == 1
