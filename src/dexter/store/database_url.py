@@ -10,6 +10,7 @@ drops the password.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +26,9 @@ ENV_NAME = "DEXTER_DATABASE_URL"
 # database server and Dexter read one secret file (compose.yaml does this).
 PASSWORD_ENV_NAME = "DEXTER_DATABASE_PASSWORD"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+# libpq also reads a password from `?password=` (and `sslpassword=`), or from `password=x` in a
+# key=value connection string: hidden wherever it sits.
+_PASSWORD_PARAM = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", re.IGNORECASE)
 
 __all__ = [
     "ENV_NAME",
@@ -95,6 +99,7 @@ def with_password(url: str, password: str) -> str:
 
 def display_url(url: str) -> str:
     """`url` without its password, for messages, logs and `dexter status`."""
+    url = _PASSWORD_PARAM.sub(r"\1***", url)
     parts = urlsplit(url)
     if parts.password is None:
         return url
