@@ -65,3 +65,10 @@ def test_a_password_outside_the_user_part_is_never_shown() -> None:
     with pytest.raises(ConfigError) as caught:
         database_target(None, {"DEXTER_DATABASE_URL": "host=db user=dexter password=s3cret"})
     assert "s3cret" not in str(caught.value) and "postgresql://" in str(caught.value)
+
+
+def test_a_url_that_cannot_be_parsed_is_a_clear_error_without_its_password() -> None:
+    with pytest.raises(ConfigError) as caught:
+        database_target(None, {"DEXTER_DATABASE_URL": "postgresql://dexter:s3cret@[::1/team"})
+    assert "s3cret" not in str(caught.value) and "DEXTER_DATABASE_URL" in str(caught.value)
+    assert "s3cret" not in display_url("postgresql://dexter:s3cret@[::1/team")

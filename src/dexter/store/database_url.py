@@ -76,7 +76,13 @@ def database_target(
         where = '"database.url" in settings.json'
     if not url:
         return DatabaseTarget()
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as error:  # an unclosed IPv6 bracket, a bad port
+        raise ConfigError(
+            f"{where} is not a URL Dexter can read ({error}; got {display_url(url)!r}). Write "
+            "it as postgresql://USER@HOST:PORT/DATABASE."
+        ) from None
     if scheme not in POSTGRES_SCHEMES:
         raise ConfigError(
             f"{where} must be a postgresql:// URL (got {display_url(url)!r}); leave it unset to "
@@ -100,7 +106,11 @@ def with_password(url: str, password: str) -> str:
 def display_url(url: str) -> str:
     """`url` without its password, for messages, logs and `dexter status`."""
     url = _PASSWORD_PARAM.sub(r"\1***", url)
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        return re.sub(r"://[^/?#]*@", "://***@", url)
     if parts.password is None:
         return url
     user = parts.username or ""
