@@ -58,3 +58,20 @@ async def test_a_double_submitted_question_starts_one_run_not_two(app: tuple) ->
     )
     assert sorted([first.status_code, second.status_code]) == [200, 409]
     assert len([r for r in state.hub.runs.values() if r.session_id == session]) == 1
+
+
+async def test_a_users_search_finds_their_sessions_however_many_others_match(
+    app: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, state = app
+    sessions = SessionStore(state.runtime.store)
+    anas = sessions.create("web-test", "Ana on margins", principal_id="web:ana")
+    sessions.add_turn(anas, "run-a", "Ana on margins", "Margins rose.", "answered", 1, 5.0)
+    for n in range(3):  # newer matches of another user's
+        bobs = sessions.create("web-test", f"Bob on margins {n}", principal_id="web:bob")
+        sessions.add_turn(bobs, f"run-b{n}", "Bob on margins", "Fell.", "answered", 1, 5.0)
+    # Stands for the hundreds of other users' sessions a team's database holds.
+    monkeypatch.setattr("dexter.web.views.sessions.SEARCHED", 2, raising=False)
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+    listing = await client.get("/sessions?q=margins")
+    assert "Ana on margins" in listing.text and "Bob on margins" not in listing.text
