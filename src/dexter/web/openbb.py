@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,7 +244,9 @@ async def _research(
     stream = WorkspaceStream()
     done: Done | None = None
     try:
-        agent = agents.agent(spec)
+        # Building opens a session in the database and reads the skills: off the loop the
+        # rest of `dexter web` shares, one at a time (the runtime opens its store lazily).
+        agent = await asyncio.to_thread(_one_at_a_time, agents, spec)
         events = agent.run(prompt.text)
         try:
             async for event in events:
@@ -271,6 +274,14 @@ async def _research(
         return
     for out in await _closing(done, stream.scratchpad, prompt.widgets):
         yield out.sse()
+
+
+_BUILDING = threading.Lock()
+
+
+def _one_at_a_time(agents: BuildsAgents, spec: AgentSpec) -> RunsQuestions:
+    with _BUILDING:
+        return agents.agent(spec)
 
 
 async def _closing(
