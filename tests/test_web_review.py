@@ -4,6 +4,7 @@ before its fix. Requests go to the app in process, with a scripted model."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -75,3 +76,25 @@ async def test_a_users_search_finds_their_sessions_however_many_others_match(
     assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
     listing = await client.get("/sessions?q=margins")
     assert "Ana on margins" in listing.text and "Bob on margins" not in listing.text
+
+
+async def test_password_guesses_sent_all_at_once_are_throttled_too(app: tuple) -> None:
+    client, _ = app
+    form = await client.get("/login")
+    found = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert found
+    token = found.group(1)
+    # Each guess carries the same form cookie (a fresh client per guess keeps no jar).
+    cookie = {"cookie": f"dexter_login_form={token}"}
+
+    async def guess(password: str) -> int:
+        async with httpx2.AsyncClient(
+            transport=client._transport, base_url="http://testserver"
+        ) as one:
+            sent = {"csrf": token, "name": "ana", "password": password}
+            return (await one.post("/login", data=sent, headers=cookie)).status_code
+
+    answers = await asyncio.gather(*[guess(f"guess-{n}") for n in range(12)])
+    # Five tries per name and address, as one at a time; the rest wait, never checked.
+    assert answers.count(401) == 5 and answers.count(429) == 7, answers
+    assert await guess(PASSWORDS["ana"]) == 429

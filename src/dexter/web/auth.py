@@ -119,6 +119,13 @@ class Throttle:
         for key in keys:
             self._failures.setdefault(key, []).append(now)
 
+    def forgive(self, *keys: str) -> None:
+        """Take back one `failed` of these keys (a try counted before it was checked)."""
+        for key in keys:
+            recent = self._failures.get(key)
+            if recent:
+                recent.pop()
+
 
 class OneTimeToken:
     """The token of the printed login link: good for one login, then spent."""
