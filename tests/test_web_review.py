@@ -98,3 +98,23 @@ async def test_password_guesses_sent_all_at_once_are_throttled_too(app: tuple) -
     # Five tries per name and address, as one at a time; the rest wait, never checked.
     assert answers.count(401) == 5 and answers.count(429) == 7, answers
     assert await guess(PASSWORDS["ana"]) == 429
+
+
+async def test_the_printed_link_works_on_any_loopback_address(tmp_path: Path) -> None:
+    from dexter.cli.web_command import bind, build
+
+    home = tmp_path / ".dexter"
+    web_settings(home)
+    environ = {"DEXTER_HOME": str(home), "OPENAI_API_KEY": "sk-test-123456"}
+    settings = load_settings(cwd=tmp_path, environ=environ)
+    sock = bind("127.0.0.2", 0)  # `dexter web --host 127.0.0.2`: all of 127/8 is this machine
+    served = build(settings, load_accounts(settings), sock, model="openai:gpt-4o-mini")
+    try:
+        transport = httpx2.ASGITransport(app=served.app)
+        async with httpx2.AsyncClient(transport=transport, base_url=served.base) as client:
+            assert (await client.get("/login")).status_code == 200, served.base
+        async with httpx2.AsyncClient(transport=transport, base_url="http://evil.example") as c:
+            assert (await c.get("/login")).status_code == 421
+    finally:
+        sock.close()
+        served.state.runtime.close_local()
