@@ -232,6 +232,7 @@ async def _research(
 ) -> AsyncIterator[dict[str, str]]:
     """The run's events as Workspace events, then its tables, charts and citations."""
     from dexter.agent.events import Done
+    from dexter.log import redact
     from dexter.runtime import OPENBB, AgentSpec
     from dexter.web.openbb_events import WorkspaceStream, message_chunk, reasoning_step
 
@@ -260,13 +261,15 @@ async def _research(
             if close is not None:
                 await close()
     except DexterError as error:
-        # A missing key, an unknown model: said in the chat panel, where the user looks.
-        yield reasoning_step(f"Dexter could not run: {error}", "ERROR").sse()
-        yield message_chunk(f"Dexter could not run: {error}").sse()
+        # A missing key, an unknown model: said in the chat panel, where the user looks (a
+        # page of OpenBB's: never with a key an error quoted).
+        said = redact(str(error))
+        yield reasoning_step(f"Dexter could not run: {said}", "ERROR").sse()
+        yield message_chunk(f"Dexter could not run: {said}").sse()
         return
     except Exception as error:  # a bug: the panel says so; the log keeps the traceback
         log.exception("an OpenBB Workspace run failed")
-        problem = f"{type(error).__name__}: {error}"
+        problem = redact(f"{type(error).__name__}: {error}")
         yield reasoning_step(f"Dexter stopped unexpectedly ({problem})", "ERROR").sse()
         yield message_chunk(f"Dexter stopped unexpectedly ({problem}).").sse()
         return
