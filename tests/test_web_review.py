@@ -118,3 +118,22 @@ async def test_the_printed_link_works_on_any_loopback_address(tmp_path: Path) ->
     finally:
         sock.close()
         served.state.runtime.close_local()
+
+
+def test_a_citation_inside_a_link_title_does_not_break_the_answers_html() -> None:
+    from html.parser import HTMLParser
+
+    from dexter.web.render import markdown_html
+
+    html = markdown_html('Revenue rose [S1]. [10-K](https://sec.gov/x "as filed [S2]")')
+
+    found: list[tuple[str, str | None]] = []
+
+    class Attributes(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.extend(attrs)
+
+    Attributes().feed(html)
+    # Before: the citation's own <a href="…"> was written inside the title and ended it early.
+    assert ("title", "as filed [S2]") in found, html
+    assert 'href="#src-S1"' in html
