@@ -137,3 +137,37 @@ def test_a_citation_inside_a_link_title_does_not_break_the_answers_html() -> Non
     # Before: the citation's own <a href="…"> was written inside the title and ended it early.
     assert ("title", "as filed [S2]") in found, html
     assert 'href="#src-S1"' in html
+
+
+async def test_the_answer_being_written_is_rendered_off_the_loop_once_per_change(
+    app: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long answer's Markdown takes tens of milliseconds to render: on the loop, once per
+    # change per open page, it stalled every other page and stream of the server.
+    from dexter.web import runs
+
+    rendered: list[tuple[str, bool]] = []
+
+    def recording(text: str) -> str:
+        try:
+            asyncio.get_running_loop()
+            rendered.append((text, True))
+        except RuntimeError:
+            rendered.append((text, False))
+        return f"<p>{len(text)}</p>"
+
+    monkeypatch.setattr(runs, "markdown_html", recording)
+    client, state = app
+    assert (await as_user(client, "ana", PASSWORDS["ana"])).status_code == 303
+    csrf = csrf_of((await client.get("/", headers={"accept": "text/html"})).text)
+    started = await client.post(
+        "/ask", data={"question": "Margins?", "csrf": csrf}, headers={"accept": "application/json"}
+    )
+    live = state.hub.get(started.json()["run"])
+    assert live.task is not None
+    await live.task
+    pages = await asyncio.gather(*[client.get(started.json()["events"]) for _ in range(3)])
+    assert all("event: end" in page.text for page in pages)
+    assert rendered and not any(on_loop for _, on_loop in rendered)
+    # Three pages following the run: the final text was rendered once, not once for each.
+    assert len(rendered) == 1, rendered

@@ -90,6 +90,8 @@ class LiveRun:
     _approvals: dict[str, tuple[asyncio.Future[ApprovalAnswer], bool]] = field(default_factory=dict)
     _questions: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _rendering: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _rendered: tuple[int, str] = (-1, "")
 
     async def _notify(self) -> None:
         async with self._changed:
@@ -106,8 +108,14 @@ class LiveRun:
                 lambda: len(self.log) > seen_log or self.text_version != seen_text or self.finished
             )
 
-    def text_html(self) -> str:
-        return markdown_html(self.text)
+    async def text_html(self) -> str:
+        """The answer so far as safe HTML: rendered once per change for every page following
+        the run, off the loop (a long answer's Markdown takes tens of milliseconds)."""
+        async with self._rendering:
+            version, text = self.text_version, self.text
+            if self._rendered[0] != version:
+                self._rendered = (version, await asyncio.to_thread(markdown_html, text))
+            return self._rendered[1]
 
     # ------------------------------------------------------------------ the page answers
 
