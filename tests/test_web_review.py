@@ -171,3 +171,16 @@ async def test_the_answer_being_written_is_rendered_off_the_loop_once_per_change
     assert rendered and not any(on_loop for _, on_loop in rendered)
     # Three pages following the run: the final text was rendered once, not once for each.
     assert len(rendered) == 1, rendered
+
+
+async def test_a_login_survives_another_local_apps_cookie(app: tuple) -> None:
+    # Cookies are not kept apart by port: every app a developer runs on localhost sends its own
+    # to dexter web too, and many hold JSON or spaces, which the strict parser gave up on.
+    client, state = app
+    found = await client.get(f"/login?token={state.token.value}")
+    assert found.status_code == 303
+    login = client.cookies["dexter_web_1"]
+    async with httpx2.AsyncClient(transport=client._transport, base_url="http://testserver") as c:
+        for other in ('prefs={"theme":"dark"}', "greeting=hello world", "filters[0]=10-K"):
+            cookie = {"cookie": f"{other}; dexter_web_1={login}"}
+            assert (await c.get("/sessions", headers=cookie)).status_code == 200, other
