@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dexter.store import open_store
 from dexter.store.manage import database_status
 
@@ -31,3 +33,31 @@ def test_doctor_checks_the_database_of_a_home_whose_path_holds_url_characters(
     usable, said = database_state(settings)
     assert not usable, said
     assert sorted(p.name for p in home.parent.parent.iterdir()) == ["Q3 #2 100%"]
+
+
+def test_a_role_that_cannot_create_the_tables_is_told_what_to_grant(postgres_url: str) -> None:
+    # Postgres 15 and later let only a schema's owner create tables in it: a team's usual
+    # setup (an admin's database, an app role) fails Dexter's first migration.
+    import secrets
+    from urllib.parse import urlsplit, urlunsplit
+
+    from dexter.store.migrations import StoreError
+    from dexter.store.pg import connect
+    from dexter.store.postgres import open_postgres
+
+    role, password = f"reviewer_{secrets.token_hex(4)}", "rev-pass-s3cret-123"
+    with connect(postgres_url) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    parts = urlsplit(postgres_url)
+    host = parts.netloc.rpartition("@")[2]
+    url = urlunsplit((parts.scheme, f"{role}:{password}@{host}", parts.path, parts.query, ""))
+    try:
+        with pytest.raises(StoreError) as caught:
+            open_postgres(url)
+        message = str(caught.value)
+        assert "permission denied" in message and "GRANT" in message, message
+        assert password not in message
+    finally:
+        with connect(postgres_url) as admin:
+            admin.execute(f"DROP ROLE {role}")
