@@ -55,3 +55,20 @@ def test_connects_to_a_real_postgres_with_pgvector(postgres_url: str) -> None:
     with connect(postgres_url) as conn:
         row = conn.execute("SELECT '[1,2,3]'::vector <-> '[1,2,4]'::vector AS d").fetchone()
     assert row is not None and row["d"] == pytest.approx(1.0)
+
+
+def test_a_password_outside_the_user_part_is_never_shown() -> None:
+    # libpq also takes the password as a query parameter, and key=value strings are what many
+    # people paste; neither may reach a message.
+    shown = display_url("postgresql:///team?host=/run/postgresql&password=s3cret&sslmode=off")
+    assert "s3cret" not in shown and "sslmode=off" in shown
+    with pytest.raises(ConfigError) as caught:
+        database_target(None, {"DEXTER_DATABASE_URL": "host=db user=dexter password=s3cret"})
+    assert "s3cret" not in str(caught.value) and "postgresql://" in str(caught.value)
+
+
+def test_a_url_that_cannot_be_parsed_is_a_clear_error_without_its_password() -> None:
+    with pytest.raises(ConfigError) as caught:
+        database_target(None, {"DEXTER_DATABASE_URL": "postgresql://dexter:s3cret@[::1/team"})
+    assert "s3cret" not in str(caught.value) and "DEXTER_DATABASE_URL" in str(caught.value)
+    assert "s3cret" not in display_url("postgresql://dexter:s3cret@[::1/team")

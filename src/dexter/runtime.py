@@ -939,9 +939,9 @@ class Runtime:
                 local += [WriteFileTool(files.write[0]), EditFileTool(files.write[0])]
         from dexter.tools.workspace import workspace_tools
 
-        # The workspace map reads the same folders the file tools may (its index lives under
-        # the home, so it sees only what reading would).
-        roots = [settings.cwd] if principal.is_operator else list(principal.grants.files.readable)
+        # The workspace map reads the same folder read_file does (its index lives under the
+        # home, so it sees only what reading would), and names paths read_file opens.
+        roots = [settings.cwd] if principal.is_operator else [*principal.grants.files.readable[:1]]
         if roots:
             local += workspace_tools(roots, settings.home, data_router)
         for tool in [*local, *web_tools(settings, data_router)]:

@@ -7,7 +7,9 @@ where it came from.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from typing import Any
+from urllib.parse import quote
 
 from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, Settings, get_secret
@@ -43,7 +45,8 @@ def database_state(settings: Settings) -> tuple[bool, str]:
     if not path.exists():
         return True, "not created yet"
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        # Quoted: a `#`, `?` or `%` in a folder name would end or change the URI's path.
+        with closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)) as conn:
             result = conn.execute("PRAGMA quick_check").fetchone()
     except sqlite3.Error as error:
         return False, f"cannot be read ({error}); move it aside and Dexter starts a new one"

@@ -153,7 +153,7 @@ def build(settings: Settings, accounts: Any, sock: socket.socket, *, model: str 
     state = WebState(runtime, accounts, cookie=f"dexter_web_{port}", model=model)
     # On loopback only this machine's own names are answered (no DNS rebinding); beyond it,
     # whatever name people reach it by (logins guard it there).
-    hosts = LOOPBACK_NAMES if is_loopback(str(host)) else None
+    hosts = (*LOOPBACK_NAMES, link_host(str(host))) if is_loopback(str(host)) else None
     # The OpenBB endpoint is called by Workspace, not by a logged-in page: it checks its own
     # key and origins (dexter.web.openbb_access), so the login gate lets it through.
     app = create_app(

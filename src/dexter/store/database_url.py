@@ -10,6 +10,7 @@ drops the password.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +26,9 @@ ENV_NAME = "DEXTER_DATABASE_URL"
 # database server and Dexter read one secret file (compose.yaml does this).
 PASSWORD_ENV_NAME = "DEXTER_DATABASE_PASSWORD"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+# libpq also reads a password from `?password=` (and `sslpassword=`), or from `password=x` in a
+# key=value connection string: hidden wherever it sits.
+_PASSWORD_PARAM = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", re.IGNORECASE)
 
 __all__ = [
     "ENV_NAME",
@@ -72,7 +76,13 @@ def database_target(
         where = '"database.url" in settings.json'
     if not url:
         return DatabaseTarget()
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as error:  # an unclosed IPv6 bracket, a bad port
+        raise ConfigError(
+            f"{where} is not a URL Dexter can read ({error}; got {display_url(url)!r}). Write "
+            "it as postgresql://USER@HOST:PORT/DATABASE."
+        ) from None
     if scheme not in POSTGRES_SCHEMES:
         raise ConfigError(
             f"{where} must be a postgresql:// URL (got {display_url(url)!r}); leave it unset to "
@@ -95,7 +105,12 @@ def with_password(url: str, password: str) -> str:
 
 def display_url(url: str) -> str:
     """`url` without its password, for messages, logs and `dexter status`."""
-    parts = urlsplit(url)
+    url = _PASSWORD_PARAM.sub(r"\1***", url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        return re.sub(r"://[^/?#]*@", "://***@", url)
     if parts.password is None:
         return url
     user = parts.username or ""

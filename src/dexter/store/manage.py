@@ -10,6 +10,7 @@ import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from dexter.store.database_url import display_url
 from dexter.store.db import DB_FILE_NAME, open_store
@@ -67,7 +68,9 @@ def database_status(home: Path, url: str | None) -> DatabaseStatus:
     if not path.is_file():
         return DatabaseStatus("sqlite", str(path), False, (), _known(None))
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        # Quoted: a `#`, `?` or `%` in a folder name would end or change the URI's path.
+        uri = f"file:{quote(str(path))}?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as conn:
             table = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
             ).fetchone()

@@ -194,6 +194,15 @@ def open_postgres(url: str, *, migrate: bool = True) -> PostgresStore:
         try:
             with store._lock:
                 store.applied_now = apply_pg_migrations(store._connection(), url)
+        except psycopg_module().errors.InsufficientPrivilege as error:
+            store.close()
+            detail = str(error).strip().splitlines()[0]
+            raise StoreError(
+                f"The database role cannot create Dexter's tables in {display_url(url)} "
+                f"({detail}). Postgres 15 and later let only a schema's owner create tables: "
+                "make the role the database's owner (ALTER DATABASE … OWNER TO …) or GRANT "
+                "CREATE ON SCHEMA public TO it, then run Dexter again."
+            ) from None
         except BaseException:
             store.close()
             raise

@@ -293,19 +293,22 @@ class SessionStore:
             )
             return cursor.rowcount > 0
 
-    def search(self, text: str, limit: int = 20) -> builtins.list[tuple[SessionInfo, str]]:
+    def search(
+        self, text: str, limit: int = 20, *, principal_id: str | None = None
+    ) -> builtins.list[tuple[SessionInfo, str]]:
         """Sessions whose title, questions or answers contain `text` (case-insensitive), newest
-        first, each with the first matching question or answer."""
+        first, each with the first matching question or answer; `principal_id`: only theirs."""
         needle = text.strip().lower()
         if not needle:
             return []
         pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        owner, owner_args = _owned(principal_id)
         rows = self.store.query(
-            _SUMMARY + " WHERE lower(coalesce(s.title, '')) LIKE ? ESCAPE '\\' OR EXISTS ("
+            _SUMMARY + " WHERE (lower(coalesce(s.title, '')) LIKE ? ESCAPE '\\' OR EXISTS ("
             "SELECT 1 FROM turns t WHERE t.session_id = s.id AND (lower(t.query) LIKE ? "
-            "ESCAPE '\\' OR lower(t.answer) LIKE ? ESCAPE '\\')) "
+            "ESCAPE '\\' OR lower(t.answer) LIKE ? ESCAPE '\\')))" + owner + " "
             "ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
-            (pattern, pattern, pattern, max(0, limit)),
+            (pattern, pattern, pattern, *owner_args, max(0, limit)),
         )
         found = []
         for row in rows:

@@ -20,10 +20,10 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, quote
 
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dexter.principal import Principal
@@ -119,6 +119,13 @@ class Throttle:
         for key in keys:
             self._failures.setdefault(key, []).append(now)
 
+    def forgive(self, *keys: str) -> None:
+        """Take back one `failed` of these keys (a try counted before it was checked)."""
+        for key in keys:
+            recent = self._failures.get(key)
+            if recent:
+                recent.pop()
+
 
 class OneTimeToken:
     """The token of the printed login link: good for one login, then spent."""
@@ -139,15 +146,14 @@ def same_secret(offered: str | None, expected: str) -> bool:
 
 
 def cookie_value(scope: Scope, name: str) -> str | None:
+    # Read as browsers write them (Starlette's parser): every app on this host name sends its
+    # cookies here too, whatever the port, and the strict SimpleCookie drops them all at the
+    # first one holding JSON or a space.
     for key, value in scope.get("headers", ()):
         if key == b"cookie":
-            jar: SimpleCookie = SimpleCookie()
-            try:
-                jar.load(value.decode("latin-1"))
-            except Exception:  # a malformed cookie header is no login
-                return None
-            if name in jar:
-                return jar[name].value
+            found = cookie_parser(value.decode("latin-1")).get(name)
+            if found:
+                return found
     return None
 
 

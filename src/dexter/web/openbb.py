@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,6 +232,7 @@ async def _research(
 ) -> AsyncIterator[dict[str, str]]:
     """The run's events as Workspace events, then its tables, charts and citations."""
     from dexter.agent.events import Done
+    from dexter.log import redact
     from dexter.runtime import OPENBB, AgentSpec
     from dexter.web.openbb_events import WorkspaceStream, message_chunk, reasoning_step
 
@@ -243,7 +245,9 @@ async def _research(
     stream = WorkspaceStream()
     done: Done | None = None
     try:
-        agent = agents.agent(spec)
+        # Building opens a session in the database and reads the skills: off the loop the
+        # rest of `dexter web` shares, one at a time (the runtime opens its store lazily).
+        agent = await asyncio.to_thread(_one_at_a_time, agents, spec)
         events = agent.run(prompt.text)
         try:
             async for event in events:
@@ -257,13 +261,15 @@ async def _research(
             if close is not None:
                 await close()
     except DexterError as error:
-        # A missing key, an unknown model: said in the chat panel, where the user looks.
-        yield reasoning_step(f"Dexter could not run: {error}", "ERROR").sse()
-        yield message_chunk(f"Dexter could not run: {error}").sse()
+        # A missing key, an unknown model: said in the chat panel, where the user looks (a
+        # page of OpenBB's: never with a key an error quoted).
+        said = redact(str(error))
+        yield reasoning_step(f"Dexter could not run: {said}", "ERROR").sse()
+        yield message_chunk(f"Dexter could not run: {said}").sse()
         return
     except Exception as error:  # a bug: the panel says so; the log keeps the traceback
         log.exception("an OpenBB Workspace run failed")
-        problem = f"{type(error).__name__}: {error}"
+        problem = redact(f"{type(error).__name__}: {error}")
         yield reasoning_step(f"Dexter stopped unexpectedly ({problem})", "ERROR").sse()
         yield message_chunk(f"Dexter stopped unexpectedly ({problem}).").sse()
         return
@@ -271,6 +277,14 @@ async def _research(
         return
     for out in await _closing(done, stream.scratchpad, prompt.widgets):
         yield out.sse()
+
+
+_BUILDING = threading.Lock()
+
+
+def _one_at_a_time(agents: BuildsAgents, spec: AgentSpec) -> RunsQuestions:
+    with _BUILDING:
+        return agents.agent(spec)
 
 
 async def _closing(

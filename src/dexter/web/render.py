@@ -18,7 +18,9 @@ from dexter.reports.figures import answer_html_with_figures
 from dexter.reports.markup import answer_html, plain, web_url
 from dexter.tools.citations import SourceEntry
 
-_CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+# Not inside a tag (a link's title): the rendered HTML escapes every `>` of text, so a raw one
+# ahead before any `<` means the match sits in an attribute.
+_CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\](?![^<>]*>)")
 # What a tool row shows of arguments and results; the full text stays in the scratchpad.
 SHOWN_CHARS = 4000
 

@@ -90,6 +90,8 @@ class LiveRun:
     _approvals: dict[str, tuple[asyncio.Future[ApprovalAnswer], bool]] = field(default_factory=dict)
     _questions: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _rendering: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _rendered: tuple[int, str] = (-1, "")
 
     async def _notify(self) -> None:
         async with self._changed:
@@ -106,8 +108,14 @@ class LiveRun:
                 lambda: len(self.log) > seen_log or self.text_version != seen_text or self.finished
             )
 
-    def text_html(self) -> str:
-        return markdown_html(self.text)
+    async def text_html(self) -> str:
+        """The answer so far as safe HTML: rendered once per change for every page following
+        the run, off the loop (a long answer's Markdown takes tens of milliseconds)."""
+        async with self._rendering:
+            version, text = self.text_version, self.text
+            if self._rendered[0] != version:
+                self._rendered = (version, await asyncio.to_thread(markdown_html, text))
+            return self._rendered[1]
 
     # ------------------------------------------------------------------ the page answers
 
@@ -296,6 +304,9 @@ class RunHub:
         self.runs: OrderedDict[str, LiveRun] = OrderedDict()
         self._agents: OrderedDict[str, _SessionAgent] = OrderedDict()
         self._pool: ThreadPoolExecutor | None = None
+        # Sessions whose next run is being set up (its agent built off the loop): a second
+        # question sent meanwhile (a double click) is busy too, not a second run beside it.
+        self._starting: set[str] = set()
 
     async def blocking(self, work: Callable[[], T]) -> T:
         """Run store and build work on the one builder thread, in arrival order."""
@@ -313,13 +324,21 @@ class RunHub:
     async def start(self, principal: Principal, question: str, session_id: str | None) -> LiveRun:
         """Begin answering `question` in `session_id` (None: a new session) for `principal`.
         ConfigError when the session cannot be resumed; RunBusy while it is answering."""
-        if session_id is not None and self.running_in(session_id) is not None:
-            raise RunBusy(session_id)
-        holder = await self.blocking(lambda: self._agent(principal, session_id))
-        live = LiveRun(secrets.token_urlsafe(12), principal.id, holder.session.session_id, question)
-        holder.current = live
-        live.task = asyncio.create_task(self._drive(holder, live), name=f"dexter-web-{live.id}")
-        self.runs[live.id] = live
+        if session_id is not None:
+            if session_id in self._starting or self.running_in(session_id) is not None:
+                raise RunBusy(session_id)
+            self._starting.add(session_id)
+        try:
+            holder = await self.blocking(lambda: self._agent(principal, session_id))
+            live = LiveRun(
+                secrets.token_urlsafe(12), principal.id, holder.session.session_id, question
+            )
+            holder.current = live
+            live.task = asyncio.create_task(self._drive(holder, live), name=f"dexter-web-{live.id}")
+            self.runs[live.id] = live
+        finally:
+            if session_id is not None:
+                self._starting.discard(session_id)
         while len(self.runs) > KEPT_RUNS:
             oldest = next(iter(self.runs.values()))
             if not oldest.finished:

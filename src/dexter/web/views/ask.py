@@ -96,7 +96,7 @@ async def run_events(request: Request) -> Response:
                 }
             if live.text_version != text_seen:
                 text_seen = live.text_version
-                yield {"event": "answer", "data": json.dumps({"html": live.text_html()})}
+                yield {"event": "answer", "data": json.dumps({"html": await live.text_html()})}
             if live.finished and sent == len(live.log):
                 yield {"event": "end", "data": "{}"}
                 return

@@ -95,10 +95,13 @@ async def login_submit(request: Request) -> Response:
     if wait:
         minutes = max(1, round(wait / 60))
         return _form(request, 429, f"Too many failed logins; try again in {minutes} min.")
+    # Counted before the check, which takes a while off the loop: guesses sent all at once
+    # are throttled as if sent one after another.
+    state.throttle.failed(*keys)
     principal = await state.accounts.login(name, password) if name and password else None
     if principal is None:
-        state.throttle.failed(*keys)
         return _form(request, 401, "That name and password do not match an account.")
+    state.throttle.forgive(*keys)
     login = state.logins.start(principal)
     return logged_in(state, request, login, _next(request, str(form.get("next") or "/")))
 

@@ -20,12 +20,10 @@ from dexter.web.auth import login_of
 from dexter.web.runs import described
 from dexter.web.state import web_state
 from dexter.web.templating import page
-from dexter.web.views.access import is_own, may_see, owned_session
+from dexter.web.views.access import is_own, owned_session
 from dexter.web.views.ask import run_view
 
 LISTED = 50
-# Searched rows before they are narrowed to the login's own (the search itself is everyone's).
-SEARCHED = 500
 EXPORTS: dict[str, tuple[str, str]] = {
     "md": ("Markdown", "text/markdown; charset=utf-8"),
     "html": ("HTML", "text/html; charset=utf-8"),
@@ -59,8 +57,8 @@ async def session_list(request: Request) -> Response:
             return []
         sessions = SessionStore(store)
         if query:
-            found = sessions.search(query, limit=SEARCHED)
-            return [_row(i, s) for i, s in found if may_see(request, i.principal_id)][:LISTED]
+            found = sessions.search(query, limit=LISTED, principal_id=owner)
+            return [_row(info, snippet) for info, snippet in found]
         listed = sessions.list(LISTED, include_empty=False, principal_id=owner)
         return [_row(info) for info in listed]
 
