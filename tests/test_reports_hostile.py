@@ -422,3 +422,33 @@ def test_eval_reports_show_hostile_answers_and_sources_as_text(
     assert_inert_markdown(to_markdown(report), tmp_path)
     problems, text = live_markup(to_html(report))
     assert problems == [] and SCRIPT in text
+
+
+def test_a_citation_inside_a_link_title_keeps_the_html_report_well_formed() -> None:
+    from html.parser import HTMLParser
+
+    from dexter.reports.render import _answer_html
+
+    report = Report(
+        question="q",
+        answer='Revenue rose [S1]. [10-K](https://www.sec.gov/f "as filed [S2]")',
+        status="answered",
+        model="openai:gpt-test",
+        created_at="2026-01-01T00:00:00Z",
+        session_id="feedbeef",
+        run_id=RUN,
+        sources=(),
+        tables=(),
+        verification=None,
+    )
+    html = _answer_html(report)
+    found: list[tuple[str, str | None]] = []
+
+    class Attributes(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.extend(attrs)
+
+    Attributes().feed(html)
+    # A citation link written into the title would end the attribute early.
+    assert ("title", "as filed [S2]") in found, html
+    assert 'href="#src-S1"' in html

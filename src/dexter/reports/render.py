@@ -59,7 +59,9 @@ _MODULES_FOR: dict[str, tuple[str, ...]] = {
     "pdf": ("jinja2", "matplotlib", "weasyprint"),
     "xlsx": ("xlsxwriter",),
 }
-_CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+# Not inside a tag (a link's title): the rendered HTML escapes every `>` of text, so a raw one
+# ahead before any `<` means the match sits in an attribute.
+_CITATION = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\](?![^<>]*>)")
 
 
 def format_for(
