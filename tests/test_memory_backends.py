@@ -301,6 +301,31 @@ async def test_large_index_path_uses_hnsw_and_finds_the_same_chunks(
     assert "memory_chunks_hnsw_256" in names
 
 
+def test_two_workers_appending_at_once_both_land(pg_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dexter.memory.pg_documents import PgMemoryDocuments
+
+    principal = f"shared-{uuid.uuid4().hex[:8]}"
+    links = [PgLink(pg_url), PgLink(pg_url)]  # two connections, as two machines would have
+    try:
+        workers = [PgMemoryDocuments(link, principal) for link in links]
+
+        def write(worker: int) -> None:
+            for i in range(15):
+                workers[worker].append("2025-03-08.md", f"worker {worker} entry {i}")
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(write, [0, 1]))
+        lines = workers[0].read("2025-03-08.md").split("\n\n")
+        assert sorted(line.strip() for line in lines) == sorted(
+            f"- worker {w} entry {i}" for w in (0, 1) for i in range(15)
+        )
+    finally:
+        for link in links:
+            link.close()
+
+
 async def test_migrations_apply_once(postgres_url: str) -> None:
     from dexter.memory.pg_migrations import MEMORY_PG_MIGRATIONS, apply_memory_migrations
     from dexter.store.pg import connect
@@ -310,3 +335,69 @@ async def test_migrations_apply_once(postgres_url: str) -> None:
         assert apply_memory_migrations(conn) == []
         rows = conn.execute("SELECT number FROM _memory_migrations").fetchall()
     assert [r["number"] for r in rows] == [m.number for m in MEMORY_PG_MIGRATIONS]
+
+
+# team mode through the front doors ----------------------------------------------------------
+
+
+def test_memory_commands_use_the_team_database(
+    postgres_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+    import json
+
+    from dexter.cli.memory_command import add_memory_parser
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEXTER_EMBEDDINGS", "none")
+    monkeypatch.setenv("DEXTER_DATABASE_URL", postgres_url)
+
+    def run(*argv: str) -> int:
+        parser = argparse.ArgumentParser(prog="dexter")
+        add_memory_parser(parser.add_subparsers(dest="command"))
+        args = parser.parse_args(["memory", *argv])
+        return int(args.memory_run(args))
+
+    assert run("search", "NVDA") == 0
+    assert "No memories match 'NVDA' (no memory files yet" in capsys.readouterr().out
+    assert run("add", "I hold 200 NVDA at $410") == 0
+    assert capsys.readouterr().out.strip() == "Remembered in MEMORY.md: I hold 200 NVDA at $410"
+    assert not (tmp_path / "home" / "memory").exists()  # the database holds it, not the home
+    assert run("search", "--json", "NVDA", "position") == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [r["path"] for r in found["results"]] == ["MEMORY.md"]
+    assert run("index", "--force", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sync"]["files_indexed"] == 1 and report["stats"]["chunks"] == 1
+    assert "operator" in report["stats"]["db_path"]
+    assert "password" not in report["stats"]["db_path"]
+
+
+async def test_runtime_gives_each_principal_its_rows_over_one_connection(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter.cli.open_runtime import open_runtime
+    from dexter.config import load_settings
+    from dexter.memory.pg_index import PgMemoryIndex
+    from dexter.principal import Principal
+
+    monkeypatch.setenv("DEXTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEXTER_EMBEDDINGS", "none")
+    monkeypatch.setenv("DEXTER_DATABASE_URL", pg_url)
+    runtime = open_runtime(load_settings())
+    tag = uuid.uuid4().hex[:8]
+    try:
+        carol = runtime.memory_for(Principal(f"telegram:{tag}1", "user", "carol"))
+        dave = runtime.memory_for(Principal(f"telegram:{tag}2", "user", "dave"))
+        assert isinstance(carol, PgMemoryIndex) and isinstance(dave, PgMemoryIndex)
+        assert carol.link is dave.link
+        carol.files.append("MEMORY.md", "Carol keeps 30% in T-bills.")
+        assert dave.files.list() == []
+        assert [h.path for h in await carol.search("T-bills")] == ["MEMORY.md"]
+        assert await dave.search("T-bills") == []
+    finally:
+        runtime.close_local()

@@ -177,7 +177,8 @@ def _stats_lines(stats: dict[str, Any], how: str, on_disk: int) -> list[str]:
         vectors = f"{stats['embedded_chunks']} of {stats['chunks']} chunks, {how}"
         vectors += f" [{stats['model_id']}, {stats['dims']} dims]"
     lines = [
-        f"Memory files: {on_disk} on disk, {stats['files']} indexed",
+        f"Memory files: {on_disk} {'in the database' if stats.get('team') else 'on disk'}, "
+        f"{stats['files']} indexed",
         f"Chunks:       {stats['chunks']}",
         f"Vectors:      {vectors}",
         f"Index:        {stats['db_path']} ({size / 1024:.0f} KiB)",

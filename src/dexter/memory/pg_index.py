@@ -672,16 +672,15 @@ class PgMemoryIndex(PassageEmbedding):
             f"AND c.centroid IS NOT NULL{filters.sql}"
         )
         params = (self.principal, embedder.model_id, *filters.params)
-        with conn.transaction():
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, k)}")
-            ids = [
-                int(r["id"])
-                for r in conn.execute(
-                    f"SELECT c.id FROM memory_chunks c WHERE {where} "
-                    f"ORDER BY c.centroid::vector({dims}) <#> %s::vector({dims}) LIMIT %s",
-                    (*params, q, k),
-                )
-            ]
+        self.link.setting(conn, "hnsw.ef_search", str(max(HNSW_EF_SEARCH, k)))
+        ids = [
+            int(r["id"])
+            for r in conn.execute(
+                f"SELECT c.id FROM memory_chunks c WHERE {where} "
+                f"ORDER BY c.centroid::vector({dims}) <#> %s::vector({dims}) LIMIT %s",
+                (*params, q, k),
+            )
+        ]
         if len(ids) < k:
             # An approximate scan filtered afterwards can come back short (another principal's
             # chunks took the places): when more chunks qualify, rank them exactly instead.
@@ -726,6 +725,7 @@ class PgMemoryIndex(PassageEmbedding):
         current = self.embedder.model_id if self.embedder else None
         return {
             "db_path": f"{self.link.describe()} (principal {self.principal})",
+            "team": True,
             "files": int(files["n"]) if files else 0,
             "chunks": int(chunks["n"]) if chunks else 0,
             "embedded_chunks": models.get(current, 0) if current else 0,

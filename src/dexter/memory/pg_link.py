@@ -28,6 +28,7 @@ class PgLink:
         self._lock = threading.RLock()
         self._migrated = False
         self._vector_dims: set[int] = set()
+        self._settings: dict[str, str] = {}  # SET on the current connection
 
     def describe(self) -> str:
         return display_url(self.url)
@@ -41,12 +42,20 @@ class PgLink:
                 from dexter.store.pg import connect
 
                 conn = self._conn = connect(self.url)
+                self._settings.clear()
             if not self._migrated:
                 from dexter.memory.pg_migrations import apply_memory_migrations
 
                 apply_memory_migrations(conn)
                 self._migrated = True
             yield conn
+
+    def setting(self, conn: psycopg.Connection[Any], name: str, value: str) -> None:
+        """`SET name = value` for the session, once per connection (a transaction and a
+        `SET LOCAL` around each query would cost two more round trips)."""
+        if self._settings.get(name) != value:
+            conn.execute(f"SET {name} = {value}")
+            self._settings[name] = value
 
     def ensure_vector_index(self, dims: int) -> None:
         if dims in self._vector_dims:

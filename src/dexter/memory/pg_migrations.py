@@ -14,7 +14,9 @@ Tables (every row carries its `principal`, and every query filters on it):
 - `memory_chunks`: chunks with line range, text hash, daily-note date, the passages' short hashes,
   their mean vector `centroid` (pgvector), and `tsv`, a stored tsvector over the text (GIN index)
   in the `dexter_memory` text-search configuration: English Snowball stemming with NO stopword
-  list, like the SQLite index's `porter unicode61` (a query of only common words still matches).
+  list, over the text with every run of non-alphanumerics made a space: words as the SQLite
+  index's `porter unicode61` sees them ("$401.70" is 401 and 70, not one number token; a query of
+  only common words still matches).
 - `memory_passages`: one pgvector row per passage of a chunk (deleted with it, by cascade).
 - `memory_state`: a per-principal generation, bumped by every write, and the chunk count, so a
   search learns in one row read whether its cached term counts are still right.
@@ -73,8 +75,8 @@ MEMORY_PG_MIGRATIONS: tuple[Migration, ...] = (
                 dims INTEGER,
                 passages TEXT,
                 centroid vector,
-                tsv tsvector GENERATED ALWAYS AS (to_tsvector('dexter_memory'::regconfig, text))
-                    STORED
+                tsv tsvector GENERATED ALWAYS AS (to_tsvector('dexter_memory'::regconfig,
+                    regexp_replace(text, '[^[:alnum:]]+', ' ', 'g'))) STORED
             )""",
             "CREATE INDEX memory_chunks_path ON memory_chunks (principal, path)",
             "CREATE INDEX memory_chunks_hash ON memory_chunks (principal, hash)",
@@ -102,18 +104,20 @@ def apply_memory_migrations(conn: psycopg.Connection[Any]) -> list[int]:
     """Bring the memory schema up to date; the numbers applied now (empty when current)."""
     known = {m.number for m in MEMORY_PG_MIGRATIONS}
     newest = max(known)
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _memory_migrations (number INTEGER PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-    )
-    done = {int(r["number"]) for r in conn.execute("SELECT number FROM _memory_migrations")}
-    _refuse_newer(done, newest)
-    if known <= done:
+    # The usual case, a current schema, is settled by reading alone, without the lock.
+    if _applied(conn) >= known:
+        _refuse_newer(_applied(conn), newest)
         return []
     applied: list[int] = []
     with conn.transaction():
+        # Taken before CREATE TABLE too: two workers creating it at once collide in the catalog.
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-        done = {int(r["number"]) for r in conn.execute("SELECT number FROM _memory_migrations")}
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _memory_migrations (number INTEGER PRIMARY KEY, "
+            "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        done = _applied(conn)
+        _refuse_newer(done, newest)
         for migration in MEMORY_PG_MIGRATIONS:
             if migration.number in done:
                 continue
@@ -125,6 +129,13 @@ def apply_memory_migrations(conn: psycopg.Connection[Any]) -> list[int]:
             )
             applied.append(migration.number)
     return applied
+
+
+def _applied(conn: psycopg.Connection[Any]) -> set[int]:
+    row = conn.execute("SELECT to_regclass('_memory_migrations') AS found").fetchone()
+    if row is None or row["found"] is None:
+        return set()
+    return {int(r["number"]) for r in conn.execute("SELECT number FROM _memory_migrations")}
 
 
 def _refuse_newer(done: set[int], newest: int) -> None:
