@@ -326,6 +326,22 @@ def test_two_workers_appending_at_once_both_land(pg_url: str) -> None:
             link.close()
 
 
+async def test_a_home_s_memory_files_copy_into_the_team_database(
+    pg_link: PgLink, tmp_path: Path
+) -> None:
+    from dexter.memory.files import MemoryFiles
+    from dexter.memory.pg_documents import copy_files_into
+    from dexter.memory.pg_index import PgMemoryIndex
+
+    files = MemoryFiles(tmp_path)
+    files.write("MEMORY.md", NOTES)
+    files.write("2025-03-08.md", DAILY)
+    team = PgMemoryIndex(pg_link, f"moved-{uuid.uuid4().hex[:8]}", None)
+    assert copy_files_into(files, team.files) == ["2025-03-08.md", "MEMORY.md"]
+    assert team.files.read("MEMORY.md") == NOTES
+    assert [h.path for h in await team.search("Costco transcript", limit=1)] == ["2025-03-08.md"]
+
+
 async def test_migrations_apply_once(postgres_url: str) -> None:
     from dexter.memory.pg_migrations import MEMORY_PG_MIGRATIONS, apply_memory_migrations
     from dexter.store.pg import connect

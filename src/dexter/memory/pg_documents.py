@@ -13,10 +13,10 @@ import hashlib
 from collections.abc import Callable
 from datetime import date
 
-from dexter.memory.files import appended, file_date, validate_name, without
+from dexter.memory.files import MemoryFiles, appended, file_date, validate_name, without
 from dexter.memory.pg_link import PgLink
 
-__all__ = ["PgMemoryDocuments"]
+__all__ = ["PgMemoryDocuments", "copy_files_into"]
 
 # The new text of a document from its current text, or None to leave it as it is.
 _Change = Callable[[str], str | None]
@@ -117,3 +117,12 @@ class PgMemoryDocuments:
                 (updated, _sha256(updated), self.principal, name),
             )
         return True
+
+
+def copy_files_into(files: MemoryFiles, docs: PgMemoryDocuments) -> list[str]:
+    """Every memory file of a home into the team database (for `dexter db copy`), replacing
+    documents of the same name; the names copied. The next sync indexes them."""
+    names = files.list()
+    for name in names:
+        docs.write(name, files.read(name))
+    return names

@@ -649,22 +649,21 @@ class PgMemoryIndex(PassageEmbedding):
                 (q, *current, *filters.params, pool),
             ).fetchall()
         else:
-            first = self._first_stage(conn, q, dims, max(FIRST_STAGE_CHUNKS, pool), filters)
-            if not first:
-                return {}
-            rows = conn.execute(
-                "SELECT chunk_id AS id, max(-(embedding <#> %s::vector)) AS score "
-                "FROM memory_passages WHERE chunk_id = ANY(%s) "
-                "GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %s",
-                (q, first, pool),
-            ).fetchall()
+            rows = self._two_stages(conn, q, dims, max(FIRST_STAGE_CHUNKS, pool), pool, filters)
         # As in SQLite: vectors hold float16 values, so beyond six decimals a score is noise.
         return {int(r["id"]): max(0.0, round(float(r["score"]), 6)) for r in rows}
 
-    def _first_stage(
-        self, conn: psycopg.Connection[Any], q: str, dims: int, k: int, filters: _Filters
-    ) -> list[int]:
-        """The `k` chunks whose mean vector is nearest, through the HNSW index."""
+    def _two_stages(
+        self,
+        conn: psycopg.Connection[Any],
+        q: str,
+        dims: int,
+        k: int,
+        pool: int,
+        filters: _Filters,
+    ) -> list[dict[str, Any]]:
+        """The `pool` best chunks by passage among the `k` whose mean vector is nearest (found
+        through the HNSW index), in one round trip."""
         embedder = self.embedder
         assert embedder is not None
         where = (
@@ -673,31 +672,31 @@ class PgMemoryIndex(PassageEmbedding):
         )
         params = (self.principal, embedder.model_id, *filters.params)
         self.link.setting(conn, "hnsw.ef_search", str(max(HNSW_EF_SEARCH, k)))
-        ids = [
-            int(r["id"])
-            for r in conn.execute(
-                f"SELECT c.id FROM memory_chunks c WHERE {where} "
-                f"ORDER BY c.centroid::vector({dims}) <#> %s::vector({dims}) LIMIT %s",
-                (*params, q, k),
-            )
-        ]
-        if len(ids) < k:
+        distance = f"c.centroid::vector({dims}) <#> %s::vector({dims})"
+
+        def staged(order: str) -> list[dict[str, Any]]:
+            return conn.execute(
+                f"WITH first AS MATERIALIZED (SELECT c.id FROM memory_chunks c WHERE {where} "
+                f"ORDER BY {order} LIMIT %s) "
+                "SELECT p.chunk_id AS id, max(-(p.embedding <#> %s::vector)) AS score, "
+                "(SELECT count(*) FROM first) AS got "
+                "FROM memory_passages p JOIN first f ON f.id = p.chunk_id "
+                "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s",
+                (*params, q, k, q, pool),
+            ).fetchall()
+
+        rows = staged(distance)
+        got = int(rows[0]["got"]) if rows else 0
+        if got < k:
             # An approximate scan filtered afterwards can come back short (another principal's
-            # chunks took the places): when more chunks qualify, rank them exactly instead.
+            # chunks took the places): when more chunks qualify, rank them exactly instead
+            # ("+ 0" hides the expression from the HNSW index).
             row = conn.execute(
                 f"SELECT count(*) AS n FROM memory_chunks c WHERE {where}", params
             ).fetchone()
-            if row is not None and int(row["n"]) > len(ids):
-                ids = [
-                    int(r["id"])
-                    for r in conn.execute(
-                        f"SELECT c.id FROM memory_chunks c WHERE {where} "
-                        f"ORDER BY (c.centroid::vector({dims}) <#> %s::vector({dims})) + 0 "
-                        "LIMIT %s",
-                        (*params, q, k),
-                    )
-                ]
-        return ids
+            if row is not None and int(row["n"]) > got:
+                rows = staged(f"({distance}) + 0")
+        return rows
 
     # stats ---------------------------------------------------------------------------------
 
