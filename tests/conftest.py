@@ -43,7 +43,9 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     lives in its own temporary home."""
     for name in list(os.environ):
         inherited = os.environ[name] == _INHERITED.get(name)
-        if inherited and (name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES):
+        # `OPENAI_API_KEY_FILE` too: Dexter reads a key from the file it names.
+        known = name in _ENVIRONMENT_NAMES or name.removesuffix("_FILE") in _ENVIRONMENT_NAMES
+        if inherited and (name.startswith("DEXTER_") or known):
             monkeypatch.delenv(name)
     if "DEXTER_HOME" not in os.environ:
         monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
@@ -103,8 +105,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
 # share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
-# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice).
-_ONE_WORKER_MODULES = ("tests/test_real_servers.py::", "tests/test_finance_units.py::")
+# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice);
+# the browser tests of `dexter web` share one server and one Chromium.
+_ONE_WORKER_MODULES = (
+    "tests/test_real_servers.py::",
+    "tests/test_finance_units.py::",
+    "tests/test_web_browser.py::",
+)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -127,6 +127,25 @@ MCP = Channel(
     prompt="cli",
     description="the `research` tool of `dexter mcp serve`",
 )
+OPENBB = Channel(
+    "openbb",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="workspace",
+    description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
+)
+WEB = Channel(
+    "web",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="web",
+    schedules=True,
+    description="`dexter web`: the browser app; approvals and questions answered on the page",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -138,7 +157,9 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
+CHANNELS: Mapping[str, Channel] = {
+    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, WEB, EVAL)
+}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -461,11 +482,18 @@ class Runtime:
     # ------------------------------------------------------------------ shared resources
 
     @property
+    def database_url(self) -> str | None:
+        """The Postgres database of team mode; None: the SQLite file in the home."""
+        from dexter.store.database_url import database_target
+
+        return database_target(self.settings).url
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             from dexter.store import open_store
 
-            self._store = open_store(self.settings.home)
+            self._store = open_store(self.settings.home, url=self.database_url)
             self._replay_journal(self._store)
         return self._store
 
@@ -485,7 +513,11 @@ class Runtime:
             from dexter.store.prices import overrides_from_settings
             from dexter.store.writer import StoreWriter
 
-            self._writer = StoreWriter(self.settings.home, overrides_from_settings(self.settings))
+            self._writer = StoreWriter(
+                self.settings.home,
+                overrides_from_settings(self.settings),
+                database_url=self.database_url,
+            )
         return self._writer
 
     def existing_store(self) -> Store | None:
@@ -494,7 +526,7 @@ class Runtime:
             from dexter.store import open_store
 
             try:
-                self._store = open_store(self.settings.home, create=False)
+                self._store = open_store(self.settings.home, create=False, url=self.database_url)
             except FileNotFoundError:
                 return None
         return self._store
@@ -1147,6 +1179,8 @@ __all__ = [
     "EVAL",
     "GATEWAY",
     "MCP",
+    "OPENBB",
+    "WEB",
     "AgentSpec",
     "Channel",
     "PhasePlan",

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from dexter.models.types import Usage
+from dexter.store.backend import insert_id
 from dexter.store.db import Store, now_iso
 from dexter.store.prices import Price, price_for
 
@@ -92,11 +93,16 @@ class UsageRow(UsageTotals):
 _MODEL_SUMS = """
     COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
     COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(reasoning_tokens), 0),
-    COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_input_tokens, 0) END), 0),
-    COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_output_tokens, 0) END), 0),
-    COUNT(*), COALESCE(SUM(NOT ok), 0), COALESCE(SUM(NOT reported), 0),
-    SUM(cost_usd), COALESCE(SUM(cost_usd IS NULL), 0)
+    COALESCE(SUM(CASE WHEN reported <> 0 THEN 0 ELSE COALESCE(estimated_input_tokens, 0) END), 0),
+    COALESCE(SUM(CASE WHEN reported <> 0 THEN 0 ELSE COALESCE(estimated_output_tokens, 0) END), 0),
+    COUNT(*), COALESCE(SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END), 0),
+    COALESCE(SUM(CASE WHEN reported = 0 THEN 1 ELSE 0 END), 0),
+    SUM(cost_usd), COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0)
 """
+
+# Flags are 0/1 integers on both backends: counted with CASE, which Postgres (no sum of
+# booleans) and SQLite both take.
+_FAILED = "COALESCE(SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END), 0)"
 
 _GROUP_SQL: dict[ReportBy, str] = {
     "model": "provider || ':' || model",
@@ -180,7 +186,8 @@ class Ledger:
         cost = price.cost(counted) if price is not None else None
         usage = usage or Usage()
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            return insert_id(
+                conn,
                 "INSERT INTO model_calls (session_id, run_id, at, provider, model, phase, tool, "
                 "input_tokens, output_tokens, cached_tokens, reasoning_tokens, "
                 "estimated_input_tokens, estimated_output_tokens, reported, ok, error, cost_usd) "
@@ -205,7 +212,6 @@ class Ledger:
                     cost,
                 ),
             )
-            return int(cursor.lastrowid or 0)
 
     def record_tool_call(
         self,
@@ -228,7 +234,8 @@ class Ledger:
         else:
             args_json = json.dumps(args, ensure_ascii=False, default=str)
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            return insert_id(
+                conn,
                 "INSERT INTO tool_calls (session_id, run_id, call_id, at, tool, args_json, ok, "
                 "error, duration_ms, result_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -244,13 +251,13 @@ class Ledger:
                     result_chars,
                 ),
             )
-            return int(cursor.lastrowid or 0)
 
     def totals(self, session_id: str | None = None, run_id: str | None = None) -> UsageTotals:
         where, params = _where(session_id, run_id)
         model_row = self.store.query(f"SELECT {_MODEL_SUMS} FROM model_calls{where}", params)[0]
         tool_row = self.store.query(
-            f"SELECT COUNT(*), COALESCE(SUM(NOT ok), 0) FROM tool_calls{where}", params
+            f"SELECT COUNT(*), {_FAILED} FROM tool_calls{where}",
+            params,
         )[0]
         return UsageTotals(
             **_totals_fields(tuple(model_row)),
@@ -273,8 +280,7 @@ class Ledger:
             # The tool_calls table has the same columns for these groupings, bar the NULL tool.
             tool_group = "tool" if by == "tool" else _GROUP_SQL[by]
             for row in self.store.query(
-                f"SELECT {tool_group}, COUNT(*), COALESCE(SUM(NOT ok), 0) FROM tool_calls{where} "
-                "GROUP BY 1",
+                f"SELECT {tool_group}, COUNT(*), {_FAILED} FROM tool_calls{where} GROUP BY 1",
                 params,
             ):
                 fields = rows.setdefault(row[0], {})
