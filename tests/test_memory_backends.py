@@ -417,3 +417,39 @@ async def test_runtime_gives_each_principal_its_rows_over_one_connection(
         assert await dave.search("T-bills") == []
     finally:
         runtime.close_local()
+
+
+def test_db_migrate_and_copy_bring_memory_into_the_team_database(
+    postgres_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from dexter.cli.main import main
+    from dexter.memory.files import MemoryFiles
+    from dexter.memory.pg_documents import PgMemoryDocuments
+    from dexter.principal import Principal
+    from dexter.store import open_store
+    from dexter.store.principals import PrincipalStore
+
+    home = tmp_path / "home"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEXTER_HOME", str(home))
+    MemoryFiles(home).write("MEMORY.md", NOTES)
+    erin = Principal("telegram:555", "user", "erin")
+    with open_store(home) as store:
+        PrincipalStore(store).touch(erin)
+    MemoryFiles(erin.home(home)).write("2025-03-08.md", DAILY)
+
+    assert main(["db", "copy", "--from", f"sqlite:{home}", "--to", postgres_url]) == 0
+    out = capsys.readouterr().out
+    assert "memory of operator        1 files" in out and "memory of telegram:555" in out
+    link = PgLink(postgres_url)
+    try:
+        assert PgMemoryDocuments(link, "operator").read("MEMORY.md") == NOTES
+        assert PgMemoryDocuments(link, "telegram:555").list() == ["2025-03-08.md"]
+    finally:
+        link.close()
+    monkeypatch.setenv("DEXTER_DATABASE_URL", postgres_url)
+    assert main(["db", "migrate"]) == 0
+    assert "Memory schema version 1 (up to date)" in capsys.readouterr().out
