@@ -453,3 +453,12 @@ def test_db_migrate_and_copy_bring_memory_into_the_team_database(
     monkeypatch.setenv("DEXTER_DATABASE_URL", postgres_url)
     assert main(["db", "migrate"]) == 0
     assert "Memory schema version 1 (up to date)" in capsys.readouterr().out
+    # Forgetting a principal in team mode forgets its memory rows too.
+    assert main(["principals", "rm", "telegram:555", "--yes"]) == 0
+    assert "1 memory document" in capsys.readouterr().out
+    link = PgLink(postgres_url)
+    try:
+        assert PgMemoryDocuments(link, "telegram:555").list() == []
+        assert PgMemoryDocuments(link, "operator").list() == ["MEMORY.md"]
+    finally:
+        link.close()

@@ -16,7 +16,7 @@ from datetime import date
 from dexter.memory.files import MemoryFiles, appended, file_date, validate_name, without
 from dexter.memory.pg_link import PgLink
 
-__all__ = ["PgMemoryDocuments", "copy_files_into"]
+__all__ = ["PgMemoryDocuments", "copy_files_into", "forget_principal"]
 
 # The new text of a document from its current text, or None to leave it as it is.
 _Change = Callable[[str], str | None]
@@ -126,3 +126,24 @@ def copy_files_into(files: MemoryFiles, docs: PgMemoryDocuments) -> list[str]:
     for name in names:
         docs.write(name, files.read(name))
     return names
+
+
+def forget_principal(url: str, principal: str) -> int:
+    """Delete all of `principal`'s memory from the team database (`dexter principals rm`); the
+    number of documents it had. Creates nothing where memory was never used."""
+    from dexter.store.pg import connect
+
+    with connect(url) as conn:
+        found = conn.execute("SELECT to_regclass('memory_documents') AS t").fetchone()
+        if found is None or found["t"] is None:
+            return 0
+        with conn.transaction():
+            documents = conn.execute(
+                "DELETE FROM memory_documents WHERE principal = %s", (principal,)
+            ).rowcount
+            for table in ("memory_chunks", "memory_files", "memory_state"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE principal = %s",
+                    (principal,),
+                )
+    return documents
