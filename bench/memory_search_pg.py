@@ -14,6 +14,11 @@ Measured per query, `limit` 5, the default pipeline (hybrid + decay + MMR):
   mean vectors then exact passage scores for the best `FIRST_STAGE_CHUNKS`.
 Also the keyword stage alone on each, the agreement of the two top-5 lists, and build times.
 
+First, quality: the labelled year of notes (66 queries + 24 held out, `bench/memory_corpus.py`)
+indexed with the REAL local embedder in both backends (each text embedded once, shared), and
+recall@5 / MRR@5 of the default search and of the `memory_search` tool's expanded query on each:
+what a user would notice if the backends ranked differently.
+
 Postgres: `DEXTER_BENCH_DATABASE_URL` (a server with pgvector) or a local `pgserver` (the dev
 dependency). Size the server as production would be: at 100k chunks the HNSW index is ~200 MB,
 more than pgserver's default `shared_buffers` (128 MB), and a search then reads index pages from
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dexter.memory.backend import MemoryBackend
 from dexter.memory.chunking import chunk_markdown
 from dexter.memory.embeddings import LocalEmbedder
 from dexter.memory.index import MemoryIndex
@@ -46,8 +53,9 @@ from dexter.memory.passages import passages
 from dexter.memory.pg_index import PgMemoryIndex
 from dexter.memory.pg_link import PgLink
 from dexter.memory.search import hybrid_search
-from memory_corpus import generate
-from memory_retrieval import _build_synthetic, _CachedQueries, _percentile
+from dexter.memory.tools import expand_query
+from memory_corpus import Corpus, generate
+from memory_retrieval import _build_synthetic, _CachedQueries, _percentile, _rank
 
 SIZE = 100_000
 RUNS = int(os.environ.get("BENCH_RUNS", "300"))
@@ -103,6 +111,8 @@ def _copy_to_postgres(lite: MemoryIndex, link: PgLink, dims: int) -> int:
     passages_total = 0
     with link.use() as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")
+        found = conn.execute("SELECT coalesce(max(id), 0) AS n FROM memory_chunks").fetchone()
+        offset = int(found["n"]) if found else 0  # past the chunks of the quality section
         last = 0
         while True:
             rows = lite.conn.execute(
@@ -116,7 +126,7 @@ def _copy_to_postgres(lite: MemoryIndex, link: PgLink, dims: int) -> int:
             chunk_fields: list[tuple[bytes | None, ...]] = []
             passage_fields: list[tuple[bytes | None, ...]] = []
             for r in rows:
-                chunk_id = int(r[0])
+                chunk_id = offset + int(r[0])
                 day = r[6]
                 chunk_fields.append(
                     (
@@ -167,6 +177,60 @@ def _pg_days(day: str) -> int:
     return (date.fromisoformat(day) - date(2000, 1, 1)).days
 
 
+class _Shared:
+    """The real embedder, each text embedded once for both backends."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dims = inner.dims
+        self._cache: dict[str, np.ndarray[Any, Any]] = {}
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            rows = await self.inner.embed(missing)
+            self._cache.update(zip(missing, rows, strict=True))
+        return np.stack([self._cache[t] for t in texts]).astype(np.float32)
+
+
+async def quality(corpus: Corpus, embedder: LocalEmbedder, url: str) -> None:
+    shared = _Shared(embedder)
+    queries = [*corpus.queries, *corpus.held_out]
+    now = corpus.now.date()
+    link = PgLink(url)
+    with tempfile.TemporaryDirectory(prefix="dexter-memory-pg-quality-") as tmp:
+        backends: dict[str, MemoryBackend] = {
+            "sqlite": MemoryIndex(Path(tmp), shared),
+            "postgres": PgMemoryIndex(link, "year", shared),
+        }
+        for memory in backends.values():
+            for name, text in corpus.files.items():
+                memory.files.write(name, text)
+            await memory.sync()
+        chunks = backends["sqlite"].stats()["chunks"]
+        print(
+            f"\nQuality on the labelled year ({len(corpus.files)} files, {chunks} chunks, real "
+            f"local embeddings): recall@5 / MRR@5 over the {len(corpus.queries)} labelled "
+            f"queries, recall@5 over the {len(corpus.held_out)} held out"
+        )
+        for label, expand in (("default search", False), ("memory_search tool", True)):
+            row = []
+            for backend, memory in backends.items():
+                ranks = {}
+                for query in queries:
+                    text = expand_query(query.text) if expand else query.text
+                    ranks[query] = _rank(await memory.search(text, limit=K, now=now), query)
+                labelled = [ranks[q] for q in corpus.queries]
+                recall = sum(r is not None for r in labelled) / len(labelled)
+                mrr = sum(1 / r for r in labelled if r is not None) / len(labelled)
+                held = sum(ranks[q] is not None for q in corpus.held_out) / len(corpus.held_out)
+                row.append(f"{backend} {recall:.3f} / {mrr:.3f}, held out {held:.2f}")
+            print(f"  {label:<20} " + ";  ".join(row))
+        for memory in backends.values():
+            memory.close()
+
+
 async def main(size: int) -> None:
     corpus = generate()
     embedder = LocalEmbedder()
@@ -210,6 +274,8 @@ async def main(size: int) -> None:
         f"{vector_version[0] if vector_version else '?'}, shared_buffers "
         f"{buffers[0] if buffers else '?'}"
     )
+
+    await quality(corpus, embedder, url)
 
     with tempfile.TemporaryDirectory(prefix="dexter-memory-pg-bench-") as tmp:
         lite = MemoryIndex(Path(tmp), cached)

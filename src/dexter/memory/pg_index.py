@@ -132,6 +132,7 @@ class PgMemoryIndex(PassageEmbedding):
         # Document counts of query terms (capped), valid for one generation.
         self._term_counts: dict[str, int] = {}
         self._embeddings_checked = False
+        self._has_vectors = False  # of the current model, as of the last sync
         self._embedded_total = 0
         self._passages_total = 0
 
@@ -144,17 +145,14 @@ class PgMemoryIndex(PassageEmbedding):
 
     # state ---------------------------------------------------------------------------------
 
-    def _refresh_state(self, conn: psycopg.Connection[Any]) -> None:
-        """Read this principal's generation; another worker's write drops our caches."""
-        row = conn.execute(
-            "SELECT generation, chunks FROM memory_state WHERE principal = %s", (self.principal,)
-        ).fetchone()
-        generation, chunks = (int(row["generation"]), int(row["chunks"])) if row else (0, 0)
+    def _note_state(self, generation: int, chunks: int, has_vectors: bool) -> None:
+        """This principal's generation as read; another worker's write drops our caches."""
         if generation != self._generation:
             self._term_counts.clear()
             self._embeddings_checked = False
             self._generation = generation
         self._chunks = chunks
+        self._has_vectors = bool(has_vectors)
 
     def _bump(self, conn: psycopg.Connection[Any]) -> None:
         row = conn.execute(
@@ -201,23 +199,46 @@ class PgMemoryIndex(PassageEmbedding):
             )
 
     def _scan(self, force: bool) -> tuple[int, list[str], list[_DocWork]]:
+        embedder = self.embedder
+        vectors = (
+            "EXISTS (SELECT 1 FROM memory_chunks WHERE principal = %s AND model_id = %s "
+            "AND dims = %s AND centroid IS NOT NULL)"
+            if embedder is not None
+            else "false"
+        )
         with self.link.use() as conn:
-            self._refresh_state(conn)
+            # One round trip: the state, whether vectors exist, and every document against
+            # the hash it was indexed at (documents deleted since have only the latter).
+            rows = conn.execute(
+                "WITH d AS (SELECT name, hash FROM memory_documents WHERE principal = %s), "
+                "f AS (SELECT path, hash FROM memory_files WHERE principal = %s) "
+                "SELECT x.name, x.hash, x.indexed, s.generation, s.chunks, "
+                f"{vectors} AS has_vectors "
+                "FROM (SELECT 1) one "
+                "LEFT JOIN memory_state s ON s.principal = %s "
+                "LEFT JOIN (SELECT coalesce(d.name, f.path) AS name, d.hash, f.hash AS indexed "
+                "FROM d FULL JOIN f ON f.path = d.name) x ON true",
+                (
+                    self.principal,
+                    self.principal,
+                    *(
+                        (self.principal, embedder.model_id, embedder.dims)
+                        if embedder is not None
+                        else ()
+                    ),
+                    self.principal,
+                ),
+            ).fetchall()
+            first = rows[0]
+            self._note_state(
+                int(first["generation"] or 0), int(first["chunks"] or 0), first["has_vectors"]
+            )
             docs = {
                 str(r["name"]): (str(r["hash"]), r["indexed"])
-                for r in conn.execute(
-                    "SELECT d.name, d.hash, f.hash AS indexed FROM memory_documents d "
-                    "LEFT JOIN memory_files f ON f.principal = d.principal AND f.path = d.name "
-                    "WHERE d.principal = %s",
-                    (self.principal,),
-                )
+                for r in rows
+                if r["name"] is not None and r["hash"] is not None
             }
-            indexed = [
-                str(r["path"])
-                for r in conn.execute(
-                    "SELECT path FROM memory_files WHERE principal = %s", (self.principal,)
-                )
-            ]
+            indexed = [str(r["name"]) for r in rows if r["indexed"] is not None]
             changed = sorted(n for n, (h, seen) in docs.items() if force or h != seen)
             texts = {}
             if changed:
@@ -332,6 +353,8 @@ class PgMemoryIndex(PassageEmbedding):
                     (self.principal, item.name, item.text_hash),
                 )
             self._bump(conn)
+        if embedder is not None and any(v is not None for v in vectors.values()):
+            self._has_vectors = True
         return added, dropped
 
     def _insert_chunks(
@@ -450,6 +473,7 @@ class PgMemoryIndex(PassageEmbedding):
                     ],
                 )
             self._bump(conn)
+        self._has_vectors = True
 
     # search --------------------------------------------------------------------------------
 
@@ -476,9 +500,8 @@ class PgMemoryIndex(PassageEmbedding):
         path_list = None if paths is None else list(dict.fromkeys(paths))
         filters = _filters(path_list, since, until)
         embedder = self.embedder
-        vectors_on = embedder is not None and vector_weight > 0
-        if vectors_on:
-            vectors_on = await asyncio.to_thread(self._has_vectors)
+        # As SQLite's vector table: no vectors of the current model, no vector side.
+        vectors_on = embedder is not None and vector_weight > 0 and self._has_vectors
         query_vector = None
         if vectors_on and query.strip():
             query_vector = await embed_query(self, query)
@@ -505,17 +528,6 @@ class PgMemoryIndex(PassageEmbedding):
             ),
         )
 
-    def _has_vectors(self) -> bool:
-        embedder = self.embedder
-        assert embedder is not None
-        with self.link.use() as conn:
-            row = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM memory_chunks WHERE principal = %s AND "
-                "model_id = %s AND dims = %s AND centroid IS NOT NULL) AS found",
-                (self.principal, embedder.model_id, embedder.dims),
-            ).fetchone()
-        return bool(row and row["found"])
-
     def _search(
         self,
         query: str,
@@ -527,13 +539,26 @@ class PgMemoryIndex(PassageEmbedding):
     ) -> list[Hit]:
         pool = limit * 4
         with self.link.use() as conn:
-            self._refresh_state(conn)
             keyword = self._keyword_candidates(conn, query, pool, filters)
             vector: dict[int, float] = {}
             if query_vector is not None:
                 vector = self._vector_candidates(conn, query_vector, pool, filters)
 
+            embedder = self.embedder
+            current = (embedder.model_id, embedder.dims) if embedder and vectors_on else None
+            kept: dict[int, npt.NDArray[np.float32] | None] = {}
+
             def chunk_rows(ids: Sequence[int]) -> list[ChunkRow]:
+                """The hits' rows, with their mean vectors for MMR in the same round trip."""
+                rows = conn.execute(
+                    "SELECT id, path, start_line, end_line, text, date::text AS day, "
+                    "CASE WHEN model_id = %s AND dims = %s THEN centroid::text END AS centroid "
+                    "FROM memory_chunks WHERE principal = %s AND id = ANY(%s)",
+                    (*(current or (None, None)), self.principal, list(ids)),
+                ).fetchall()
+                for r in rows:
+                    text = r["centroid"] if current else None
+                    kept[int(r["id"])] = _parse_vector(text) if text else None
                 return [
                     ChunkRow(
                         int(r["id"]),
@@ -543,27 +568,11 @@ class PgMemoryIndex(PassageEmbedding):
                         str(r["text"]),
                         r["day"],
                     )
-                    for r in conn.execute(
-                        "SELECT id, path, start_line, end_line, text, date::text AS day "
-                        "FROM memory_chunks WHERE principal = %s AND id = ANY(%s)",
-                        (self.principal, list(ids)),
-                    )
+                    for r in rows
                 ]
 
             def centroids(ids: Sequence[int]) -> list[npt.NDArray[np.float32] | None]:
-                embedder = self.embedder
-                if not vectors_on or embedder is None:
-                    return [None] * len(ids)
-                found = {
-                    int(r["id"]): _parse_vector(r["centroid"])
-                    for r in conn.execute(
-                        "SELECT id, centroid::text AS centroid FROM memory_chunks "
-                        "WHERE principal = %s AND id = ANY(%s) AND model_id = %s AND dims = %s "
-                        "AND centroid IS NOT NULL",
-                        (self.principal, list(ids), embedder.model_id, embedder.dims),
-                    )
-                }
-                return [found.get(i) for i in ids]
+                return [kept.get(i) for i in ids]
 
             return rank_candidates(
                 keyword,
