@@ -65,9 +65,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EXACT_CHUNKS", "PgMemoryIndex"]
 
-# Up to this many embedded chunks (about 20,000 passages) the vector side scans every passage of
+# Up to this many embedded chunks (about 5,000 passages) the vector side scans every passage of
 # the principal exactly; beyond, the HNSW first stage keeps the scan to a few hundred chunks.
-EXACT_CHUNKS = 4_000
+EXACT_CHUNKS = 1_000
 # Candidates the HNSW scan visits (pgvector's default is 40): enough that after the principal,
 # model and date filters the first stage still has its `FIRST_STAGE_CHUNKS`.
 HNSW_EF_SEARCH = 400
