@@ -14,7 +14,7 @@ Measured per query, `limit` 5, the default pipeline (hybrid + decay + MMR):
   mean vectors then exact passage scores for the best `FIRST_STAGE_CHUNKS`.
 Also the keyword stage alone on each, the agreement of the two top-5 lists, and build times.
 
-First, quality: the labelled year of notes (66 queries + 24 held out, `bench/memory_corpus.py`)
+Then quality: the labelled year of notes (66 queries + 24 held out, `bench/memory_corpus.py`)
 indexed with the REAL local embedder in both backends (each text embedded once, shared), and
 recall@5 / MRR@5 of the default search and of the `memory_search` tool's expanded query on each:
 what a user would notice if the backends ranked differently.
@@ -275,8 +275,6 @@ async def main(size: int) -> None:
         f"{buffers[0] if buffers else '?'}"
     )
 
-    await quality(corpus, embedder, url)
-
     with tempfile.TemporaryDirectory(prefix="dexter-memory-pg-bench-") as tmp:
         lite = MemoryIndex(Path(tmp), cached)
         t0 = time.perf_counter()
@@ -377,6 +375,9 @@ async def main(size: int) -> None:
         )
         team.close()
         lite.close()
+
+    # After the latency tables, so their HNSW index is built once over the loaded rows.
+    await quality(corpus, embedder, url)
 
     with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
