@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from dexter.agent.verification import VerifyMode
     from dexter.data.router import DataRouter
     from dexter.mcp.tools import McpToolset
-    from dexter.memory.index import MemoryIndex
+    from dexter.memory.backend import MemoryBackend
     from dexter.models.base import Model
     from dexter.models.phases import PhaseModels
     from dexter.models.recording import Sink
@@ -420,10 +420,12 @@ class Runtime:
     _data_router: DataRouter | None = field(default=None, init=False, repr=False)
     # Routers for agents researching as of a past day (AgentSpec.as_of), one per day.
     _dated_routers: dict[date, DataRouter] = field(default_factory=dict, init=False, repr=False)
-    _memory: MemoryIndex | None = field(default=None, init=False, repr=False)
+    _memory: MemoryBackend | None = field(default=None, init=False, repr=False)
     _memory_opened: bool = field(default=False, init=False, repr=False)
     # Every other principal's memory index, opened on first use and kept for the lifetime.
-    _principal_memory: dict[str, MemoryIndex] = field(default_factory=dict, init=False, repr=False)
+    _principal_memory: dict[str, MemoryBackend] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _clients: dict[str, Model] = field(default_factory=dict, init=False, repr=False)
     # What each server behind a base URL turned out to be, asked once per process.
     _servers: dict[str, ServerReport] = field(default_factory=dict, init=False, repr=False)
@@ -582,7 +584,7 @@ class Runtime:
         return self._data_router
 
     @property
-    def memory(self) -> MemoryIndex | None:
+    def memory(self) -> MemoryBackend | None:
         if not self._memory_opened:
             from dexter.memory.setup import open_memory
 
@@ -590,9 +592,10 @@ class Runtime:
             self._memory = open_memory(self.settings)
         return self._memory
 
-    def memory_for(self, principal: Principal) -> MemoryIndex | None:
-        """The principal's own memory (MEMORY.md, daily notes, index) under their folder; the
-        operator's is the home's. None when memory is off."""
+    def memory_for(self, principal: Principal) -> MemoryBackend | None:
+        """The principal's own memory (MEMORY.md, daily notes, index) under their folder, or
+        their rows in the team database; the operator's is the home's. None when memory is
+        off."""
         if principal.is_operator:
             return self.memory
         found = self._principal_memory.get(principal.id)
@@ -600,9 +603,9 @@ class Runtime:
             shared = self.memory  # its embedder serves every principal
             if shared is None:
                 return None
-            from dexter.memory.index import MemoryIndex
+            from dexter.memory.setup import memory_backend
 
-            found = MemoryIndex(principal.home(self.settings.home), shared.embedder)
+            found = memory_backend(self.settings, principal, shared.embedder, like=shared)
             self._principal_memory[principal.id] = found
         return found
 
@@ -633,14 +636,14 @@ class Runtime:
             private=(self.settings.home,),
         )
 
-    def memory_for_commands(self) -> tuple[MemoryIndex, str]:
+    def memory_for_commands(self) -> tuple[MemoryBackend, str]:
         """The memory index with its embedder loaded eagerly (for `dexter memory …`, which
         reports the embedding model), and how that embedder was chosen."""
         from dexter.memory.embeddings import load_embedder
-        from dexter.memory.index import MemoryIndex
+        from dexter.memory.setup import memory_backend
 
         embedder, how = load_embedder(self.settings)
-        return MemoryIndex(self.settings.home, embedder), how
+        return memory_backend(self.settings, OPERATOR, embedder), how
 
     # ------------------------------------------------------------------ models
 

@@ -35,7 +35,7 @@ from dexter.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     # numpy comes with the index: imported only where memory is on (`dexter.memory.setup`).
-    from dexter.memory.index import MemoryIndex
+    from dexter.memory.backend import MemoryBackend
 
 # How long the end of a run waits for its records before reporting its own token count.
 SETTLE_SECONDS = 2.0
@@ -255,7 +255,7 @@ class MemoryHooks(RunHooks):
     facts from their own messages before the context is summarised. `model` is asked at each
     flush, so a model switch reaches it."""
 
-    def __init__(self, memory: MemoryIndex, model: Callable[[], Model]) -> None:
+    def __init__(self, memory: MemoryBackend, model: Callable[[], Model]) -> None:
         self.memory = memory
         self.model = model
         self._loaded = False

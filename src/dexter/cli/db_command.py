@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXIT_OK = 0
 EXIT_PENDING = 1
@@ -73,6 +76,8 @@ def run_db_command(args: argparse.Namespace, *, out: TextIO | None = None) -> in
         else:
             print("  nothing to apply", file=out)
         print(f"Schema version {status.version} (up to date).", file=out)
+        if url is not None:
+            _migrate_memory(url, out)
         return EXIT_OK
     from dexter.store.manage import database_status
 
@@ -120,4 +125,53 @@ def _copy(args: argparse.Namespace, configured: str | None, out: TextIO) -> int:
     copied = copy_to_postgres(source, target, replace=args.replace, progress=show)
     total = sum(t.target_rows for t in copied)
     print(f"Copied {total} rows in {len(copied)} tables; every count matches.", file=out)
+    _copy_memory(source.parent, target, out)
     return EXIT_OK
+
+
+def _migrate_memory(url: str, out: TextIO) -> None:
+    """Team-mode memory keeps its own numbered migrations (`dexter.memory.pg_migrations`)."""
+    from dexter.memory.pg_migrations import MEMORY_PG_MIGRATIONS, apply_memory_migrations
+    from dexter.store.pg import connect
+
+    with connect(url) as conn:
+        applied = apply_memory_migrations(conn)
+    names = {m.number: m.name for m in MEMORY_PG_MIGRATIONS}
+    for number in applied:
+        print(f"  applied memory migration {number}: {names[number]}", file=out)
+    print(f"Memory schema version {max(names)} (up to date).", file=out)
+
+
+def _copy_memory(home: Path, url: str, out: TextIO) -> None:
+    """The home's memory files (the operator's and each principal's) into the team database,
+    where team mode keeps memory; nothing is created when there are none."""
+    import sqlite3
+
+    from dexter.memory.files import MemoryFiles
+    from dexter.principal import OPERATOR_ID, PRINCIPALS_DIR, principal_slug
+    from dexter.store.copy import sqlite_source
+
+    homes = {OPERATOR_ID: home}
+    conn = sqlite3.connect(sqlite_source(f"sqlite:{home}"))
+    try:
+        ids = [str(r[0]) for r in conn.execute("SELECT id FROM principals")]
+    except sqlite3.Error:  # a database from before principals: the operator's memory only
+        ids = []
+    finally:
+        conn.close()
+    for principal_id in ids:
+        if principal_id != OPERATOR_ID:
+            homes[principal_id] = home / PRINCIPALS_DIR / principal_slug(principal_id)
+    found = {pid: MemoryFiles(h) for pid, h in homes.items() if MemoryFiles(h).list()}
+    if not found:
+        return
+    from dexter.memory.pg_documents import PgMemoryDocuments, copy_files_into
+    from dexter.memory.pg_link import PgLink
+
+    link = PgLink(url)
+    try:
+        for principal_id, files in found.items():
+            names = copy_files_into(files, PgMemoryDocuments(link, principal_id))
+            print(f"  memory of {principal_id:<12} {len(names):>4} files", file=out)
+    finally:
+        link.close()

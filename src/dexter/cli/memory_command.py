@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dexter.cli.open_runtime import open_runtime
 
 if TYPE_CHECKING:
-    from dexter.memory.index import MemoryIndex
+    from dexter.memory.backend import MemoryBackend
 
 __all__ = ["add_memory_parser", "run_memory_command"]
 
@@ -72,7 +72,10 @@ def run_memory_command(args: argparse.Namespace) -> int:
             "turn it on to use `dexter memory`."
         )
         return EXIT_USAGE
-    if action == "search" and not (settings.home / "memory").exists():
+    from dexter.store.database_url import database_target
+
+    team = database_target(settings).is_postgres
+    if action == "search" and not team and not (settings.home / "memory").exists():
         # Nothing was ever remembered: say so without creating an index to search.
         if args.json:
             _print_json({"query": " ".join(args.query), "results": []})
@@ -94,7 +97,7 @@ def run_memory_command(args: argparse.Namespace) -> int:
         index.close()
 
 
-async def _dispatch(args: argparse.Namespace, index: MemoryIndex, how: str) -> int:
+async def _dispatch(args: argparse.Namespace, index: MemoryBackend, how: str) -> int:
     action: str = args.memory_command
     if action == "search":
         return await _search(index, " ".join(args.query), args.limit, args.json, how)
@@ -109,7 +112,7 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-async def _search(index: MemoryIndex, query: str, limit: int, as_json: bool, how: str) -> int:
+async def _search(index: MemoryBackend, query: str, limit: int, as_json: bool, how: str) -> int:
     from dexter.memory.tools import expand_query, hit_dict
 
     if not query.strip():
@@ -130,7 +133,9 @@ async def _search(index: MemoryIndex, query: str, limit: int, as_json: bool, how
         )
         return EXIT_OK
     if not hits:
-        files = index.files.list()
+        import asyncio
+
+        files = await asyncio.to_thread(index.files.list)
         where = f"{len(files)} memory files" if files else "no memory files yet"
         print(f"No memories match {query!r} ({where}, {mode} search).")
         return EXIT_OK
@@ -142,7 +147,7 @@ async def _search(index: MemoryIndex, query: str, limit: int, as_json: bool, how
     return EXIT_OK
 
 
-async def _add(index: MemoryIndex, text: str, *, daily: bool, as_json: bool) -> int:
+async def _add(index: MemoryBackend, text: str, *, daily: bool, as_json: bool) -> int:
     from dexter.memory.files import EVERGREEN_NAME
     from dexter.memory.tools import add_entry
     from dexter.tools.base import ToolFailure
@@ -155,12 +160,10 @@ async def _add(index: MemoryIndex, text: str, *, daily: bool, as_json: bool) -> 
         if as_json:
             _print_json({"written": False, "file": name, "error": str(refusal)})
         else:
-            _err(f"{refusal} (To keep it anyway, edit {files.path(name)} by hand.)")
+            _err(f"{refusal} (To keep it anyway, edit {files.location(name)} by hand.)")
         return EXIT_USAGE
     if as_json:
-        _print_json(
-            {**outcome.to_dict(), "message": outcome.message, "path": str(files.path(name))}
-        )
+        _print_json({**outcome.to_dict(), "message": outcome.message, "path": files.location(name)})
     else:
         print(outcome.message)
     return EXIT_OK
@@ -174,7 +177,8 @@ def _stats_lines(stats: dict[str, Any], how: str, on_disk: int) -> list[str]:
         vectors = f"{stats['embedded_chunks']} of {stats['chunks']} chunks, {how}"
         vectors += f" [{stats['model_id']}, {stats['dims']} dims]"
     lines = [
-        f"Memory files: {on_disk} on disk, {stats['files']} indexed",
+        f"Memory files: {on_disk} {'in the database' if stats.get('team') else 'on disk'}, "
+        f"{stats['files']} indexed",
         f"Chunks:       {stats['chunks']}",
         f"Vectors:      {vectors}",
         f"Index:        {stats['db_path']} ({size / 1024:.0f} KiB)",
@@ -184,10 +188,12 @@ def _stats_lines(stats: dict[str, Any], how: str, on_disk: int) -> list[str]:
     return lines
 
 
-async def _index(index: MemoryIndex, *, force: bool, as_json: bool, how: str) -> int:
+async def _index(index: MemoryBackend, *, force: bool, as_json: bool, how: str) -> int:
+    import asyncio
+
     result = await index.sync(force=force)
-    stats = index.stats()
-    on_disk = len(index.files.list())
+    stats = await asyncio.to_thread(index.stats)
+    on_disk = len(await asyncio.to_thread(index.files.list))
     if as_json:
         sync = {
             "files_seen": result.files_seen,
@@ -211,9 +217,11 @@ async def _index(index: MemoryIndex, *, force: bool, as_json: bool, how: str) ->
     return EXIT_OK
 
 
-async def _stats(index: MemoryIndex, *, as_json: bool, how: str) -> int:
-    stats = index.stats()
-    on_disk = len(index.files.list())
+async def _stats(index: MemoryBackend, *, as_json: bool, how: str) -> int:
+    import asyncio
+
+    stats = await asyncio.to_thread(index.stats)
+    on_disk = len(await asyncio.to_thread(index.files.list))
     if as_json:
         _print_json({**stats, "files_on_disk": on_disk, "embedder": how})
         return EXIT_OK

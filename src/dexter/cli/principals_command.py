@@ -312,6 +312,14 @@ def _remove(
             return EXIT_CANCELLED
     if store is not None and row is not None:
         PrincipalStore(store).remove(principal.id)
+    from dexter.store.database_url import database_target
+
+    team_url = database_target(settings).url
+    if team_url is not None:  # team mode keeps memory in the database, not in the folder
+        from dexter.memory.pg_documents import forget_principal
+
+        forgotten = forget_principal(team_url, principal.id)
+        what += f", {_count(forgotten, 'memory document')}"
     if folder.is_symlink():
         folder.unlink()
     elif folder.exists():

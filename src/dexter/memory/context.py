@@ -10,15 +10,16 @@ reached with `memory_search`.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from dexter.memory.chunking import estimate_tokens
-from dexter.memory.files import EVERGREEN_NAME, MemoryFiles
+from dexter.memory.files import EVERGREEN_NAME
 
 if TYPE_CHECKING:
-    from dexter.memory.index import MemoryIndex
+    from dexter.memory.backend import MemoryBackend, MemoryDocuments
 
 __all__ = ["DEFAULT_MEMORY_TOKENS", "MEMORY_HEADING", "memory_prompt"]
 
@@ -102,8 +103,8 @@ def _content(text: str) -> list[str]:
 
 
 async def memory_prompt(
-    files: MemoryFiles,
-    index: MemoryIndex | None = None,
+    files: MemoryDocuments,
+    index: MemoryBackend | None = None,
     *,
     max_tokens: int = DEFAULT_MEMORY_TOKENS,
     today: date | None = None,
@@ -119,18 +120,21 @@ async def memory_prompt(
         (files.daily_name(day - timedelta(days=1)), "yesterday", True),
     ]
     sections: list[_Section] = []
-    evergreen = _content(files.read(EVERGREEN_NAME))
+    texts = await asyncio.to_thread(
+        lambda: {n: files.read(n) for n in (EVERGREEN_NAME, *(c[0] for c in candidates))}
+    )
+    evergreen = _content(texts[EVERGREEN_NAME])
     if evergreen:
         sections.append(_Section(EVERGREEN_NAME, "long-term", evergreen, keep_tail=False))
     for name, label, tail in candidates:
-        lines = _content(files.read(name))
+        lines = _content(texts[name])
         if lines:
             sections.append(_Section(name, f"{label}'s note", lines, keep_tail=tail))
     if not sections:
         return None
 
     usage = _USAGE + (_KEYWORD_ONLY if index is not None and index.keyword_only else "")
-    intro = _INTRO.format(where=_display_dir(files))
+    intro = _INTRO.format(where=files.location())
     frame = "\n\n".join([MEMORY_HEADING, intro, usage])
     # Each section adds a blank-line separator: count it against the budget too.
     room = max_tokens - estimate_tokens(frame) - len(sections)
@@ -148,10 +152,3 @@ async def memory_prompt(
     if not rendered:
         return None
     return "\n\n".join([MEMORY_HEADING, intro, *rendered, usage])
-
-
-def _display_dir(files: MemoryFiles) -> str:
-    try:
-        return str(files.dir.relative_to(files.dir.parent.parent))
-    except ValueError:  # pragma: no cover - home at the filesystem root
-        return str(files.dir)

@@ -33,8 +33,10 @@ __all__ = [
     "MEMORY_DIR_NAME",
     "MemoryFiles",
     "MemoryNameError",
+    "appended",
     "file_date",
     "validate_name",
+    "without",
 ]
 
 
@@ -108,23 +110,8 @@ class MemoryFiles:
         write_text(target, text, newline="", mode=PRIVATE)
 
     def append(self, name: str, text: str) -> None:
-        """Append one entry, separated from what is there by a blank line.
-
-        A single line of plain text becomes a markdown bullet (`- text`); text that already starts
-        a markdown block (bullet, heading, quote, table) or spans several lines is kept as a
-        paragraph. Creates the directory and the file as needed.
-        """
-        entry = text.strip()
-        if not entry:
-            raise ValueError("Nothing to remember: the entry is empty.")
-        if "\n" not in entry and not _BLOCK_START.match(entry):
-            entry = f"- {entry}"
-        existing = self.read(name)
-        if existing.strip():
-            body = existing.rstrip("\n") + "\n\n" + entry + "\n"
-        else:
-            body = entry + "\n"
-        self.write(name, body)
+        """Append one entry (see `appended`); creates the directory and the file as needed."""
+        self.write(name, appended(self.read(name), text))
 
     def replace_text(self, name: str, old: str, new: str) -> bool:
         """Replace the first occurrence of `old`; False (file untouched) when it is absent."""
@@ -139,5 +126,36 @@ class MemoryFiles:
         current = self.read(name)
         if not old or old not in current:
             return False
-        self.write(name, _BLANK_RUNS.sub("\n\n", current.replace(old, "", 1)))
+        self.write(name, without(current, old))
         return True
+
+    def location(self, name: str | None = None) -> str:
+        """The file's path, or (no name) the memory folder relative to the home's parent."""
+        if name is not None:
+            return str(self.path(name))
+        try:
+            return str(self.dir.relative_to(self.dir.parent.parent))
+        except ValueError:  # pragma: no cover - home at the filesystem root
+            return str(self.dir)
+
+
+def appended(existing: str, text: str) -> str:
+    """`existing` with one entry added, separated from what is there by a blank line.
+
+    A single line of plain text becomes a markdown bullet (`- text`); text that already starts
+    a markdown block (bullet, heading, quote, table) or spans several lines is kept as a
+    paragraph.
+    """
+    entry = text.strip()
+    if not entry:
+        raise ValueError("Nothing to remember: the entry is empty.")
+    if "\n" not in entry and not _BLOCK_START.match(entry):
+        entry = f"- {entry}"
+    if existing.strip():
+        return existing.rstrip("\n") + "\n\n" + entry + "\n"
+    return entry + "\n"
+
+
+def without(current: str, old: str) -> str:
+    """`current` with the first `old` removed and the blank lines it leaves collapsed."""
+    return _BLANK_RUNS.sub("\n\n", current.replace(old, "", 1))

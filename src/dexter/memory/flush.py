@@ -10,17 +10,21 @@ appended to today's daily note under a "## Noted" heading.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dexter.memory.files import EVERGREEN_NAME, MemoryFiles
+from dexter.memory.files import EVERGREEN_NAME
 from dexter.memory.tools import entry_problem, normalise_entry
 from dexter.models.base import Model, complete_by_streaming
 from dexter.models.errors import ModelError
 from dexter.models.types import ModelRequest, SystemMessage, UserMessage
+
+if TYPE_CHECKING:
+    from dexter.memory.backend import MemoryDocuments
 
 __all__ = ["MAX_FACTS", "NOTED_HEADING", "flush_memories", "parse_facts"]
 
@@ -101,7 +105,7 @@ async def flush_memories(
     *,
     user_messages: list[str],
     findings: str,
-    files: MemoryFiles,
+    files: MemoryDocuments,
     today: date | None = None,
 ) -> list[str]:
     """Ask `model` for durable facts about the user and append the accepted ones to today's note.
@@ -116,12 +120,8 @@ async def flush_memories(
     except ModelError:
         return []
     name = files.daily_name(today)
-    known = {
-        normalise_entry(line)
-        for source in (name, EVERGREEN_NAME)
-        for line in files.read(source).splitlines()
-        if line.strip()
-    }
+    texts = await asyncio.to_thread(lambda: [files.read(n) for n in (name, EVERGREEN_NAME)])
+    known = {normalise_entry(line) for text in texts for line in text.splitlines() if line.strip()}
     accepted: list[str] = []
     for fact in parse_facts(response.message.content):
         if len(fact) > MAX_FACT_CHARS or entry_problem(fact) is not None:
@@ -136,10 +136,9 @@ async def flush_memories(
     if not accepted:
         return []
     bullets = "\n".join(f"- {fact}" for fact in accepted)
-    if _last_heading(files.read(name)) == NOTED_HEADING:
-        files.append(name, bullets)
-    else:
-        files.append(name, f"{NOTED_HEADING}\n{bullets}")
+    noted = _last_heading(await asyncio.to_thread(files.read, name)) == NOTED_HEADING
+    entry = bullets if noted else f"{NOTED_HEADING}\n{bullets}"
+    await asyncio.to_thread(files.append, name, entry)
     return accepted
 
 

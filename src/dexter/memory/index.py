@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dexter.memory.chunking import chunk_markdown
+from dexter.memory.embedding_batches import EMBED_BATCH, ChunkVectors, PassageEmbedding
 from dexter.memory.files import MemoryFiles, file_date
 from dexter.memory.migrations import open_memory_db
-from dexter.memory.passages import passages
 from dexter.memory.search import (
     DEFAULT_MIN_SCORE,
     TEXT_WEIGHT,
@@ -66,8 +66,6 @@ __all__ = [
 ]
 
 INDEX_FILE_NAME = "index.db"
-# Texts per call to the embedder: a failure loses at most this much of a sync's work.
-EMBED_BATCH = 256
 # Up to this many passage vectors (~100 MB at 384 dimensions) are kept in memory and scanned whole;
 # a bigger index keeps its chunks' mean vectors and reads passages for the best chunks only.
 FULL_SCAN_PASSAGES = 65_536
@@ -99,21 +97,7 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _short_hash(text: str) -> str:
-    """A passage's identity for reusing its vector: 64 bits of its sha256."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True, slots=True)
-class _ChunkVectors:
-    """What a chunk row stores about its vectors (see `dexter.memory.migrations`)."""
-
-    passages: str  # the passages' short hashes, space-separated, in order
-    centroid: bytes  # float32 normalised mean of the passage vectors
-    vector: bytes  # float16 rows, one per passage
-
-
-class MemoryIndex:
+class MemoryIndex(PassageEmbedding):
     """Index and search the memory files of one Dexter home."""
 
     def __init__(self, home: Path, embedder: Embedder | None) -> None:
@@ -246,7 +230,7 @@ class MemoryIndex:
         work: Sequence[_FileWork],
         removed: Sequence[str],
         touched: Sequence[tuple[str, int, int]],
-        vectors: dict[str, _ChunkVectors | None],
+        vectors: dict[str, ChunkVectors | None],
     ) -> tuple[int, int]:
         conn = self.conn
         chunks_added = chunks_removed = 0
@@ -318,7 +302,7 @@ class MemoryIndex:
         )
         self._generation = self._read_generation()
 
-    async def _vectors_for(self, work: Sequence[_FileWork]) -> dict[str, _ChunkVectors | None]:
+    async def _vectors_for(self, work: Sequence[_FileWork]) -> dict[str, ChunkVectors | None]:
         """Vectors for the new chunks: those of an already embedded chunk with the same text,
         else one per passage, reusing the vectors of passages the files already had."""
         embedder = self.embedder
@@ -335,13 +319,13 @@ class MemoryIndex:
 
     def _stored_vectors(
         self, hashes: list[str], names: list[str]
-    ) -> tuple[dict[str, _ChunkVectors | None], dict[str, bytes]]:
+    ) -> tuple[dict[str, ChunkVectors | None], dict[str, bytes]]:
         """Stored vectors of chunks with these texts (by hash), and of every passage the files
         `names` have now (by passage hash), made by the current embedder."""
         embedder = self.embedder
         assert embedder is not None
         current = (embedder.model_id, embedder.dims)
-        found: dict[str, _ChunkVectors | None] = {}
+        found: dict[str, ChunkVectors | None] = {}
         for start in range(0, len(hashes), 500):
             part = hashes[start : start + 500]
             marks = ",".join("?" * len(part))
@@ -351,7 +335,7 @@ class MemoryIndex:
                 "AND passages IS NOT NULL",
                 (*part, *current),
             ):
-                found[str(row[0])] = _ChunkVectors(str(row[1]), bytes(row[2]), bytes(row[3]))
+                found[str(row[0])] = ChunkVectors(str(row[1]), bytes(row[2]), bytes(row[3]))
         known: dict[str, bytes] = {}
         width = embedder.dims * 2
         for start in range(0, len(names), 500):
@@ -366,63 +350,6 @@ class MemoryIndex:
                 for i, passage_hash in enumerate(str(row[0]).split()):
                     known[passage_hash] = blob[i * width : (i + 1) * width]
         return found, known
-
-    async def _embed_chunks(
-        self, texts: dict[Any, str], known: dict[str, bytes]
-    ) -> dict[Any, _ChunkVectors | None]:
-        """Each chunk's vectors, by passage; passages in `known` are not embedded again. A chunk
-        any of whose passages failed to embed gets None (keyword-only until a later sync)."""
-        plan = {key: [(_short_hash(p), p) for p in passages(text)] for key, text in texts.items()}
-        wanted = {h: p for parts in plan.values() for h, p in parts if h not in known}
-        rows = await self._embed(list(wanted.values()))
-        vectors = dict(known)
-        vectors.update({h: row for h, row in zip(wanted, rows, strict=True) if row is not None})
-        import numpy as np
-
-        out: dict[Any, _ChunkVectors | None] = {}
-        for key, parts in plan.items():
-            if not parts or any(h not in vectors for h, _ in parts):
-                out[key] = None
-                continue
-            blob = b"".join(vectors[h] for h, _ in parts)
-            matrix = np.frombuffer(blob, dtype="<f2").reshape(len(parts), -1).astype(np.float32)
-            mean = matrix.mean(axis=0)
-            norm = float(np.linalg.norm(mean))
-            centroid = (mean / norm if norm > 0 else mean).astype("<f4")
-            out[key] = _ChunkVectors(" ".join(h for h, _ in parts), centroid.tobytes(), blob)
-        return out
-
-    async def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
-        """Each text's vector as float16 bytes, or None for those a failure left unembedded
-        (a warning is kept). All texts go out sorted by length, in batches of `EMBED_BATCH`, so
-        the texts batched together are about the same length whatever file they came from."""
-        out: list[bytes | None] = [None] * len(texts)
-        embedder = self.embedder
-        if embedder is None or not texts:
-            return out
-        import numpy as np  # only once there is something to embed
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), EMBED_BATCH):
-            batch = order[start : start + EMBED_BATCH]
-            try:
-                matrix = np.asarray(await embedder.embed([texts[i] for i in batch]))
-                if matrix.shape != (len(batch), embedder.dims):
-                    raise ValueError(
-                        f"embedder returned shape {matrix.shape}, expected "
-                        f"({len(batch)}, {embedder.dims})"
-                    )
-            except Exception as exc:  # degrade to keyword search, retry on the next sync
-                _log.debug("embedding during sync failed", exc_info=True)
-                self.last_warning = (
-                    f"Embedding with {embedder.model_id} failed ({exc}); those memories are "
-                    "searchable by keyword only until the next successful sync."
-                )
-                return out
-            for i, row in zip(batch, matrix.astype("<f2"), strict=True):
-                out[i] = row.tobytes()
-            self._passages_total += len(batch)
-        return out
 
     async def _reembed_stale(self) -> None:
         """Embed chunks with no vector or one from another model/dimension."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
@@ -55,14 +55,21 @@ if TYPE_CHECKING:
     from dexter.memory.embeddings import Embedder
     from dexter.memory.vectors import VectorTable
 
+    # The mean passage vector of each of these chunks (None for a chunk without one), for MMR.
+    Centroids = Callable[[Sequence[int]], list[npt.NDArray[np.float32] | None]]
+
 __all__ = [
     "DEFAULT_MIN_SCORE",
     "TEXT_WEIGHT",
     "VECTOR_WEIGHT",
+    "ChunkRow",
     "Hit",
     "SearchableIndex",
+    "embed_query",
     "fts_query",
     "hybrid_search",
+    "query_terms",
+    "rank_candidates",
 ]
 
 DEFAULT_MIN_SCORE = 0.15
@@ -313,7 +320,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def _mmr(
     hits: list[Hit],
     ids: list[int],
-    table: VectorTable | None,
+    centroids: Centroids,
     lam: float,
     limit: int,
 ) -> list[Hit]:
@@ -323,7 +330,7 @@ def _mmr(
         return hits[:limit]
 
     best = max(h.score for h in hits) or 1.0
-    vectors = [table.vector(i) if table is not None else None for i in ids]
+    vectors = centroids(ids)
     words = [set(_words(h.text)) for h in hits]
 
     def similarity(a: int, b: int) -> float:
@@ -347,7 +354,13 @@ def _mmr(
     return [hits[i] for i in chosen]
 
 
-async def _query_vector(index: SearchableIndex, query: str) -> npt.NDArray[np.float32] | None:
+class EmbedsQueries(Protocol):
+    embedder: Embedder | None
+    last_warning: str | None
+
+
+async def embed_query(index: EmbedsQueries, query: str) -> npt.NDArray[np.float32] | None:
+    """The query's vector, or None (keyword-only) with `last_warning` set when embedding failed."""
     embedder = index.embedder
     if embedder is None:
         return None
@@ -397,7 +410,7 @@ async def hybrid_search(
     table = index.vector_table() if vector_weight > 0 else None
     query_vector = None
     if table is not None and query.strip():
-        query_vector = await _query_vector(index, query)
+        query_vector = await embed_query(index, query)
         if query_vector is not None and query_vector.shape[0] != table.matrix.shape[1]:
             query_vector = None
     vector: dict[int, float] = {}
@@ -405,7 +418,70 @@ async def hybrid_search(
         mask = _vector_mask(table, path_list, since, until)
         vector = _vector_candidates(index, table, query_vector, pool, mask)
 
-    use_vectors = query_vector is not None
+    def centroids(ids: Sequence[int]) -> list[npt.NDArray[np.float32] | None]:
+        return [table.vector(i) if table is not None else None for i in ids]
+
+    def chunk_rows(ids: Sequence[int]) -> list[ChunkRow]:
+        marks = ",".join("?" * len(ids))
+        return [
+            ChunkRow(int(r[0]), str(r[1]), int(r[2]), int(r[3]), str(r[4]), r[5])
+            for r in index.conn.execute(
+                "SELECT id, path, start_line, end_line, text, date FROM chunks "
+                f"WHERE id IN ({marks})",
+                list(ids),
+            ).fetchall()
+        ]
+
+    return rank_candidates(
+        keyword,
+        vector,
+        use_vectors=query_vector is not None,
+        chunk_rows=chunk_rows,
+        centroids=centroids,
+        limit=limit,
+        min_score=min_score,
+        vector_weight=vector_weight,
+        text_weight=text_weight,
+        decay=decay,
+        half_life_days=half_life_days,
+        mmr=mmr,
+        mmr_lambda=mmr_lambda,
+        now=now,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """What a hit shows of a chunk; `date` is the ISO daily-note date (None for MEMORY.md)."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    date: str | None
+
+
+def rank_candidates(
+    keyword: dict[int, float],
+    vector: dict[int, float],
+    *,
+    use_vectors: bool,
+    chunk_rows: Callable[[Sequence[int]], list[ChunkRow]],
+    centroids: Centroids,
+    limit: int,
+    min_score: float,
+    vector_weight: float,
+    text_weight: float,
+    decay: bool,
+    half_life_days: float,
+    mmr: bool,
+    mmr_lambda: float,
+    now: date | None,
+) -> list[Hit]:
+    """Steps 3-6 of the pipeline (merge, threshold, decay, MMR) over both sides' candidates
+    (chunk id -> score in [0, 1]); every backend ranks through here, so results agree."""
+    limit = max(1, limit)
     if use_vectors:
         total = vector_weight + text_weight
         wv, wt = (
@@ -426,23 +502,18 @@ async def hybrid_search(
     if not kept:
         return []
 
-    marks = ",".join("?" * len(kept))
-    rows = index.conn.execute(
-        f"SELECT id, path, start_line, end_line, text, date FROM chunks WHERE id IN ({marks})",
-        kept,
-    ).fetchall()
     today = now or date.today()
     scored: list[tuple[Hit, int]] = []
-    for row in rows:
-        chunk_id = int(row[0])
+    for row in chunk_rows(kept):
+        chunk_id = row.chunk_id
         cand = merged[chunk_id]
-        day = date.fromisoformat(row[5]) if row[5] else None
+        day = date.fromisoformat(row.date) if row.date else None
         factor = _decay(day, today, half_life_days) if decay else 1.0
         hit = Hit(
-            path=str(row[1]),
-            start_line=int(row[2]),
-            end_line=int(row[3]),
-            text=str(row[4]),
+            path=row.path,
+            start_line=row.start_line,
+            end_line=row.end_line,
+            text=row.text,
             score=relevance[chunk_id] * factor,
             vector_score=cand.vector if use_vectors else None,
             text_score=cand.text,
@@ -453,5 +524,5 @@ async def hybrid_search(
 
     hits = [h for h, _ in scored]
     if mmr:
-        hits = _mmr(hits, [cid for _, cid in scored], table, mmr_lambda, limit)
+        hits = _mmr(hits, [cid for _, cid in scored], centroids, mmr_lambda, limit)
     return hits[:limit]

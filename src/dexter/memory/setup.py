@@ -8,8 +8,9 @@ from dexter.config import Settings
 from dexter.settings_model import MemorySettings
 
 if TYPE_CHECKING:
+    from dexter.memory.backend import MemoryBackend
     from dexter.memory.embeddings import Embedder
-    from dexter.memory.index import MemoryIndex
+    from dexter.principal import Principal
 
 # The index and embedders (numpy, onnxruntime) are imported only when memory is on: a run with
 # DEXTER_MEMORY=off should not pay for them at start-up.
@@ -38,9 +39,34 @@ def session_embedder(settings: Settings) -> Embedder | None:
     return embedder
 
 
-def open_memory(settings: Settings) -> MemoryIndex | None:
+def open_memory(settings: Settings) -> MemoryBackend | None:
     if not memory_enabled(settings):
         return None
+    from dexter.principal import OPERATOR
+
+    return memory_backend(settings, OPERATOR, session_embedder(settings))
+
+
+def memory_backend(
+    settings: Settings,
+    principal: Principal,
+    embedder: Embedder | None,
+    *,
+    like: MemoryBackend | None = None,
+) -> MemoryBackend:
+    """`principal`'s memory where the settings keep it: in team mode (a Postgres database URL)
+    the documents and their index in that database, else the files under the principal's home
+    with the SQLite index beside them. `like` is an open memory whose database connection the
+    new one shares (one connection per process, not one per chat user)."""
+    from dexter.store.database_url import database_target
+
+    target = database_target(settings)
+    if target.url is not None:
+        from dexter.memory.pg_index import PgMemoryIndex
+        from dexter.memory.pg_link import PgLink
+
+        link = like.link if isinstance(like, PgMemoryIndex) else PgLink(target.url)
+        return PgMemoryIndex(link, principal.id, embedder)
     from dexter.memory.index import MemoryIndex
 
-    return MemoryIndex(settings.home, session_embedder(settings))
+    return MemoryIndex(principal.home(settings.home), embedder)

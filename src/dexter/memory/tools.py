@@ -13,6 +13,7 @@ pre-compaction flush.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -22,14 +23,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.memory.files import EVERGREEN_NAME, MemoryFiles, MemoryNameError
+from dexter.memory.files import EVERGREEN_NAME, MemoryNameError, validate_name
 from dexter.principal import ToolScope
 from dexter.tools.base import Resources, Tool, ToolContext, ToolFailure, ToolResult
 
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from dexter.memory.index import MemoryIndex
+    from dexter.memory.backend import MemoryBackend, MemoryDocuments
     from dexter.memory.search import Hit
 
 __all__ = [
@@ -163,8 +164,8 @@ def _jaccard(a: str, b: str) -> float:
 async def find_duplicate(
     content: str,
     *,
-    files: MemoryFiles,
-    index: MemoryIndex | None,
+    files: MemoryDocuments,
+    index: MemoryBackend | None,
     targets: Sequence[str],
 ) -> Duplicate | None:
     """An entry in `targets` (file names) that already says `content`, if any.
@@ -179,7 +180,7 @@ async def find_duplicate(
     figures = _numbers(content)
     candidates: dict[tuple[str, int], str] = {}
     for name in targets:
-        for number, line in _content_lines(files.read(name)):
+        for number, line in _content_lines(await asyncio.to_thread(files.read, name)):
             norm = normalise_entry(line)
             if norm == wanted:
                 return Duplicate(name, number, line.strip(), "identical")
@@ -221,7 +222,7 @@ async def find_duplicate(
     return None
 
 
-def resolve_file(files: MemoryFiles, file: str, today: Today = date.today) -> str:
+def resolve_file(files: MemoryDocuments, file: str, today: Today = date.today) -> str:
     """`long_term` → MEMORY.md, `daily`/`today` → today's note, else a memory file name."""
     key = file.strip()
     lowered = key.lower()
@@ -235,12 +236,12 @@ def resolve_file(files: MemoryFiles, file: str, today: Today = date.today) -> st
         key += ".md"
     key = key.removeprefix("memory/")
     try:
-        return files.path(key).name
+        return validate_name(key)
     except MemoryNameError as exc:
         raise ToolFailure(str(exc)) from exc
 
 
-def _available(files: MemoryFiles) -> str:
+def _available(files: MemoryDocuments) -> str:
     names = files.list()
     if not names:
         return "There are no memory files yet."
@@ -335,7 +336,7 @@ class MemorySearchTool(Tool[MemorySearchArgs]):
     concurrency_safe: ClassVar[bool] = True
     needs_approval: ClassVar[bool] = False
 
-    def __init__(self, index: MemoryIndex, files: MemoryFiles) -> None:
+    def __init__(self, index: MemoryBackend, files: MemoryDocuments) -> None:
         self.index = index
         self.files = files
 
@@ -351,7 +352,8 @@ class MemorySearchTool(Tool[MemorySearchArgs]):
         mode = " (keyword-only: no embedding model)" if self.index.keyword_only else ""
         if not hits:
             return ToolResult(
-                f"No memories match {args.query!r}{mode}. {_available(self.files)}",
+                f"No memories match {args.query!r}{mode}. "
+                f"{await asyncio.to_thread(_available, self.files)}",
                 data={"query": args.query, "results": []},
             )
         lines = [f"{len(hits)} memories for {args.query!r}{mode}, best first:"]
@@ -393,7 +395,7 @@ class MemoryGetTool(Tool[MemoryGetArgs]):
     needs_approval: ClassVar[bool] = False
 
     def __init__(
-        self, index: MemoryIndex | None, files: MemoryFiles, today: Today = date.today
+        self, index: MemoryBackend | None, files: MemoryDocuments, today: Today = date.today
     ) -> None:
         self.index = index
         self.files = files
@@ -404,9 +406,10 @@ class MemoryGetTool(Tool[MemoryGetArgs]):
 
     async def run(self, args: MemoryGetArgs, ctx: ToolContext) -> ToolResult:
         name = resolve_file(self.files, args.file, self.today)
-        text = self.files.read(name)
+        text = await asyncio.to_thread(self.files.read, name)
         if not text:
-            raise ToolFailure(f"{name} does not exist or is empty. {_available(self.files)}")
+            available = await asyncio.to_thread(_available, self.files)
+            raise ToolFailure(f"{name} does not exist or is empty. {available}")
         lines = text.splitlines()
         total = len(lines)
         start = args.start_line or 1
@@ -477,8 +480,8 @@ class UpdateOutcome:
 
 
 async def add_entry(
-    files: MemoryFiles,
-    index: MemoryIndex | None,
+    files: MemoryDocuments,
+    index: MemoryBackend | None,
     content: str,
     name: str,
     *,
@@ -501,7 +504,7 @@ async def add_entry(
             f"{duplicate.text}\nNothing was added.",
             duplicate,
         )
-    files.append(name, content)
+    await asyncio.to_thread(files.append, name, content)
     if index is not None:
         await index.sync()
     return UpdateOutcome(True, name, f"Remembered in {name}: {content.strip()}")
@@ -526,7 +529,7 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
     writes_memory: ClassVar[bool] = True
 
     def __init__(
-        self, index: MemoryIndex | None, files: MemoryFiles, today: Today = date.today
+        self, index: MemoryBackend | None, files: MemoryDocuments, today: Today = date.today
     ) -> None:
         self.index = index
         self.files = files
@@ -546,10 +549,11 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
         old = args.old_text
         if not old or not old.strip():
             raise ToolFailure(f"{args.action} needs old_text: the exact text to {args.action}")
-        if old not in self.files.read(name):
+        if old not in await asyncio.to_thread(self.files.read, name):
+            available = await asyncio.to_thread(_available, self.files)
             raise ToolFailure(
                 f"old_text was not found in {name}; read the exact text with memory_get "
-                f"(file {name!r}) and copy it. {_available(self.files)}"
+                f"(file {name!r}) and copy it. {available}"
             )
         if args.action == "edit":
             new = (args.content or "").strip()
@@ -562,10 +566,10 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
             bullet = _BULLET.match(old.strip())
             if bullet and not _BULLET.match(new):
                 new = bullet.group(0) + new
-            changed = self.files.replace_text(name, old.strip(), new)
+            changed = await asyncio.to_thread(self.files.replace_text, name, old.strip(), new)
             message = f"Edited {name}: {old.strip()!r} → {new!r}"
         else:
-            changed = self.files.delete_text(name, old.strip())
+            changed = await asyncio.to_thread(self.files.delete_text, name, old.strip())
             message = f"Deleted from {name}: {old.strip()!r}"
         if not changed:  # pragma: no cover - checked above; the file changed in between
             raise ToolFailure(f"old_text was not found in {name}; read it again with memory_get")
@@ -575,7 +579,7 @@ class MemoryUpdateTool(Tool[MemoryUpdateArgs]):
 
 
 def memory_tools(
-    index: MemoryIndex, files: MemoryFiles | None = None, *, today: Today = date.today
+    index: MemoryBackend, files: MemoryDocuments | None = None, *, today: Today = date.today
 ) -> list[Tool[Any]]:
     """The three memory tools over one index (and its files)."""
     files = files or index.files
