@@ -131,11 +131,13 @@ def copy_to_postgres(
                 if "rowid" in pg_columns[table] and "rowid" not in lite_columns:
                     lite_columns.append("rowid")
                 plan[table] = lite_columns
-            if not replace:
-                _refuse_non_empty(conn, url, tables)
             copied: list[CopiedTable] = []
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                # Checked under the write lock: a row a live team process writes between the
+                # check and the copy would otherwise be truncated away.
+                if not replace:
+                    _refuse_non_empty(conn, url, tables)
                 conn.execute(
                     f"TRUNCATE {', '.join(_ident(t) for t in tables)} RESTART IDENTITY".encode()
                 )
