@@ -72,3 +72,22 @@ def test_a_url_that_cannot_be_parsed_is_a_clear_error_without_its_password() -> 
         database_target(None, {"DEXTER_DATABASE_URL": "postgresql://dexter:s3cret@[::1/team"})
     assert "s3cret" not in str(caught.value) and "DEXTER_DATABASE_URL" in str(caught.value)
     assert "s3cret" not in display_url("postgresql://dexter:s3cret@[::1/team")
+
+
+def test_the_database_password_is_redacted_from_tool_output_and_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dexter import log
+    from dexter.permissions.secrets import redact
+
+    home = Path(str(tmp_path / ".dexter"))
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(
+        json.dumps({"database": {"url": "postgresql://team:Settings-Pass-9f3k@db/dexter"}})
+    )
+    monkeypatch.setenv("DEXTER_DATABASE_URL", "postgresql://team:Env-Pass-72hq@db/dexter")
+    load_settings()
+    for password in ("Settings-Pass-9f3k", "Env-Pass-72hq"):
+        line = f"connection to postgresql://team:{password}@db failed"
+        assert password not in redact(line)
+        assert password not in log.redact(line)

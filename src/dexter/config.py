@@ -309,6 +309,7 @@ def load_settings(
         if not is_placeholder(value)
     )
     register_secrets(stored)
+    register_secrets(_database_passwords(file_data, merged))
     _register_secrets(file_data, merged, stored)
     return Settings(
         home=home,
@@ -323,6 +324,29 @@ def load_settings(
         dotenv_path=dotenv_file if dotenv_file.is_file() else None,
         settings_error=settings_error,
     )
+
+
+def _database_passwords(file_data: Mapping[str, Any], env: Mapping[str, str]) -> set[str]:
+    """The password inside a database URL (DEXTER_DATABASE_URL or `database.url`): neither name
+    looks secret, yet a connection error or a log line could quote the URL."""
+    from urllib.parse import parse_qs, urlsplit
+
+    section = file_data.get("database")
+    urls = [
+        env.get("DEXTER_DATABASE_URL"),
+        section.get("url") if isinstance(section, dict) else None,
+    ]
+    found: set[str] = set()
+    for url in urls:
+        if not isinstance(url, str) or not url.strip():
+            continue
+        try:
+            parts = urlsplit(url.strip())
+            found.update(p for p in [parts.password] if p)
+            found.update(parse_qs(parts.query).get("password", []))
+        except ValueError:
+            continue
+    return {p for p in found if not is_placeholder(p)}
 
 
 def _stored_key_values(home: Path) -> set[str]:
