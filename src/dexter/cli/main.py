@@ -27,6 +27,7 @@ from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
+from dexter.cli.worker_command import add_worker_parsers
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -178,6 +179,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_cron_parser(commands)
     add_watch_parser(commands)
     add_gateway_parser(commands)
+    add_worker_parsers(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
