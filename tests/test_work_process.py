@@ -248,16 +248,3 @@ def test_a_scheduled_job_fires_once_with_two_schedulers(
     [job] = cron.all()
     assert len(cron.runs(job.id)) == 1
     assert sum("NVDA 10-Q?" in q for q in model.questions) == 1
-
-
-def test_worker_without_postgres_says_what_to_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.delenv("DEXTER_DATABASE_URL", raising=False)
-    assert main(["worker"]) != 0
-    err = capsys.readouterr().err
-    assert "DEXTER_DATABASE_URL" in err and "Traceback" not in err
-    assert main(["status"]) == 0
-    assert "Single-user mode" in capsys.readouterr().out
-
-
