@@ -43,6 +43,7 @@ from dexter.work.engine import PgQueue
 from dexter.work.queue import CHAT, RunRequest
 
 CHATS = 40
+WORKER = (sys.executable, "-m", "dexter.cli.main", "worker")
 BASE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test"}
 
 
@@ -115,8 +116,7 @@ def one_round(workers: int, args: argparse.Namespace, model: SlowEcho, base_env:
         for _ in range(workers):
             procs.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "dexter.cli.main", "worker"]
-                    + ["--concurrency", str(args.concurrency)],
+                    [*WORKER, "--concurrency", str(args.concurrency)],
                     env=env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,

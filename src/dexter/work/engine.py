@@ -35,9 +35,9 @@ log = logging.getLogger("dexter.work")
 TASK = "dexter.run"
 STALLED_AFTER = 10.0
 STALLED_ENV = "DEXTER_WORKER_STALLED_SECONDS"
-# How long a stopping worker lets its runs finish before cancelling them (they run again on
-# another worker: nothing is lost, the time is).
-STOP_GRACE = 30.0
+# A run failing outside the agent (the database away for a moment) is tried again, this many
+# times in all; handlers skip what an earlier attempt finished, so a retry never answers twice.
+ATTEMPTS = 4
 _SCHEMA_LOCK = 0x0DE7E5  # advisory lock id held while the queue schema is installed
 
 
@@ -75,12 +75,15 @@ class PgQueue:
     def __init__(self, url: str, *, max_connections: int = 4) -> None:
         self.url = url
         pc = _procrastinate()
-        connector = pc.PsycopgConnector(
-            conninfo=url, min_size=1, max_size=max(2, max_connections)
-        )
+        connector = pc.PsycopgConnector(conninfo=url, min_size=1, max_size=max(2, max_connections))
         self.app: procrastinate.App = pc.App(connector=connector)
         self._handlers: Mapping[str, Handler] = {}
-        self._task = self.app.task(name=TASK, queue=KINDS[0], pass_context=False)(self._execute)
+        self._task = self.app.task(
+            name=TASK,
+            queue=KINDS[0],
+            pass_context=False,
+            retry=pc.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=1, exponential_wait=2),
+        )(self._execute)
 
     async def __aenter__(self) -> PgQueue:
         await self.app.open_async()
@@ -120,8 +123,10 @@ class PgQueue:
     async def work(
         self, handlers: Mapping[str, Handler], limits: Limits, stop: asyncio.Event
     ) -> None:
-        """Run jobs with `handlers` until `stop` is set; then let running jobs finish (up to
-        `STOP_GRACE` seconds) and unregister."""
+        """Run jobs with `handlers` until `stop` is set; then let running jobs finish and
+        unregister. (Cancelled runs would be recorded as aborted and never run again, so none
+        is cut off: a supervisor that kills a worker still finishing leaves its runs to be put
+        back by the others.)"""
         self._handlers = handlers
         stalled = stalled_after()
         worker = asyncio.create_task(
@@ -132,7 +137,6 @@ class PgQueue:
                 install_signal_handlers=False,
                 update_heartbeat_interval=stalled / 5,
                 stalled_worker_timeout=stalled,
-                shutdown_graceful_timeout=STOP_GRACE,
                 # Polling is only the fallback when a notification was missed.
                 fetch_job_polling_interval=2.0,
                 delete_jobs="successful",
