@@ -43,6 +43,7 @@ from dexter.work.engine import PgQueue
 from dexter.work.queue import CHAT, RunRequest
 
 CHATS = 40
+IDLE_MESSAGES = 20
 WORKER = (sys.executable, "-m", "dexter.cli.main", "worker")
 BASE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test"}
 
@@ -67,14 +68,16 @@ class SlowEcho:
             self.calls += 1
             if body.get("tools"):
                 self.first_call.setdefault(key, time.monotonic())
-        time.sleep(self.latency)
         text = f"re: {key}" if body.get("tools") else "[]"
-        return sse(
+        reply = sse(
             [
                 {**BASE, "choices": [{"index": 0, "delta": {"content": text}}]},
                 {**BASE, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             ]
         )
+        # The wait is spent between chunks, outside the server's lock, so calls overlap.
+        reply.chunk_delay = self.latency / len(reply.chunks)
+        return reply
 
 
 def request_for(i: int) -> RunRequest:
@@ -95,13 +98,28 @@ def replies(url: str) -> int:
     return int(row["n"]) if row else 0
 
 
-async def enqueue_all(url: str, count: int) -> dict[str, float]:
+async def enqueue_all(url: str, indices: range, spacing: float = 0.0) -> dict[str, float]:
     enqueued: dict[str, float] = {}
     async with PgQueue(url) as queue:
-        for i in range(count):
+        for i in indices:
             enqueued[f"question {i}"] = time.monotonic()
             await queue.enqueue(request_for(i))
+            if spacing:
+                await asyncio.sleep(spacing)
     return enqueued
+
+
+def wait_for_replies(url: str, count: int, timeout: float) -> None:
+    started = time.monotonic()
+    while replies(url) < count:
+        if time.monotonic() - started > timeout:
+            raise SystemExit(f"only {replies(url)} of {count} answered in time")
+        time.sleep(0.02)
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
 def one_round(workers: int, args: argparse.Namespace, model: SlowEcho, base_env: dict[str, str]):
@@ -129,15 +147,17 @@ def one_round(workers: int, args: argparse.Namespace, model: SlowEcho, base_env:
             if "started" not in line:
                 raise SystemExit(f"a worker did not start: {line}{proc.stderr.read()}")
         started = time.monotonic()
-        enqueued = asyncio.run(enqueue_all(url, args.messages))
-        while replies(url) < args.messages:
-            if time.monotonic() - started > args.timeout:
-                raise SystemExit(f"only {replies(url)} of {args.messages} answered in time")
-            time.sleep(0.05)
+        enqueued = asyncio.run(enqueue_all(url, range(args.messages)))
+        wait_for_replies(url, args.messages, args.timeout)
         elapsed = time.monotonic() - started
-        print(f"  ({model.calls / args.messages:.1f} model calls per message)")
-        waits = sorted(model.first_call[q] - at for q, at in enqueued.items())
-        return args.messages / elapsed, waits
+        calls = model.calls / args.messages
+        busy = [model.first_call[q] - at for q, at in enqueued.items()]
+        # Then one message at a time, spaced out: the pick-up latency of an idle team.
+        idle_range = range(args.messages, args.messages + IDLE_MESSAGES)
+        idle = asyncio.run(enqueue_all(url, idle_range, spacing=args.latency + 0.3))
+        wait_for_replies(url, args.messages + IDLE_MESSAGES, args.timeout)
+        waits = [model.first_call[q] - at for q, at in idle.items()]
+        return args.messages / elapsed, calls, busy, waits
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -175,17 +195,19 @@ def main() -> None:
     }
     print(
         f"{args.messages} messages in {CHATS} chats, model latency {args.latency}s, "
-        f"{args.concurrency} runs at once per worker, {os.cpu_count()} CPU cores"
+        f"{args.concurrency} runs at once per worker, {os.cpu_count()} CPU cores",
+        flush=True,
     )
     results: dict[int, float] = {}
     try:
         for workers in (int(w) for w in args.workers.split(",")):
-            rate, waits = one_round(workers, args, model, base_env)
+            rate, calls, busy, idle = one_round(workers, args, model, base_env)
             results[workers] = rate
-            p95 = waits[min(len(waits) - 1, int(len(waits) * 0.95))]
             print(
-                f"{workers} worker(s): {rate:6.1f} messages/s; enqueue -> first model call "
-                f"p50 {statistics.median(waits):.2f}s, p95 {p95:.2f}s (all enqueued at once)",
+                f"{workers} worker(s): {rate:6.1f} messages/s ({calls:.1f} model calls each); "
+                "enqueue -> first model call: one at a time p50 %.3fs p95 %.3fs; "
+                "all %d at once p50 %.1fs p95 %.1fs"
+                % (*percentiles(idle), args.messages, *percentiles(busy)),
                 flush=True,
             )
     finally:
