@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,7 +88,7 @@ def team_env(
         "DEXTER_MEMORY": "off",
         "DEXTER_VERIFY": "off",
         "DEXTER_CRON_TICK_SECONDS": "0.2",
-        "DEXTER_WORKER_STALLED_SECONDS": "2",
+        "DEXTER_WORKER_STALLED_SECONDS": "1",
         "TZ": "UTC",
     }
     monkeypatch.chdir(tmp_path)
@@ -165,85 +164,119 @@ def telegram_config(home: Path, fake: FakeTelegram) -> None:
     )
 
 
-def test_two_workers_answer_fifty_messages_from_ten_chats_each_in_order(
-    team_env: dict[str, str], procs: Processes, wire_server: WireServer, tmp_path: Path
+class Lines:
+    """A process's stderr lines as they come (read by a thread, so nothing blocks on a pipe)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            self.lines.append(line)
+
+    def has(self, text: str) -> bool:
+        return any(text in line for line in list(self.lines))
+
+
+def message_id(fake: FakeTelegram, text: str) -> int:
+    return next(u["message"]["message_id"] for u in fake.updates if u["message"]["text"] == text)
+
+
+def test_two_workers_answer_fifty_messages_in_order_and_a_killed_one_loses_nothing(
+    team_env: dict[str, str], procs: Processes, wire_server: WireServer
 ) -> None:
-    wire_server.respond_with(EchoModel())
+    held = "chat 1003 message 1"
+    model = EchoModel(hold=held)
+    wire_server.respond_with(model)
     home = Path(team_env["DEXTER_HOME"])
     with serve_telegram(FakeTelegram(max_poll_wait=120.0)) as fake:
         telegram_config(home, fake)
         workers = [procs.start("worker", "--concurrency", "4") for _ in range(2)]
         for worker in workers:
             wait_started(worker)
+        logs = [Lines(worker) for worker in workers]
         gateway = procs.start("gateway", "run")
         fake.wait_for(lambda: fake.count("getUpdates") >= 1, 60.0)
         chats = [1000 + c for c in range(10)]
         for i in range(5):
             for chat in chats:
                 fake.push(f"chat {chat} message {i}", user=chat)
+
+        # The worker running the held message dies with it (SIGKILL: no clean-up at all).
+        assert model.held.wait(60.0)
+        run_id = f"telegram:default:1003:{message_id(fake, held)}"
+        fake.wait_for(lambda: any(log.has(run_id) for log in logs), 30.0)
+        [doomed] = [w for w, log in zip(workers, logs, strict=True) if log.has(run_id)]
+        doomed.kill()
+        doomed.communicate()
+
         fake.wait_for(lambda: sum(len(fake.texts(c)) for c in chats) >= 50, 120.0)
         for chat in chats:
+            # Every message answered once, in the order it was sent.
             assert fake.texts(chat) == [f"re: chat {chat} message {i}" for i in range(5)]
+        # The held message was run twice (once by each worker) and answered once.
+        assert model.questions.count(held) == 2
         procs.stop(gateway)
-        for worker in workers:
-            assert "stopped" in procs.stop(worker)
+        [survivor] = [w for w in workers if w is not doomed]
+        procs.stop(survivor)
 
     assert main(["status", "--json"]) == 0
 
 
-def test_a_worker_killed_mid_run_loses_nothing_and_sends_nothing_twice(
-    team_env: dict[str, str], procs: Processes, wire_server: WireServer
-) -> None:
-    model = EchoModel(hold="message 1")
-    wire_server.respond_with(model)
-    home = Path(team_env["DEXTER_HOME"])
-    with serve_telegram(FakeTelegram(max_poll_wait=120.0)) as fake:
-        telegram_config(home, fake)
-        doomed = procs.start("worker")
-        wait_started(doomed)
-        gateway = procs.start("gateway", "run")
-        fake.wait_for(lambda: fake.count("getUpdates") >= 1, 60.0)
-        chats = (2001, 2002, 2003)
-        for i in range(3):
-            for chat in chats:
-                fake.push(f"chat {chat} message {i}", user=chat)
-        assert model.held.wait(60.0)
-        rescuer = procs.start("worker")
-        wait_started(rescuer)
-        doomed.kill()  # SIGKILL: no clean-up of any kind
-        doomed.communicate()
-        fake.wait_for(lambda: sum(len(fake.texts(c)) for c in chats) >= 9, 90.0)
-        # Nothing else trickles in after the last expected answer.
-        time.sleep(0.5)
-        for chat in chats:
-            assert fake.texts(chat) == [f"re: chat {chat} message {i}" for i in range(3)]
-        procs.stop(gateway)
-        procs.stop(rescuer)
-
-
 def test_a_scheduled_job_fires_once_with_two_schedulers(
-    team_env: dict[str, str], procs: Processes, wire_server: WireServer, tmp_path: Path
+    team_env: dict[str, str], wire_server: WireServer, postgres_url: str
 ) -> None:
+    """Two schedulers (as two `dexter daemon`s run them) over one store and one queue, and a
+    worker: the job's research runs once and one alert is delivered."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from dexter.cli.open_runtime import open_runtime
+    from dexter.config import load_settings
+    from dexter.cron.queued import schedule_handler
+    from dexter.cron.service import make_runner
     from dexter.cron.store import CronStore
     from dexter.store import open_store
+    from dexter.work.engine import PgQueue
+    from dexter.work.queue import SCHEDULE, Limits
+    from tests.support.cron import FakeClock
 
     model = EchoModel()
     wire_server.respond_with(model)
-    assert main(["cron", "add", "Filing watch", "--at", "+1s", "--message", "NVDA 10-Q?"]) == 0
-    worker = procs.start("worker")
-    wait_started(worker)
-    schedulers = [procs.start("daemon") for _ in range(2)]
-    for scheduler in schedulers:
-        wait_started(scheduler, "daemon started")
+    assert main(["cron", "add", "Filing watch", "--at", "+1m", "--message", "NVDA 10-Q?"]) == 0
+    # The schedulers' clocks are past the job's time; the worker has none.
+    later = datetime.now(UTC) + timedelta(minutes=2)
+
+    async def scenario() -> list[int]:
+        settings = load_settings()
+        async with (
+            open_runtime(settings) as worker_rt,
+            open_runtime(settings) as rt_a,
+            open_runtime(settings) as rt_b,
+            PgQueue(postgres_url) as worker_queue,
+            PgQueue(postgres_url) as queue_a,
+            PgQueue(postgres_url) as queue_b,
+        ):
+            stop = asyncio.Event()
+            handlers = {SCHEDULE: schedule_handler(worker_rt, postgres_url)}
+            worker = asyncio.create_task(worker_queue.work(handlers, Limits(), stop))
+            runners = [
+                make_runner(rt, queue=queue, clock=FakeClock(later))
+                for rt, queue in ((rt_a, queue_a), (rt_b, queue_b))
+            ]
+            done = await asyncio.gather(*(runner.run_due() for runner in runners))
+            stop.set()
+            await worker
+            return [len(results) for results in done]
+
+    ran = asyncio.run(scenario())
+    assert sorted(ran) == [0, 1]
     cron = CronStore(open_store(Path(team_env["DEXTER_HOME"])))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not cron.outbox():
-        time.sleep(0.1)
     [alert] = cron.outbox()
     assert alert.text.startswith("re: ") and alert.status == "delivered"
-    for scheduler in schedulers:
-        procs.stop(scheduler)
-    procs.stop(worker)
     [job] = cron.all()
     assert len(cron.runs(job.id)) == 1
     assert sum("NVDA 10-Q?" in q for q in model.questions) == 1

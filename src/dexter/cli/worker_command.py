@@ -64,12 +64,19 @@ def _log(line: str) -> None:
 
 def run_worker_command(args: argparse.Namespace) -> int:
     import asyncio
+    import logging
 
     from dexter.config import load_settings
     from dexter.work.engine import queue_url
 
     settings = load_settings()
     url = queue_url(settings)  # a clear error without a Postgres database
+    from dexter.gateway.service import console_log
+
+    # Each run's start and end, and anything that goes wrong, as it happens.
+    console = console_log(sys.stderr)
+    for name in ("dexter.work", "dexter.gateway"):
+        logging.getLogger(name).addHandler(console)
     return asyncio.run(_work(settings, url, args))
 
 

@@ -20,7 +20,7 @@ from dexter.cron.agent_executor import AgentExecutor, RunFailed
 from dexter.cron.executor import Outcome
 from dexter.cron.model import Job
 from dexter.cron.store import CronStore
-from dexter.work.outbox import RESULT_CHANNEL, Outbox
+from dexter.work.outbox import RESULT_CHANNEL, Outbox, SharedConnection
 from dexter.work.queue import SCHEDULE, RunRequest, WorkQueue
 
 if TYPE_CHECKING:
@@ -87,15 +87,10 @@ def schedule_handler(
 
     executor = AgentExecutor(runtime, principal_for)
     cron = CronStore(runtime.store)
-    conn: list[Any] = []
-
-    def outbox() -> Outbox:
-        if not conn or conn[0].closed:
-            conn[:] = [connect(url)]
-        return Outbox(conn[0])
+    shared = SharedConnection(lambda: connect(url))
 
     async def handle(request: RunRequest) -> None:
-        box = await asyncio.to_thread(outbox)
+        box = Outbox(await asyncio.to_thread(shared.get))
         if await asyncio.to_thread(box.answered, request.run_id):
             return
         job_id = str(request.payload["job_id"])

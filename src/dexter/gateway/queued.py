@@ -26,8 +26,8 @@ from dexter.gateway.access import decide_outbound
 from dexter.gateway.dispatch import ChatTurn, Replier, RunOutcome
 from dexter.gateway.types import Channel, InboundMessage
 from dexter.principal import Grants, Principal
-from dexter.work.outbox import REPLY_CHANNEL, Outbox, Reply
-from dexter.work.queue import CHAT, RunRequest, WorkQueue
+from dexter.work.outbox import REPLY_CHANNEL, Outbox, Reply, SharedConnection
+from dexter.work.queue import CHAT, Handler, RunRequest, WorkQueue
 
 if TYPE_CHECKING:
     from dexter.gateway.config import GatewayConfig
@@ -230,7 +230,7 @@ class ReplyRelay:
             policy,
             channel=reply.channel,
             chat_id=reply.chat_id,
-            chat_type=reply.chat_type,  # type: ignore[arg-type]
+            chat_type="group" if reply.chat_type == "group" else "direct",
             kind="reply",
         ).allowed
 
@@ -238,9 +238,7 @@ class ReplyRelay:
 # --------------------------------------------------------------------------- worker side
 
 
-def chat_handler(
-    runtime: Runtime, url: str, config: Callable[[], GatewayConfig]
-) -> Callable[[RunRequest], Any]:
+def chat_handler(runtime: Runtime, url: str, config: Callable[[], GatewayConfig]) -> Handler:
     """What a worker does with a chat turn: run it (unless a run before it finished), record
     the session, then the answer for the gateway to send."""
     from dexter.agent.queue import MessageQueue
@@ -276,17 +274,3 @@ def chat_handler(
         await asyncio.to_thread(outbox.put_reply, reply)
 
     return handle
-
-
-class SharedConnection:
-    """One connection for every run of a worker, opened on first use and again after it was
-    lost (psycopg serialises statements on a connection across threads)."""
-
-    def __init__(self, open_conn: Callable[[], Any]) -> None:
-        self._open = open_conn
-        self._conn: Any = None
-
-    def get(self) -> Any:
-        if self._conn is None or self._conn.closed:
-            self._conn = self._open()
-        return self._conn

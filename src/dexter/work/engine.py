@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import socket
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -118,7 +119,10 @@ class PgQueue:
         self, *, kind: str, run_id: str, principal_id: str, key: str, payload: dict[str, Any]
     ) -> None:
         request = RunRequest(kind, run_id, principal_id, key, payload)
+        started = time.monotonic()
+        log.info("%s run %s started", kind, run_id)
         await handler_for(self._handlers, kind)(request)
+        log.info("%s run %s done in %.1fs", kind, run_id, time.monotonic() - started)
 
     async def work(
         self, handlers: Mapping[str, Handler], limits: Limits, stop: asyncio.Event

@@ -12,7 +12,7 @@ delivers as it always has (suppression, alert outbox, retries).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,3 +162,21 @@ class Outbox:
             "UPDATE dexter_work_replies SET last_error = %s WHERE run_id = %s",
             (error[:500], run_id),
         )
+
+
+class SharedConnection:
+    """One connection for every run of a worker, opened on first use and again after it was
+    lost (psycopg serialises statements on a connection across threads)."""
+
+    def __init__(self, open_conn: Callable[[], Any]) -> None:
+        import threading
+
+        self._open = open_conn
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = self._open()
+            return self._conn
