@@ -88,7 +88,7 @@ def team_env(
         "DEXTER_MEMORY": "off",
         "DEXTER_VERIFY": "off",
         "DEXTER_CRON_TICK_SECONDS": "0.2",
-        "DEXTER_WORKER_STALLED_SECONDS": "1",
+        "DEXTER_WORKER_STALLED_SECONDS": "3",
         "TZ": "UTC",
     }
     monkeypatch.chdir(tmp_path)
@@ -194,11 +194,12 @@ def test_two_workers_answer_fifty_messages_in_order_and_a_killed_one_loses_nothi
     home = Path(team_env["DEXTER_HOME"])
     with serve_telegram(FakeTelegram(max_poll_wait=120.0)) as fake:
         telegram_config(home, fake)
+        # All three start at once (each takes a second or two of imports and set-up).
         workers = [procs.start("worker", "--concurrency", "4") for _ in range(2)]
+        gateway = procs.start("gateway", "run")
         for worker in workers:
             wait_started(worker)
         logs = [Lines(worker) for worker in workers]
-        gateway = procs.start("gateway", "run")
         fake.wait_for(lambda: fake.count("getUpdates") >= 1, 60.0)
         chats = [1000 + c for c in range(10)]
         for i in range(5):

@@ -150,3 +150,25 @@ def test_team_commands_without_postgres_say_what_to_set(
     assert "DEXTER_DATABASE_URL" in err and "Traceback" not in err
     assert main(["status"]) == 0
     assert "Single-user mode" in capsys.readouterr().out
+
+
+def test_the_team_limit_holds_across_connections(postgres_url: str) -> None:
+    from dexter.work.limits import TeamSlots
+
+    slots = TeamSlots(postgres_url, 2, retry_every=0.01)
+    running: list[int] = []
+    most = 0
+
+    async def run() -> None:
+        nonlocal most
+        async with slots.slot():
+            running.append(1)
+            most = max(most, len(running))
+            await asyncio.sleep(0.05)
+            running.pop()
+
+    async def go() -> None:
+        await asyncio.gather(*(run() for _ in range(6)))
+
+    asyncio.run(go())
+    assert most == 2

@@ -85,6 +85,7 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
 
     from dexter.cli.open_runtime import open_runtime
     from dexter.cli.signals import StopSignals
+    from dexter.config import ConfigError
     from dexter.cron.owners import principal_for_job
     from dexter.cron.queued import schedule_handler
     from dexter.gateway.config import ConfigSource, config_path
@@ -117,6 +118,12 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
         warm = RuntimeRunner(runtime, model=gateway.get().model)
         await warm.prepare()
         warm.close()
+        try:
+            # The model client's modules too: imported inside a run, they would hold the
+            # event loop (and the heartbeat) for a second.
+            await asyncio.to_thread(runtime.client, gateway.get().model)
+        except ConfigError:
+            pass  # each run reports it
         _log(
             f"started on {display_url(url)}: {', '.join(limits.kinds)}, "
             f"{limits.concurrency} at once (SIGTERM or Ctrl+C stops)"
@@ -161,6 +168,7 @@ def run_status_command(args: argparse.Namespace) -> int:
     silent = (
         f", {status.workers_silent} silent (their runs go back)" if status.workers_silent else ""
     )
-    print(f"workers alive: {status.workers_alive}{silent}")
+    limit = f" (at most {status.team_limit} runs at once)" if status.team_limit else ""
+    print(f"workers alive: {status.workers_alive}{silent}{limit}")
     print(f"replies waiting for the gateway: {status.replies_unsent}")
     return 0

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dexter.errors import ConfigError
+from dexter.work.limits import TeamSlots, max_running
 from dexter.work.queue import KINDS, Handler, Limits, RunRequest, handler_for
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class PgQueue:
         connector = pc.PsycopgConnector(conninfo=url, min_size=1, max_size=max(2, max_connections))
         self.app: procrastinate.App = pc.App(connector=connector)
         self._handlers: Mapping[str, Handler] = {}
+        self._slots: TeamSlots | None = None
         self._task = self.app.task(
             name=TASK,
             queue=KINDS[0],
@@ -119,9 +121,13 @@ class PgQueue:
         self, *, kind: str, run_id: str, principal_id: str, key: str, payload: dict[str, Any]
     ) -> None:
         request = RunRequest(kind, run_id, principal_id, key, payload)
-        started = time.monotonic()
-        log.info("%s run %s started", kind, run_id)
-        await handler_for(self._handlers, kind)(request)
+        handler = handler_for(self._handlers, kind)
+        async with contextlib.AsyncExitStack() as slot:
+            if self._slots is not None:
+                await slot.enter_async_context(self._slots.slot())
+            started = time.monotonic()
+            log.info("%s run %s started", kind, run_id)
+            await handler(request)
         log.info("%s run %s done in %.1fs", kind, run_id, time.monotonic() - started)
 
     async def work(
@@ -133,32 +139,47 @@ class PgQueue:
         back by the others.)"""
         self._handlers = handlers
         stalled = stalled_after()
-        worker = asyncio.create_task(
-            self.app.run_worker_async(
-                queues=list(limits.kinds),
-                concurrency=max(1, limits.concurrency),
-                name=worker_name(),
-                install_signal_handlers=False,
-                update_heartbeat_interval=stalled / 5,
-                stalled_worker_timeout=stalled,
-                # Polling is only the fallback when a notification was missed.
-                fetch_job_polling_interval=2.0,
-                delete_jobs="successful",
-            ),
-            name="dexter-worker",
-        )
+        team_limit = max_running()
+        self._slots = TeamSlots(self.url, team_limit) if team_limit else None
         reaper = asyncio.create_task(self._reap_forever(stop, stalled), name="dexter-worker-reaper")
         stopping = asyncio.create_task(stop.wait())
         try:
-            await asyncio.wait({worker, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            while not stop.is_set():
+                worker = asyncio.create_task(
+                    self._run_worker(limits, stalled), name="dexter-worker"
+                )
+                try:
+                    await asyncio.wait({worker, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if not worker.done():
+                        worker.cancel()  # procrastinate's graceful stop: running jobs finish
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await asyncio.gather(worker, return_exceptions=True)
+                error = None if worker.cancelled() else worker.exception()
+                if error is None or stop.is_set():
+                    break
+                # A run put back while it was still running (its heartbeat was late) cannot
+                # be finished by this worker, and procrastinate stops over it: start again.
+                log.warning("the queue worker stopped (%s); starting it again", error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)
         finally:
             reaper.cancel()
-            if not worker.done():
-                worker.cancel()  # procrastinate's graceful stop: running jobs finish first
             stopping.cancel()
             await asyncio.gather(reaper, stopping, return_exceptions=True)
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
+
+    async def _run_worker(self, limits: Limits, stalled: float) -> None:
+        await self.app.run_worker_async(
+            queues=list(limits.kinds),
+            concurrency=max(1, limits.concurrency),
+            name=worker_name(),
+            install_signal_handlers=False,
+            update_heartbeat_interval=stalled / 5,
+            stalled_worker_timeout=stalled,
+            # Polling is only the fallback when a notification was missed.
+            fetch_job_polling_interval=2.0,
+            delete_jobs="successful",
+        )
 
     async def _reap_forever(self, stop: asyncio.Event, stalled: float) -> None:
         while not stop.is_set():

@@ -39,8 +39,9 @@ Handler = Callable[[RunRequest], Awaitable[None]]
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How much one worker does at once. The whole team's limit is the sum over its workers;
-    runs of one conversation never overlap whatever the limits."""
+    """How much one worker does at once. The whole team does at most the sum over its workers,
+    and at most DEXTER_QUEUE_MAX_RUNNING when that is set (`limits`); runs of one conversation
+    never overlap whatever the limits."""
 
     concurrency: int = DEFAULT_CONCURRENCY
     # Which kinds this worker takes (default: all).

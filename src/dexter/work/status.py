@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexter.work.engine import stalled_after
+from dexter.work.limits import max_running
 from dexter.work.queue import KINDS
 
 
@@ -27,6 +28,8 @@ class QueueStatus:
     workers_silent: int = 0
     replies_unsent: int = 0
     installed: bool = True
+    # DEXTER_QUEUE_MAX_RUNNING as this process reads it (None: no team-wide limit).
+    team_limit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -38,6 +41,7 @@ class QueueStatus:
             "workers_alive": self.workers_alive,
             "workers_silent": self.workers_silent,
             "replies_unsent": self.replies_unsent,
+            "team_limit": self.team_limit,
         }
 
 
@@ -70,6 +74,7 @@ def read_status(conn: Any) -> QueueStatus:
         workers_alive=int(workers["alive"]) if workers else 0,
         workers_silent=int(workers["silent"]) if workers else 0,
         replies_unsent=int(unsent["n"]) if unsent else 0,
+        team_limit=max_running(),
     )
 
 
