@@ -19,6 +19,7 @@ import pytest
 
 from dexter.cli.main import main
 from dexter.gateway.config import config_path
+from dexter.store import open_store
 from tests.support.fake_telegram import FakeTelegram, serve_telegram
 from tests.support.wire_server import Recorded, Reply, WireServer, sse
 
@@ -223,6 +224,17 @@ def test_two_workers_answer_fifty_messages_in_order_and_a_killed_one_loses_nothi
         procs.stop(gateway)
         [survivor] = [w for w in workers if w is not doomed]
         procs.stop(survivor)
+
+    # Nothing lost from the sessions: each chat's one session holds its questions, answered,
+    # in order, whichever worker ran them.
+    store = open_store(home)
+    for chat in chats:
+        [row] = store.query("SELECT session_id FROM gateway_chats WHERE chat_id = ?", (str(chat),))
+        turns = store.query(
+            "SELECT query, answer FROM turns WHERE session_id = ? AND answer != '' ORDER BY id",
+            (row["session_id"],),
+        )
+        assert [t["query"] for t in turns] == [f"chat {chat} message {i}" for i in range(5)]
 
     assert main(["status", "--json"]) == 0
 
