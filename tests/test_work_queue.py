@@ -172,3 +172,13 @@ def test_the_team_limit_holds_across_connections(postgres_url: str) -> None:
 
     asyncio.run(go())
     assert most == 2
+
+
+def test_a_worker_says_when_the_database_cannot_be_reached(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DEXTER_DATABASE_URL", "postgresql://dexter:hunter2@127.0.0.1:1/team")
+    assert main(["worker"]) == 2
+    err = capsys.readouterr().err
+    assert "Cannot connect to the database at postgresql://dexter:***@127.0.0.1:1/team" in err
+    assert "hunter2" not in err and "Traceback" not in err

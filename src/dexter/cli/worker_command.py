@@ -102,7 +102,7 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
         kinds=(args.only,) if args.only else KINDS,
     )
-    async with open_runtime(settings) as runtime, PgQueue(url) as queue:
+    async with PgQueue(url) as queue, open_runtime(settings) as runtime:
         gateway = ConfigSource(config_path(runtime.settings.home))
         handlers = {
             CHAT: chat_handler(runtime, url, gateway.get),

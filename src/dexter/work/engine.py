@@ -89,12 +89,10 @@ class PgQueue:
         )(self._execute)
 
     async def __aenter__(self) -> PgQueue:
+        # First, on a plain connection: a server that cannot be reached is one clear error,
+        # not the pool's retries for half a minute.
+        await install(self.url)
         await self.app.open_async()
-        try:
-            await install(self.url)
-        except BaseException:
-            await self.app.close_async()
-            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
