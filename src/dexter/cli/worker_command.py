@@ -102,7 +102,8 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
         kinds=(args.only,) if args.only else KINDS,
     )
-    async with PgQueue(url) as queue, open_runtime(settings) as runtime:
+    pool = limits.concurrency + 2  # its runs, fetching and heartbeats, without waiting
+    async with PgQueue(url, max_connections=pool) as queue, open_runtime(settings) as runtime:
         gateway = ConfigSource(config_path(runtime.settings.home))
         handlers = {
             CHAT: chat_handler(runtime, url, gateway.get),

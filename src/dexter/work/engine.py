@@ -103,7 +103,7 @@ class PgQueue:
         configured = self._task.configure(
             queue=request.kind,
             lock=f"{request.kind}:{request.key}",
-            # The same run enqueued twice (a scheduler retried after a crash) is stored once.
+            # The same run enqueued twice (a platform delivering a message twice) waits once.
             queueing_lock=request.run_id,
         )
         with contextlib.suppress(pc.exceptions.AlreadyEnqueued):
