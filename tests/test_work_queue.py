@@ -113,6 +113,9 @@ def test_replies_are_recorded_once_and_handed_out_oldest_first(postgres_url: str
         assert box.claim_replies([("telegram", "default")]) == []
         box.mark_sent("run-1")
         assert read_status(conn).replies_unsent == 2
+        # Sent replies are forgotten in time; unsent ones never are.
+        assert box.prune(keep_days=0) == 1
+        assert read_status(conn).replies_unsent == 2 and not box.answered("run-1")
 
 
 def test_status_counts_waiting_runs_per_queue(

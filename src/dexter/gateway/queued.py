@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("dexter.gateway")
 
 RELAY_POLL = 1.0
+PRUNE_EVERY = 3600.0
 
 
 # --------------------------------------------------------------------------- turns as data
@@ -161,8 +163,12 @@ class ReplyRelay:
         listener = await self._listen()
         try:
             outbox = Outbox(conn)
+            pruned_at = float("-inf")
             while not stop.is_set():
                 try:
+                    if time.monotonic() - pruned_at > PRUNE_EVERY:
+                        pruned_at = time.monotonic()
+                        await asyncio.to_thread(outbox.prune)
                     await self._send_waiting(outbox)
                 except asyncio.CancelledError:
                     raise

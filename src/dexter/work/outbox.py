@@ -20,6 +20,8 @@ REPLY_CHANNEL = "dexter_work_replies"
 RESULT_CHANNEL = "dexter_work_results"
 # A reply claimed by a gateway that then died is claimed again after this long.
 RECLAIM_AFTER_SECONDS = 60
+# Sent replies are kept this long (a week of "was this answered?"), then forgotten.
+KEEP_DAYS = 7.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dexter_work_replies (
@@ -155,6 +157,21 @@ class Outbox:
             " WHERE run_id = %s",
             (run_id,),
         )
+
+    def prune(self, keep_days: float = KEEP_DAYS) -> int:
+        """Forget sent replies (and results nobody collected) older than `keep_days`."""
+        cursor = self.conn.execute(
+            "DELETE FROM dexter_work_replies WHERE sent_at < clock_timestamp()"
+            " - make_interval(secs => %s)",
+            (keep_days * 86400,),
+        )
+        removed = cursor.rowcount
+        cursor = self.conn.execute(
+            "DELETE FROM dexter_work_results WHERE created_at < clock_timestamp()"
+            " - make_interval(secs => %s)",
+            (keep_days * 86400,),
+        )
+        return int(removed + cursor.rowcount)
 
     def mark_failed(self, run_id: str, error: str) -> None:
         """Leave it for another attempt once the claim lapses."""
