@@ -5,8 +5,9 @@ answers come back through the reply outbox, which this gateway sends to its chat
 A turn's run id is its message's dedupe key, so a message the platform delivers twice is one
 run. `chat_handler` is what a worker runs for a turn (the same `RuntimeRunner` as in-process,
 building each run's agent afresh from the shared session store, since the chat's previous turn
-may have run on another worker). `ReplyRelay` sends recorded answers, oldest first, and marks
-them sent.
+may have run on another worker; a turn tried again whose answer is already in the session sends
+that answer instead of running twice). `ReplyRelay` sends recorded answers, oldest first, and
+marks them sent.
 
 Approval questions cannot be put to a chat from a worker (the chat's connection is here):
 in team mode a tool that would need approval is refused and the answer says so, as for a
@@ -20,7 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexter.gateway.access import decide_outbound
@@ -247,8 +248,6 @@ class ReplyRelay:
 def chat_handler(runtime: Runtime, url: str, config: Callable[[], GatewayConfig]) -> Handler:
     """What a worker does with a chat turn: run it (unless a run before it finished), record
     the session, then the answer for the gateway to send."""
-    from dexter.agent.queue import MessageQueue
-    from dexter.gateway.runs import RuntimeRunner
     from dexter.store.pg import connect
 
     shared = SharedConnection(lambda: connect(url))
@@ -258,18 +257,15 @@ def chat_handler(runtime: Runtime, url: str, config: Callable[[], GatewayConfig]
         if await asyncio.to_thread(outbox.answered, request.run_id):
             return  # a worker that died after answering: the answer is recorded once
         turn = turn_from_payload(request.key, dict(request.payload))
-        current = config()
-        # No live agents kept: the chat's last turn may have run on another worker.
-        runner = RuntimeRunner(
-            runtime, model=current.model, max_iterations=current.max_iterations, max_agents=0
-        )
-        try:
-            outcome = await runner.run(turn, MessageQueue())
-        except Exception as exc:  # the chat is told, as in-process
-            log.exception("a run for %s failed: %s", request.key, exc)
-            outcome = RunOutcome("", error=f"{type(exc).__name__}: {exc}")
-        finally:
-            runner.close()
+        earlier = None
+        if request.attempt > 0:
+            # Tried before: a worker that died after recording the answer in the session, but
+            # before the reply, has done the work; its answer is sent, not a second run's.
+            earlier = await asyncio.to_thread(answered_in_session, runtime.store, turn)
+        if earlier is not None:
+            outcome = RunOutcome(earlier)
+        else:
+            outcome = await _run(runtime, turn, config())
         # The turn is in the session before the next turn of this chat may start elsewhere.
         await runtime.writer.drain(30.0)
         text = outcome.text()
@@ -280,3 +276,46 @@ def chat_handler(runtime: Runtime, url: str, config: Callable[[], GatewayConfig]
         await asyncio.to_thread(outbox.put_reply, reply)
 
     return handle
+
+
+async def _run(runtime: Runtime, turn: ChatTurn, current: GatewayConfig) -> RunOutcome:
+    from dexter.agent.queue import MessageQueue
+    from dexter.gateway.runs import RuntimeRunner
+
+    # No live agents kept: the chat's last turn may have run on another worker.
+    runner = RuntimeRunner(
+        runtime, model=current.model, max_iterations=current.max_iterations, max_agents=0
+    )
+    try:
+        return await runner.run(turn, MessageQueue())
+    except Exception as exc:  # the chat is told, as in-process
+        log.exception("a run for %s failed: %s", turn.session_key, exc)
+        return RunOutcome("", error=f"{type(exc).__name__}: {exc}")
+    finally:
+        runner.close()
+
+
+def answered_in_session(store: Any, turn: ChatTurn) -> str | None:
+    """The answer this turn already has in its chat's session: the session's last turn, if it
+    asked this question, was answered, and started once the message had come in."""
+    from dexter.gateway.runs import ChatSessions
+
+    if turn.principal is None:
+        return None
+    session_id = ChatSessions(store).get(turn.session_key, turn.principal.id)
+    if session_id is None:
+        return None
+    rows = store.query(
+        "SELECT query, answer, started_at FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+        (session_id,),
+    )
+    if not rows or rows[0]["query"] != turn.text or not rows[0]["answer"]:
+        return None
+    started = datetime.fromisoformat(rows[0]["started_at"])
+    sent = turn.message.timestamp
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    if sent.tzinfo is None:
+        sent = sent.replace(tzinfo=UTC)
+    # Platform times have whole seconds.
+    return str(rows[0]["answer"]) if started >= sent - timedelta(seconds=1) else None

@@ -84,7 +84,7 @@ class PgQueue:
         self._task = self.app.task(
             name=TASK,
             queue=KINDS[0],
-            pass_context=False,
+            pass_context=True,
             retry=pc.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=1, exponential_wait=2),
         )(self._execute)
 
@@ -116,9 +116,17 @@ class PgQueue:
             )
 
     async def _execute(
-        self, *, kind: str, run_id: str, principal_id: str, key: str, payload: dict[str, Any]
+        self,
+        context: Any,
+        *,
+        kind: str,
+        run_id: str,
+        principal_id: str,
+        key: str,
+        payload: dict[str, Any],
     ) -> None:
-        request = RunRequest(kind, run_id, principal_id, key, payload)
+        attempt = int(getattr(context.job, "attempts", 0) or 0)
+        request = RunRequest(kind, run_id, principal_id, key, payload, attempt)
         handler = handler_for(self._handlers, kind)
         async with contextlib.AsyncExitStack() as slot:
             if self._slots is not None:

@@ -32,6 +32,8 @@ class RunRequest:
     principal_id: str
     key: str
     payload: Mapping[str, Any]
+    # 0 the first time; more when the run is tried again (its worker died, or it failed).
+    attempt: int = 0
 
 
 Handler = Callable[[RunRequest], Awaitable[None]]
