@@ -185,3 +185,29 @@ def test_a_worker_says_when_the_database_cannot_be_reached(
     err = capsys.readouterr().err
     assert "Cannot connect to the database at postgresql://dexter:***@127.0.0.1:1/team" in err
     assert "hunter2" not in err and "Traceback" not in err
+
+
+def test_a_retried_turn_finds_the_answer_its_first_run_left_in_the_session(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from dexter.gateway.queued import answered_in_session
+    from dexter.gateway.runs import ChatSessions
+    from dexter.store import open_store
+    from dexter.store.sessions import SessionStore
+
+    store = open_store(tmp_path)
+    turn = a_turn()
+    assert turn.principal is not None
+    assert answered_in_session(store, turn) is None  # a chat with no session yet
+    session_id = SessionStore(store).create("openai:gpt-test", principal_id=turn.principal.id)
+    ChatSessions(store).put(turn, session_id, turn.principal.id)
+    SessionStore(store).add_turn(session_id, "r1", turn.text, "NVDA earned $1.", "ok", 1, 9.0)
+
+    assert answered_in_session(store, turn) == "NVDA earned $1."
+    # Another question, or the same words sent again after that answer: run it.
+    assert answered_in_session(store, replace(turn, text="And AMD?")) is None
+    later = replace(turn.message, timestamp=turn.message.timestamp + timedelta(minutes=5))
+    assert answered_in_session(store, replace(turn, message=later)) is None
