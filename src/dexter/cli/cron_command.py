@@ -707,6 +707,7 @@ def run_heartbeat_command(args: argparse.Namespace) -> int:
 
 def run_daemon_command(args: argparse.Namespace) -> int:
     import asyncio
+    import contextlib
 
     from dexter.cli.signals import StopSignals
     from dexter.cron.service import make_runner
@@ -714,8 +715,14 @@ def run_daemon_command(args: argparse.Namespace) -> int:
     settings = _settings()
 
     async def go() -> int:
-        async with open_runtime(settings) as runtime:
-            runner = make_runner(runtime, log=_stderr_log)
+        from dexter.work.team import team_queue
+
+        queue = team_queue(settings)
+        async with open_runtime(settings) as runtime, contextlib.AsyncExitStack() as stack:
+            if queue is not None:
+                # Team mode: jobs' agent runs go to `dexter worker`s.
+                await stack.enter_async_context(queue)
+            runner = make_runner(runtime, log=_stderr_log, queue=queue)
             if args.once:
                 results = await runner.run_due()
                 failed = sum(1 for r in results if r.status == "error")

@@ -30,6 +30,7 @@ from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
 from dexter.cli.web_command import add_web_parser
 from dexter.cli.workspace_command import add_workspace_parser
+from dexter.cli.worker_command import add_worker_parsers
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -184,6 +185,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_workspace_parser(commands)
     add_gateway_parser(commands)
     add_db_parser(commands)
+    add_worker_parsers(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from dexter.cron.executor import JobExecutor
     from dexter.cron.owners import PrincipalResolver
     from dexter.runtime import Runtime
+    from dexter.work.engine import PgQueue
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,13 @@ def make_runner(
     clock: Clock | None = None,
     log: Callable[[str], None] | None = None,
     principal_for: PrincipalResolver | None = None,
+    queue: PgQueue | None = None,
 ) -> Runner:
     """The runner over `runtime`'s store, with agent runs built by it. `deliverers` default to
     the local ones (desktop, file); the gateway passes its channels' deliverers in addition.
     `principal_for` says who a job's owner is when it runs (default: the principals table,
-    with no grants beyond the default; a front door that knows grants passes its own)."""
+    with no grants beyond the default; a front door that knows grants passes its own).
+    With a team `queue` (open while the runner runs), agent runs go to `dexter worker`s."""
     from dexter.cron.agent_executor import AgentExecutor
     from dexter.cron.clock import SystemClock
     from dexter.cron.local import local_deliverers
@@ -99,9 +102,14 @@ def make_runner(
     if sec is not None:
         # The filing watches' poll job (dexter.watch) runs without the agent.
         by_kind["watch"] = WatchExecutor(WatchStore(runtime.store), sec, timer, log)
+    agents: JobExecutor = AgentExecutor(runtime, principal_for)
+    if queue is not None:
+        from dexter.cron.queued import QueuedExecutor
+
+        agents = QueuedExecutor(queue, queue.url)
     return Runner(
         CronStore(runtime.store),
-        AgentExecutor(runtime, principal_for),
+        agents,
         home=runtime.settings.home,
         deliverers=chosen,
         clock=timer,

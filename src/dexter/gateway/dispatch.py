@@ -1,7 +1,8 @@
 """The seam between inbound messages, agent runs and outbound delivery.
 
-`Dispatcher` is the interface; `InProcessDispatcher` runs everything on this event loop. A
-distributed worker pool can implement the same interface later without channels changing.
+`Dispatcher` is the interface; `InProcessDispatcher` (one user, the default) runs everything on
+this event loop; in team mode `gateway.queued.QueueDispatcher` puts turns on the durable queue
+for `dexter worker`s, without channels changing.
 
 Per session (one chat), runs are serialised: a message that arrives while a run works goes into
 that run's queue and the agent reads it at its next round; anything the run never picked up

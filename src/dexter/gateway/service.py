@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from dexter.config import ConfigError
 from dexter.gateway.config import AccountConfig, ConfigSource, GatewayConfig, config_path
-from dexter.gateway.dispatch import AgentRunner, InProcessDispatcher
+from dexter.gateway.dispatch import AgentRunner, Dispatcher, InProcessDispatcher
 from dexter.gateway.manager import ChannelManager
 from dexter.gateway.pairing import PairingStore
 from dexter.gateway.pipeline import Gateway
@@ -20,7 +20,9 @@ from dexter.gateway.types import Channel
 
 if TYPE_CHECKING:
     from dexter.cron.runner import Runner
+    from dexter.gateway.queued import ReplyRelay
     from dexter.runtime import Runtime
+    from dexter.work.engine import PgQueue
 
 log = logging.getLogger("dexter.gateway")
 
@@ -92,11 +94,22 @@ class GatewayService:
     # The schedules runner, when the gateway runs schedules too (it does from `build_service`):
     # alerts go out through these channels, and jobs made in a chat answer in that chat.
     schedules: Runner | None = None
+    # Team mode: turns go on this queue (opened by `start`) and the relay sends the answers
+    # workers recorded. None: runs happen in this process.
+    queue: PgQueue | None = None
+    relay: ReplyRelay | None = None
     _schedule_stop: asyncio.Event = field(default_factory=asyncio.Event)
     _schedule_task: asyncio.Task[None] | None = None
+    _relay_task: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
-        self.dispatcher = InProcessDispatcher(self.runner)
+        self.dispatcher: Dispatcher
+        if self.queue is not None:
+            from dexter.gateway.queued import QueueDispatcher
+
+            self.dispatcher = QueueDispatcher(self.queue)
+        else:
+            self.dispatcher = InProcessDispatcher(self.runner)
         self.pairing = pairing_store(self.home)
         self.gateway = Gateway(self.config, self.pairing, self.dispatcher)
         self.manager = ChannelManager(
@@ -118,10 +131,17 @@ class GatewayService:
             self.gateway.workspaces[key] = workspace
 
     async def start(self) -> None:
-        # A runner that builds agents (RuntimeRunner) warms up before the first chat waits.
-        prepare = getattr(self.runner, "prepare", None)
-        if prepare is not None:
-            await prepare()
+        if self.queue is not None:
+            await self.queue.__aenter__()
+        else:
+            # A runner that builds agents (RuntimeRunner) warms up before the first chat waits.
+            prepare = getattr(self.runner, "prepare", None)
+            if prepare is not None:
+                await prepare()
+        if self.relay is not None:
+            self._relay_task = asyncio.create_task(
+                self.relay.run(self._schedule_stop), name="dexter-gateway-replies"
+            )
         await self.manager.start()
         if self.schedules is not None:
             self._schedule_stop.clear()
@@ -144,6 +164,16 @@ class GatewayService:
                 log.warning("schedules runner stopped with an error", exc_info=True)
             self._schedule_task = None
         await self.dispatcher.close()  # anything that arrived while the channels closed
+        if self._relay_task is not None:
+            try:
+                await asyncio.wait_for(self._relay_task, grace * 0.3)
+            except (TimeoutError, asyncio.CancelledError):
+                self._relay_task.cancel()
+            except Exception:
+                log.warning("the reply relay stopped with an error", exc_info=True)
+            self._relay_task = None
+        if self.queue is not None:
+            await self.queue.__aexit__(None, None, None)
         close = getattr(self.runner, "close", None)
         if close is not None:
             close()
@@ -171,7 +201,15 @@ def build_service(
     runner = runner or RuntimeRunner(
         runtime, model=current.model, max_iterations=current.max_iterations
     )
-    service = GatewayService(home, source, runner, channels)
+    from dexter.work.team import team_queue
+
+    queue = team_queue(runtime.settings)
+    relay = None
+    if queue is not None:
+        from dexter.gateway.queued import ReplyRelay
+
+        relay = ReplyRelay(queue.url, channels, source.get)
+    service = GatewayService(home, source, runner, channels, queue=queue, relay=relay)
     if schedules:
         from dexter.cron.owners import principal_for_job
         from dexter.cron.service import make_runner
@@ -180,6 +218,7 @@ def build_service(
 
         service.schedules = make_runner(
             runtime,
+            queue=queue,
             deliverers=deliverers(service.channels, source.get, service.pairing),
             # A chat user's job runs as them, with what gateway.json grants them.
             principal_for=job_principals(
