@@ -29,10 +29,6 @@ from dexter.permissions.secrets import is_secret_name
 ROOT = Path(__file__).resolve().parents[1]
 DEXTER_SERVICES = ("migrate", "worker", "gateway", "scheduler")
 HEALTH = ["dexter", "doctor", "--health"]
-# Subcommands the compose file runs that arrive with other branches of issue 31 (`dexter db` with
-# the Postgres store, `dexter worker` with the queue). Until they are merged these are reported
-# as skipped, never passed; once they exist they are checked like the rest.
-ARRIVING = {"db", "worker"}
 
 
 # -- Dockerfile --------------------------------------------------------------------------------
@@ -218,17 +214,11 @@ def test_each_service_runs_a_real_dexter_command() -> None:
 
     parser = _parser()
     known = _subcommands(parser)
-    arriving: list[str] = []
     for name in DEXTER_SERVICES:
         command = compose()["services"][name]["command"]
-        if command[0] not in known:
-            assert command[0] in ARRIVING, f"{name}: `dexter {command[0]}` is no dexter command"
-            arriving.append(f"dexter {' '.join(command)}")
-            continue
+        assert command[0] in known, f"{name}: `dexter {command[0]}` is no dexter command"
         args = parser.parse_args(command)  # exits (fails the test) on anything unknown
         assert args.command == command[0]
-    if arriving:
-        pytest.skip(f"not on this branch yet (issue 31's other parts): {', '.join(arriving)}")
 
 
 def test_no_secret_sits_in_the_compose_file() -> None:

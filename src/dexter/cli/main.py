@@ -29,8 +29,8 @@ from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
 from dexter.cli.web_command import add_web_parser
-from dexter.cli.workspace_command import add_workspace_parser
 from dexter.cli.worker_command import add_worker_parsers
+from dexter.cli.workspace_command import add_workspace_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
