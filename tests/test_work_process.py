@@ -226,8 +226,8 @@ def test_two_workers_answer_fifty_messages_in_order_and_a_killed_one_loses_nothi
         procs.stop(survivor)
 
     # Nothing lost from the sessions: each chat's one session holds its questions, answered,
-    # in order, whichever worker ran them.
-    store = open_store(home)
+    # in order, whichever worker ran them (in the team's shared Postgres store).
+    store = open_store(home, url=team_env["DEXTER_DATABASE_URL"])
     for chat in chats:
         [row] = store.query("SELECT session_id FROM gateway_chats WHERE chat_id = ?", (str(chat),))
         turns = store.query(
@@ -287,7 +287,7 @@ def test_a_scheduled_job_fires_once_with_two_schedulers(
 
     ran = asyncio.run(scenario())
     assert sorted(ran) == [0, 1]
-    cron = CronStore(open_store(Path(team_env["DEXTER_HOME"])))
+    cron = CronStore(open_store(Path(team_env["DEXTER_HOME"]), url=postgres_url))
     [alert] = cron.outbox()
     assert alert.text.startswith("re: ") and alert.status == "delivered"
     [job] = cron.all()
