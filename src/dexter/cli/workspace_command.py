@@ -7,7 +7,6 @@ start); the index, the parsers and the data layer load when a command runs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,4 +243,6 @@ def _stale(args: argparse.Namespace, snapshot: Any, settings: Any) -> int:
 
 
 def _print_json(value: Any) -> None:
+    import json
+
     print(json.dumps(value, indent=2, ensure_ascii=False))
