@@ -78,6 +78,7 @@ def run_db_command(args: argparse.Namespace, *, out: TextIO | None = None) -> in
         print(f"Schema version {status.version} (up to date).", file=out)
         if url is not None:
             _migrate_memory(url, out)
+            _install_queue(url, out)
         return EXIT_OK
     from dexter.store.manage import database_status
 
@@ -127,6 +128,17 @@ def _copy(args: argparse.Namespace, configured: str | None, out: TextIO) -> int:
     print(f"Copied {total} rows in {len(copied)} tables; every count matches.", file=out)
     _copy_memory(source.parent, target, out)
     return EXIT_OK
+
+
+def _install_queue(url: str, out: TextIO) -> None:
+    """The work queue's tables (procrastinate's schema and the reply outbox), which workers and
+    front doors would otherwise create when the first of them starts."""
+    import asyncio
+
+    from dexter.work.engine import install
+
+    asyncio.run(install(url))
+    print("Queue tables ready (procrastinate and the reply outbox).", file=out)
 
 
 def _migrate_memory(url: str, out: TextIO) -> None:

@@ -111,7 +111,7 @@ def display_url(url: str) -> str:
         parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
     except ValueError:
         return re.sub(r"://[^/?#]*@", "://***@", url)
-    if parts.password is None:
+    if not parts.password:  # none, or empty (`postgres:@host`): nothing to hide
         return url
     user = parts.username or ""
     host = parts.hostname or ""
