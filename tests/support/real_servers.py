@@ -219,6 +219,16 @@ def start_llama(tools: Tools, workdir: Path) -> ServerProcess:
         "chatml-function-calling",
         "--n_ctx",
         str(N_CTX),
+        # The server's default keeps every prompt token's logits (262,144 floats each, for
+        # logprobs Dexter never asks for): twice the CPU per prompt and 8 GB of memory.
+        "--logits_all",
+        "False",
+        # One thread: the other test worker has the other core, and two threads waiting on each
+        # other with one core between them spin (several times the CPU for the same prompt).
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
         "--host",
         "127.0.0.1",
         "--port",
