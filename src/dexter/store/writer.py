@@ -22,7 +22,6 @@ import logging
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -113,12 +112,15 @@ class StoreWriter:
         home: Path,
         prices: Mapping[str, Price] | None = None,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
     ) -> None:
         self.home = home
         self.prices = dict(prices or {})
         self.journal = home / JOURNAL_NAME
-        self._sleep = sleep
+        self._closing = threading.Event()
+        # A pause between retries ends at once when the writer is closed: a process leaving
+        # while another holds the database journals at once instead of sleeping out its pause.
+        self._sleep = sleep or self._closing.wait
         self._queue: queue.Queue[Write | None] = queue.Queue()
         self._pending = 0
         # Writes are applied in submission order: write n is done once `_completed >= n`.
@@ -128,7 +130,6 @@ class StoreWriter:
         self._lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
-        self._closing = threading.Event()
         self._thread: threading.Thread | None = None
         # Writes neither the database nor the journal took, in order; only the thread touches it
         # until it has stopped.
