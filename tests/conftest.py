@@ -113,7 +113,30 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
 # share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
 # share one run of its thousand-odd cases (run on both workers, it would cost the suite twice).
-_ONE_WORKER_MODULES = ("tests/test_real_servers.py::", "tests/test_finance_units.py::")
+# So are modules whose module-scoped fixtures do seconds of work (a research run, workbooks
+# recalculated, the embedding model loaded, mirror servers): split across both workers, each
+# worker would do it again. Started first (the scheduler sends bigger groups first), they leave
+# the single tests to even out the workers' ends.
+_ONE_WORKER_MODULES = tuple(
+    f"tests/{name}.py::"
+    for name in (
+        "test_real_servers",
+        "test_finance_units",
+        "test_figure_answers",
+        "test_model_comps",
+        "test_model_dcf",
+        "test_model_three_statement",
+        "test_model_from_session",
+        "test_reports",
+        "test_sec_segments",
+        "test_memory_embeddings",
+        "test_memory_tools",
+        "test_eval_splits",
+        "test_eval_repeatable",
+        "test_verification_e2e",
+        "test_watch",
+    )
+)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
