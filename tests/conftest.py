@@ -52,7 +52,9 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     lives in its own temporary home."""
     for name in list(os.environ):
         inherited = os.environ[name] == _INHERITED.get(name)
-        if inherited and (name.startswith("DEXTER_") or name in _ENVIRONMENT_NAMES):
+        # `OPENAI_API_KEY_FILE` too: Dexter reads a key from the file it names.
+        known = name in _ENVIRONMENT_NAMES or name.removesuffix("_FILE") in _ENVIRONMENT_NAMES
+        if inherited and (name.startswith("DEXTER_") or known):
             monkeypatch.delenv(name)
     if "DEXTER_HOME" not in os.environ:
         monkeypatch.setenv("DEXTER_HOME", str(tmp_path / ".dexter"))
@@ -112,16 +114,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
 # share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
-# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice).
-# So are modules whose module-scoped fixtures do seconds of work (a research run, workbooks
-# recalculated, the embedding model loaded, mirror servers): split across both workers, each
-# worker would do it again. Started first (the scheduler sends bigger groups first), they leave
-# the single tests to even out the workers' ends.
+# share one run of its thousand-odd cases (run on both workers, it would cost the suite twice);
+# the browser tests of `dexter web` share one server and one Chromium. So are modules whose
+# module-scoped fixtures do seconds of work (a research run, workbooks recalculated, the
+# embedding model loaded, mirror servers): split across both workers, each worker would do it
+# again. Started first (the scheduler sends bigger groups first), they leave the single tests to
+# even out the workers' ends.
 _ONE_WORKER_MODULES = tuple(
     f"tests/{name}.py::"
     for name in (
         "test_real_servers",
         "test_finance_units",
+        "test_web_browser",
+        "test_web_views",
         "test_figure_answers",
         "test_model_comps",
         "test_model_dcf",
@@ -135,6 +140,9 @@ _ONE_WORKER_MODULES = tuple(
         "test_eval_repeatable",
         "test_verification_e2e",
         "test_watch",
+        "test_openbb",
+        "test_store_contract",
+        "test_workspace",
     )
 )
 

@@ -237,3 +237,13 @@ async def test_dexter_mcp_serve_stopped_with_ctrl_c_exits_130(tmp_path: Path) ->
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def test_the_listening_socket_says_tcp_so_streamed_events_are_not_held_back() -> None:
+    # asyncio turns Nagle off only on connections accepted from a socket created as TCP; with
+    # it on, each streamed progress event waited ~40 ms for the client's delayed ACK.
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

@@ -250,9 +250,14 @@ def load_settings(
     settings file is reported in `settings_error` instead of raising (for `dexter doctor`).
     """
     base = (cwd if cwd is not None else Path.cwd()).absolute()
-    process_env = dict(os.environ if environ is None else environ)
+    from dexter.secret_files import read_secret_files
+
+    # `NAME_FILE` (a compose secret) fills `NAME` within its own layer, so a key read from a file
+    # the environment names still wins over `.env`, as the variable itself would. The values are
+    # redacted below like any other: by the secret-looking names they now sit under.
+    process_env, _ = read_secret_files(os.environ if environ is None else environ)
     dotenv_file = base / ".env"
-    dotenv = _read_dotenv(dotenv_file)
+    dotenv, _ = read_secret_files(_read_dotenv(dotenv_file), where=str(dotenv_file))
     merged = {**dotenv, **process_env}
 
     home, home_source = find_home(base, merged)

@@ -127,6 +127,25 @@ MCP = Channel(
     prompt="cli",
     description="the `research` tool of `dexter mcp serve`",
 )
+OPENBB = Channel(
+    "openbb",
+    can_ask_user=False,
+    allows_shell=False,
+    allows_writes=False,
+    memory_writes=False,
+    prompt="workspace",
+    description="OpenBB Workspace's chat panel (the custom-agent endpoint of `dexter web`)",
+)
+WEB = Channel(
+    "web",
+    can_ask_user=True,
+    allows_shell=True,
+    allows_writes=True,
+    memory_writes=True,
+    prompt="web",
+    schedules=True,
+    description="`dexter web`: the browser app; approvals and questions answered on the page",
+)
 EVAL = Channel(
     "eval",
     can_ask_user=False,
@@ -138,7 +157,9 @@ EVAL = Channel(
     memory_reads=False,
 )
 
-CHANNELS: Mapping[str, Channel] = {c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, EVAL)}
+CHANNELS: Mapping[str, Channel] = {
+    c.name: c for c in (CLI, ASK, GATEWAY, CRON, MCP, OPENBB, WEB, EVAL)
+}
 
 # Tools that change files or memory: bound only where the channel allows writes.
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -162,6 +183,9 @@ ON_REQUEST = frozenset(
         "watch",
         "spawn_subagent",
         "ask_user_question",
+        "workspace_map",
+        "find_symbol",
+        "related",
     }
 )
 
@@ -459,11 +483,18 @@ class Runtime:
     # ------------------------------------------------------------------ shared resources
 
     @property
+    def database_url(self) -> str | None:
+        """The Postgres database of team mode; None: the SQLite file in the home."""
+        from dexter.store.database_url import database_target
+
+        return database_target(self.settings).url
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             from dexter.store import open_store
 
-            self._store = open_store(self.settings.home)
+            self._store = open_store(self.settings.home, url=self.database_url)
             self._replay_journal(self._store)
         return self._store
 
@@ -483,7 +514,11 @@ class Runtime:
             from dexter.store.prices import overrides_from_settings
             from dexter.store.writer import StoreWriter
 
-            self._writer = StoreWriter(self.settings.home, overrides_from_settings(self.settings))
+            self._writer = StoreWriter(
+                self.settings.home,
+                overrides_from_settings(self.settings),
+                database_url=self.database_url,
+            )
         return self._writer
 
     def existing_store(self) -> Store | None:
@@ -492,7 +527,7 @@ class Runtime:
             from dexter.store import open_store
 
             try:
-                self._store = open_store(self.settings.home, create=False)
+                self._store = open_store(self.settings.home, create=False, url=self.database_url)
             except FileNotFoundError:
                 return None
         return self._store
@@ -902,6 +937,13 @@ class Runtime:
                 local.append(ReadFileTool(files.readable[0]))
             if files.write:
                 local += [WriteFileTool(files.write[0]), EditFileTool(files.write[0])]
+        from dexter.tools.workspace import workspace_tools
+
+        # The workspace map reads the same folders the file tools may (its index lives under
+        # the home, so it sees only what reading would).
+        roots = [settings.cwd] if principal.is_operator else list(principal.grants.files.readable)
+        if roots:
+            local += workspace_tools(roots, settings.home, data_router)
         for tool in [*local, *web_tools(settings, data_router)]:
             registry.register(tool)
         memory = self.memory_for(principal) if channel.memory_reads else None
@@ -1144,6 +1186,8 @@ __all__ = [
     "EVAL",
     "GATEWAY",
     "MCP",
+    "OPENBB",
+    "WEB",
     "AgentSpec",
     "Channel",
     "PhasePlan",

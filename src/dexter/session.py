@@ -11,7 +11,6 @@ per-phase models, for resume, listing, the session id and model switches.
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -234,7 +233,7 @@ class SessionHooks(RunHooks):
             return done
         try:
             totals = recorder.ledger.totals(session_id=session_id, run_id=run_id)
-        except sqlite3.Error:
+        except recorder.ledger.store.errors:
             return done
         return replace(done, usage=totals.counted) if totals.calls else done
 

@@ -98,9 +98,40 @@ class DatabaseSettings(Section):
     url: str | None = Field(None, min_length=1)
 
 
+class WebUserSettings(Section):
+    """One account of `dexter web`: `passwordHash` from `dexter web --hash-password`; `operator`
+    makes it the operator's own login (every power), else it is the principal `web:<name>`."""
+
+    password_hash: str = Field(min_length=1)
+    name: str = ""
+    operator: bool = False
+    # Beyond the default (public tools, own memory and jobs), as for a chat user.
+    grants: dict[str, Any] | None = None
+
+
+class WebSettings(Section):
+    """`web`: who may log in to `dexter web` with a password (`dexter.web.accounts`)."""
+
+    key = "web"
+    users: dict[str, WebUserSettings] = Field(default_factory=dict)
+
+
 class WebFetchSettings(Section):
     key = "webFetch"
     allowed_hosts: tuple[str, ...] = ()
+
+
+class OpenBBSettings(Section):
+    """`openbb`: Dexter as a custom agent in OpenBB Workspace (served by `dexter web`). Read by
+    `dexter.web.openbb_config.openbb_access`; DEXTER_OPENBB_API_KEY overrides `apiKey`."""
+
+    key = "openbb"
+    # What Workspace must send (`Authorization: Bearer …` or `X-API-Key: …`); no key, no endpoint.
+    api_key: str | None = None
+    # Browser origins whose pages may call the endpoint (Workspace's own, unless told otherwise).
+    allow_origins: tuple[str, ...] = ("https://pro.openbb.co",)
+    # The model its runs use (None: the settings' model).
+    model: str | None = Field(None, min_length=1)
 
 
 class RetrySettings(Section):

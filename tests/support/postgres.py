@@ -19,14 +19,16 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 ENV_NAME = "DEXTER_TEST_DATABASE_URL"
+# Read on import (conftest imports this module): each test's environment is isolated from DEXTER_*
+# variables before its fixtures run.
+_GIVEN = os.environ.get(ENV_NAME, "").strip()
 
 
 @cache
 def server_url() -> str:
     """The maintenance URL of the test server (its `postgres` database)."""
-    given = os.environ.get(ENV_NAME, "").strip()
-    if given:
-        return given
+    if _GIVEN:
+        return _GIVEN
     try:
         import pgserver
     except ImportError:  # pragma: no cover - a dev dependency

@@ -59,6 +59,37 @@ CHAT_PROFILE = ChannelProfile(
     ),
 )
 
+WEB_PROFILE = ChannelProfile(
+    label="browser",
+    preamble="Your answers are shown as rendered Markdown in a browser page.",
+    behaviour=CLI_PROFILE.behaviour,
+    format=(
+        "Lead with the answer, then the specific figures behind it with period and source.",
+        "Short casual questions get short answers.",
+        "Markdown renders here: a table to compare periods or companies (compact numbers, "
+        "tickers), bold for the key figure, headings only in long answers.",
+        "Do not narrate your process or end with leading questions.",
+    ),
+)
+
+# OpenBB Workspace renders Markdown in a side panel and shows statement tables, charts and the
+# sources next to the answer on its own, from the run's data.
+WORKSPACE_PROFILE = ChannelProfile(
+    label="OpenBB Workspace chat",
+    preamble=(
+        "Your answers appear in OpenBB Workspace's chat panel, rendered as Markdown, beside the "
+        "user's dashboard. The statements you fetch are shown to the user as tables and charts "
+        "below your answer, and your sources as citations."
+    ),
+    behaviour=CLI_PROFILE.behaviour,
+    format=(
+        "Lead with the answer, then the specific figures behind it with period and source.",
+        "Markdown: short paragraphs, bullets, and a compact table when comparing several "
+        "companies or periods; no need to repeat whole statements, they are shown already.",
+        "Do not narrate your process or end with leading questions.",
+    ),
+)
+
 # For questions graded on exact figures (the Finance Agent Benchmark, analyst work): the answer
 # must let a reader re-derive every number. Used by the eval channel; any channel may name it.
 RESEARCH_PROFILE = ChannelProfile(
@@ -98,6 +129,8 @@ PROFILES = {
     "cli": CLI_PROFILE,
     "research": RESEARCH_PROFILE,
     "chat": CHAT_PROFILE,
+    "web": WEB_PROFILE,
+    "workspace": WORKSPACE_PROFILE,
     "whatsapp": CHAT_PROFILE,
     "telegram": CHAT_PROFILE,
 }

@@ -267,7 +267,7 @@ def run_doctor(
         console.print(Text.assemble("MCP servers  ", (names, "cyan"), off))
         for note in mcp.notes:
             console.print(Text(f"  ! {note}", style="yellow"))
-    from dexter.cli.doctor_json import database_state
+    from dexter.cli.doctor_json import database_state, database_where
 
     db_ok, db_state = database_state(settings)
     ok = ok and db_ok
@@ -275,7 +275,7 @@ def run_doctor(
         console,
         Text.assemble(
             "Database     ",
-            (str(settings.home / "dexter.db"), "cyan"),
+            (database_where(settings), "cyan"),
             "  ",
             (("✓ " if db_ok else "✗ ") + db_state, "green" if db_ok else "red"),
         ),

@@ -13,12 +13,32 @@ from dexter.cli.open_runtime import open_runtime
 from dexter.config import ConfigError, Settings, get_secret
 
 
-def database_state(settings: Settings) -> tuple[bool, str]:
-    """(usable, what to say) for `$DEXTER_HOME/dexter.db`; a missing one is fine (created on use).
-
-    Opened read-only, so a check never creates or migrates anything."""
+def database_where(settings: Settings) -> str:
+    """The database in use, for people: the SQLite file, or the Postgres URL without password."""
+    from dexter.store.database_url import database_target, display_url
     from dexter.store.db import DB_FILE_NAME
 
+    try:
+        url = database_target(settings).url
+    except ConfigError:
+        return "(database.url is not usable)"
+    return f"Postgres {display_url(url)}" if url else str(settings.home / DB_FILE_NAME)
+
+
+def database_state(settings: Settings) -> tuple[bool, str]:
+    """(usable, what to say) for `$DEXTER_HOME/dexter.db`, or the Postgres database of team
+    mode; a missing SQLite file is fine (created on use).
+
+    Only read, so a check never creates or migrates anything."""
+    from dexter.store.database_url import database_target
+    from dexter.store.db import DB_FILE_NAME
+
+    try:
+        url = database_target(settings).url
+    except ConfigError as error:
+        return False, str(error)
+    if url is not None:
+        return _postgres_state(settings, url)
     path = settings.home / DB_FILE_NAME
     if not path.exists():
         return True, "not created yet"
@@ -31,6 +51,24 @@ def database_state(settings: Settings) -> tuple[bool, str]:
         detail = result[0] if result else "no answer"
         return False, f"is damaged ({detail}); move it aside and Dexter starts a new one"
     return True, "ok"
+
+
+def _postgres_state(settings: Settings, url: str) -> tuple[bool, str]:
+    from dexter.errors import DexterError
+    from dexter.store.manage import database_status
+
+    try:
+        status = database_status(settings.home, url)
+    except DexterError as error:  # unreachable, refused, or the team extra missing
+        return False, str(error)
+    if status.version > status.newest:
+        return False, f"schema {status.version} is newer than this Dexter knows: upgrade Dexter"
+    if status.pending:
+        return (
+            True,
+            f"reachable; schema {status.version}, migrated on first use (or `dexter db migrate`)",
+        )
+    return True, f"ok (schema {status.version})"
 
 
 def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str, Any], bool]:
@@ -67,7 +105,7 @@ def doctor_report(settings: Settings, model_spec: str | None) -> tuple[dict[str,
             "disabled": list(mcp.disabled) if mcp else [],
             "notes": mcp.notes if mcp else [],
         },
-        "database": {"ok": db_ok, "state": db_state},
+        "database": {"ok": db_ok, "state": db_state, "where": database_where(settings)},
         "dotenv": str(settings.dotenv_path) if settings.dotenv_path else None,
     }
     try:

@@ -16,6 +16,7 @@ from dexter.cli.argtypes import iso_day, valuation_days
 from dexter.cli.completion import add_completion_parser
 from dexter.cli.config_command import add_config_parser
 from dexter.cli.cron_command import add_cron_parser
+from dexter.cli.db_command import add_db_parser
 from dexter.cli.eval_command import add_eval_parser
 from dexter.cli.gateway_command import add_gateway_parser
 from dexter.cli.keys_command import add_keys_parser
@@ -27,6 +28,8 @@ from dexter.cli.permissions_command import add_permissions_parser
 from dexter.cli.principals_command import add_principals_parser
 from dexter.cli.report_command import add_report_parser
 from dexter.cli.watch_command import add_watch_parser
+from dexter.cli.web_command import add_web_parser
+from dexter.cli.workspace_command import add_workspace_parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -154,7 +157,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tools_list.add_argument(
         "--channel",
         default="cli",
-        choices=("cli", "ask", "gateway", "cron", "mcp", "eval"),
+        choices=("cli", "ask", "gateway", "cron", "mcp", "openbb", "web", "eval"),
         help="list what an agent on this channel binds (default: cli, the interactive session)",
     )
     tools_run = tool_commands.add_parser("run", help="run one tool with JSON arguments")
@@ -177,7 +180,10 @@ def _build_parser() -> argparse.ArgumentParser:
     add_model_parser(commands)
     add_cron_parser(commands)
     add_watch_parser(commands)
+    add_web_parser(commands)
+    add_workspace_parser(commands)
     add_gateway_parser(commands)
+    add_db_parser(commands)
 
     doctor = commands.add_parser("doctor", help="show which providers and keys are configured")
     doctor.add_argument("-m", "--model", dest="doctor_model", metavar="MODEL", help=model_help)
@@ -186,6 +192,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--check",
         action="store_true",
         help="also ask each model endpoint (one tiny request each) whether it serves the model",
+    )
+    doctor.add_argument(
+        "--health",
+        action="store_true",
+        help="only check that settings load and the database answers; exit 0 healthy, 1 not "
+        "(for a container's HEALTHCHECK)",
     )
     doctor.add_argument(
         "--all",
@@ -623,6 +635,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_permissions_command(args)
     if args.command in ("sessions", "usage"):
         return int(args.store_run(args))
+    if args.command == "doctor" and args.health:
+        from dexter.cli.health import run_health
+
+        return run_health()
     if args.command == "doctor":
         from dexter.cli.doctor_command import run_doctor_command
 

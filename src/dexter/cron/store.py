@@ -1,4 +1,4 @@
-"""Jobs, runs, the outbox and leases in the shared SQLite database (migration 2).
+"""Jobs, runs, the outbox and leases in the shared database (SQLite migration 3).
 
 Writers touch only their own columns: the CLI and the tools write a job's configuration, the
 runner writes its run state, so a long run never overwrites an edit made meanwhile. Leases are
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from dexter.cron.model import DamagedJob, Job, JobState, OutboxItem, RunRecord, 
 from dexter.cron.schedule import Schedule, ScheduleError, from_dict, to_dict
 from dexter.errors import EXIT_USAGE
 from dexter.principal import OPERATOR_ID
+from dexter.store.backend import Connection, insert_id
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
 
@@ -340,7 +340,7 @@ class CronStore:
 
     def entries(self, *, owner: str | None = None) -> list[Job | DamagedJob]:
         mine, params = _owned_by(owner)
-        sql = f"SELECT * FROM cron_jobs WHERE 1{mine} ORDER BY created_at"
+        sql = f"SELECT * FROM cron_jobs WHERE 1=1{mine} ORDER BY created_at"
         return [_entry(r) for r in self.store.query(sql, params)]
 
     def set_aside(self, job: DamagedJob, at: datetime) -> None:
@@ -446,10 +446,12 @@ class CronStore:
 
     def reschedule(self, job_id: str, was: datetime | None, next_run_at: datetime) -> bool:
         """Move the next run, unless another writer changed it since it was read as `was`."""
+        # `IS ?` (SQLite) and `IS NOT DISTINCT FROM` (newer SQLite, Postgres) differ: split.
+        same = "next_run_at IS NULL" if was is None else "next_run_at = ?"
         with self.store.transaction() as conn:
             cursor = conn.execute(
-                "UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND next_run_at IS ?",
-                (now_iso(next_run_at), job_id, _iso(was)),
+                f"UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND {same}",
+                (now_iso(next_run_at), job_id, *(() if was is None else (now_iso(was),))),
             )
             return cursor.rowcount == 1
 
@@ -493,12 +495,12 @@ class CronStore:
         self, job_id: str, started_at: datetime, due_at: datetime | None, runner: str
     ) -> int:
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            return insert_id(
+                conn,
                 "INSERT INTO cron_runs (job_id, due_at, started_at, status, runner) "
                 "VALUES (?, ?, ?, 'running', ?)",
                 (job_id, _iso(due_at), now_iso(started_at), runner),
             )
-            return int(cursor.lastrowid or 0)
 
     def finish_run(
         self,
@@ -562,7 +564,7 @@ class CronStore:
     def _scheme_filter(self, schemes: Iterable[str]) -> tuple[str, list[str]]:
         names = sorted(set(schemes))
         if not names:
-            return "0", []
+            return "1=0", []
         clauses = " OR ".join("target = ? OR target LIKE ?" for _ in names)
         params: list[str] = []
         for name in names:
@@ -644,7 +646,7 @@ class CronStore:
 
 
 def insert_alert(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     job_id: str,
     job_name: str,
@@ -656,7 +658,8 @@ def insert_alert(
 ) -> int:
     """Write one alert to the outbox inside the caller's transaction (a watch records which
     filings an alert covers in the same commit)."""
-    cursor = conn.execute(
+    return insert_id(
+        conn,
         "INSERT INTO cron_outbox (job_id, job_name, run_id, text, target, created_at, "
         "status, next_attempt_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -671,7 +674,6 @@ def insert_alert(
             now_iso(created_at) if delivered else None,
         ),
     )
-    return int(cursor.lastrowid or 0)
 
 
 def with_state(job: Job, **changes: Any) -> JobState:

@@ -63,11 +63,14 @@ class DiskCache:
         self.hits += 1
         return CachedBody(body=body, fetched_at=fetched_at, url=str(meta.get("url", key)))
 
-    def put(self, key: str, url: str, body: bytes) -> None:
+    def put(self, key: str, url: str, body: bytes, *, fetched_at: float | None = None) -> None:
+        """Store `body`; `fetched_at` (epoch seconds) when it was fetched earlier than now, e.g.
+        by another machine of a team, so that it goes stale when the original does."""
         if self.write_error is not None:
             return
         body_path, meta_path = self._paths(key)
-        meta = {"key": key, "url": url, "fetched_at": self._now(), "size": len(body)}
+        when = self._now() if fetched_at is None else fetched_at
+        meta = {"key": key, "url": url, "fetched_at": when, "size": len(body)}
         try:
             private_dir(body_path.parent)
             # Body first, metadata last: a reader only trusts an entry whose metadata exists and

@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from dexter.backoff import backoff
-from dexter.data.cache import DiskCache
+from dexter.data.cache import CachedBody, DiskCache
 from dexter.data.errors import NotFound, RateLimited, UpstreamError
-from dexter.data.ratelimit import RateLimiter
+from dexter.data.ratelimit import Limiter, RateLimiter
 from dexter.models.errors import parse_retry_after
 
 if TYPE_CHECKING:
     import httpx2
+
+    from dexter.data.shared_cache import SharedBodyCache
 
 Params = Mapping[str, str | int | float | Sequence[str] | None]
 Sleep = Callable[[float], Awaitable[None]]
@@ -99,7 +101,9 @@ class HttpClient:
         *,
         headers: Mapping[str, str] | None = None,
         rate_per_second: float | None = None,
+        limiter: Limiter | None = None,
         cache: DiskCache | None = None,
+        shared_cache: SharedBodyCache | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
         max_attempts: int = 4,
@@ -109,8 +113,13 @@ class HttpClient:
     ) -> None:
         self.name = name
         self._headers = dict(headers or {})
-        self._limiter = RateLimiter(rate_per_second) if rate_per_second else None
+        # A limiter given (one shared by a team's processes) wins over a per-process one.
+        self._limiter: Limiter | None = limiter or (
+            RateLimiter(rate_per_second) if rate_per_second else None
+        )
         self.cache = cache
+        # Team mode: behind the disk cache, bodies other machines already fetched.
+        self.shared_cache = shared_cache if cache is not None else None
         self._transport = transport
         self._timeout = timeout
         self._max_attempts = max_attempts
@@ -137,20 +146,41 @@ class HttpClient:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        close = getattr(self._limiter, "aclose", None)
+        if close is not None:
+            await close()
+        if self.shared_cache is not None:
+            await self.shared_cache.aclose()
+
+    async def _cached(self, key: str, ttl: float | None) -> CachedBody | None:
+        if self.cache is None or ttl is None:
+            return None
+        cached = self.cache.get(key, ttl)
+        if cached is None and self.shared_cache is not None:
+            cached = await self.shared_cache.get(key, ttl)
+            if cached is not None:
+                # Copied with its own fetch time: it goes stale here when it does everywhere.
+                self.cache.put(key, cached.url, cached.body, fetched_at=cached.fetched_at)
+        return cached
+
+    async def _keep(self, key: str, ttl: float | None, body: bytes) -> None:
+        if self.cache is None or ttl is None:
+            return
+        self.cache.put(key, key, body)
+        if self.shared_cache is not None:
+            await self.shared_cache.put(key, key, body)
 
     async def get_bytes(
         self, url: str, *, params: Params | None = None, ttl: float | None = None
     ) -> bytes:
         """GET a body, from the cache when a fresh copy exists (`ttl` seconds; None = no cache)."""
         full = build_url(url, params)
-        if self.cache is not None and ttl is not None:
-            cached = self.cache.get(full, ttl)
-            # An error page cached by an older version is refetched, not served forever.
-            if cached is not None and error_page_reason(cached.body, "") is None:
-                return cached.body
+        cached = await self._cached(full, ttl)
+        # An error page cached by an older version is refetched, not served forever.
+        if cached is not None and error_page_reason(cached.body, "") is None:
+            return cached.body
         body = await self._request("GET", full)
-        if self.cache is not None and ttl is not None:
-            self.cache.put(full, full, body)
+        await self._keep(full, ttl, body)
         return body
 
     async def get_text(
@@ -163,18 +193,16 @@ class HttpClient:
         self, url: str, *, params: Params | None = None, ttl: float | None = None
     ) -> Any:
         full = build_url(url, params)
-        if self.cache is not None and ttl is not None:
-            cached = self.cache.get(full, ttl)
-            if cached is not None:
-                try:
-                    return json.loads(cached.body)
-                except ValueError:
-                    pass  # fall through and refetch; the bad entry is overwritten below
+        cached = await self._cached(full, ttl)
+        if cached is not None:
+            try:
+                return json.loads(cached.body)
+            except ValueError:
+                pass  # fall through and refetch; the bad entry is overwritten below
         body = await self._request("GET", full, expect_json=True)
         data = self._decode_json(body, full)
         # Only a body that parsed is cached, so a truncated reply is never served again.
-        if self.cache is not None and ttl is not None:
-            self.cache.put(full, full, body)
+        await self._keep(full, ttl, body)
         return data
 
     async def get_if_changed(
@@ -265,13 +293,20 @@ class HttpClient:
         conditional."""
         import httpx2
 
+        # Built before the first start is taken: building it (TLS context, imports) can take
+        # longer than the limiter's margin, and a start that reaches the server that late lands
+        # in the next second beside a full set of later ones.
+        self._http()
         attempt = 1
         while True:
-            if self._limiter is not None:
-                await self._limiter.acquire()
+            ticket = await self._limiter.acquire() if self._limiter is not None else None
             self.requests_sent += 1
             try:
-                response = await self._send(method, url, json_body, headers)
+                try:
+                    response = await self._send(method, url, json_body, headers)
+                finally:
+                    if self._limiter is not None:
+                        await self._limiter.answered(ticket)
             except httpx2.TimeoutException:
                 failure: UpstreamError = UpstreamError(
                     f"{self.name} did not answer in time.", url=url, hint="Try again later."

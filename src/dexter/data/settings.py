@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -59,6 +59,9 @@ class DataSettings:
     fd_base_url: str = FD_BASE_URL
     # Key-less prices from Yahoo Finance's unofficial chart API; DEXTER_YAHOO_URL=off turns it off.
     yahoo_url: str | None = YAHOO_BASE_URL
+    # Team mode's database: SEC requests then take their starts from one limit shared by every
+    # process and machine on it. Never shown: it may carry a password.
+    team_database_url: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DataSettings:
@@ -103,6 +106,7 @@ class DataSettings:
             fd_api_key=get_secret(settings, "FINANCIAL_DATASETS_API_KEY"),
             fd_base_url=_base(env.get("FINANCIAL_DATASETS_BASE_URL"), FD_BASE_URL),
             yahoo_url=_yahoo_url(env.get("DEXTER_YAHOO_URL")),
+            team_database_url=_team_database_url(settings),
         )
 
     def with_as_of(self, as_of: date | None) -> DataSettings:
@@ -150,3 +154,9 @@ def as_of_from_settings(settings: Settings) -> date | None:
     """DEXTER_AS_OF, else `asOf` in the settings file."""
     raw = settings.env.get("DEXTER_AS_OF") or settings.file_data.get("asOf")
     return parse_as_of(str(raw) if raw is not None else None)
+
+
+def _team_database_url(settings: Settings) -> str | None:
+    from dexter.store.database_url import database_target
+
+    return database_target(settings).url

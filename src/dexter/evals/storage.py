@@ -179,9 +179,15 @@ class EvalStore:
         total = result.total_cost
         with self.store.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO eval_results (run_id, question_id, epoch, position, "
+                "INSERT INTO eval_results (run_id, question_id, epoch, position, "
                 "category, status, score, result_json, input_tokens, output_tokens, cost_usd, "
-                "finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(run_id, question_id, epoch) DO UPDATE SET "
+                "position = excluded.position, category = excluded.category, "
+                "status = excluded.status, score = excluded.score, "
+                "result_json = excluded.result_json, input_tokens = excluded.input_tokens, "
+                "output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd, "
+                "finished_at = excluded.finished_at",
                 (
                     run_id,
                     result.question_id,

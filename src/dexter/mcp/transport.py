@@ -169,7 +169,9 @@ async def serve_stdio(server: Server[Any]) -> None:
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before serving so port 0 can report the port it got."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio turns Nagle off only on connections whose socket
+    # says TCP; with it on, each streamed event can wait ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
     sock.listen(128)

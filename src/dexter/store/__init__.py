@@ -1,4 +1,4 @@
-"""Sessions and the token ledger: one SQLite database, `DEXTER_HOME/dexter.db`."""
+"""Sessions and the token ledger: `DEXTER_HOME/dexter.db` (SQLite), or Postgres in team mode."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
 """Which database Dexter uses: the SQLite file in DEXTER_HOME, or a Postgres server (team mode).
 
-DEXTER_DATABASE_URL wins over `"database": {"url": ...}` in settings.json. Only `postgresql://`
-(or `postgres://`) URLs select Postgres; nothing set means the SQLite file, as always. URLs are
-shown to people only through `display_url`, which drops the password.
+DEXTER_DATABASE_URL (or the file DEXTER_DATABASE_URL_FILE names, e.g. a compose secret) wins over
+`"database": {"url": ...}` in settings.json; DEXTER_DATABASE_PASSWORD(_FILE) fills in a password
+the URL leaves out. Only `postgresql://` (or `postgres://`) URLs select Postgres; nothing set
+means the SQLite file, as always. URLs are shown to people only through `display_url`, which
+drops the password.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from dexter.errors import ConfigError
 
@@ -19,9 +21,19 @@ if TYPE_CHECKING:
     from dexter.config import Settings
 
 ENV_NAME = "DEXTER_DATABASE_URL"
+# The password alone, for a URL written without one: with DEXTER_DATABASE_PASSWORD_FILE, the
+# database server and Dexter read one secret file (compose.yaml does this).
+PASSWORD_ENV_NAME = "DEXTER_DATABASE_PASSWORD"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
-__all__ = ["ENV_NAME", "DatabaseTarget", "database_target", "display_url"]
+__all__ = [
+    "ENV_NAME",
+    "PASSWORD_ENV_NAME",
+    "DatabaseTarget",
+    "database_target",
+    "display_url",
+    "with_password",
+]
 
 
 @dataclass(frozen=True)
@@ -42,7 +54,15 @@ def database_target(
     settings: Settings | None = None, environ: Mapping[str, str] | None = None
 ) -> DatabaseTarget:
     """The configured database; raises ConfigError for a URL Dexter cannot use."""
-    env = os.environ if environ is None else environ
+    if environ is not None:
+        env: Mapping[str, str] = environ
+    elif settings is not None:
+        # The settings' view: the process environment over `.env`, with `*_FILE` secrets read.
+        env = settings.env
+    else:
+        from dexter.secret_files import read_secret_files
+
+        env = read_secret_files(os.environ)[0]
     url = (env.get(ENV_NAME) or "").strip()
     where = ENV_NAME
     if not url and settings is not None:
@@ -58,7 +78,19 @@ def database_target(
             f"{where} must be a postgresql:// URL (got {display_url(url)!r}); leave it unset to "
             "keep everything in the SQLite file in the Dexter home."
         )
+    password = (env.get(PASSWORD_ENV_NAME) or "").strip()
+    if password and urlsplit(url).password is None:
+        url = with_password(url, password)
     return DatabaseTarget(url)
+
+
+def with_password(url: str, password: str) -> str:
+    """`url` with `password` added (percent-encoded: a generated password may hold `@` or `/`)."""
+    parts = urlsplit(url)
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"{user}:{quote(password, safe='')}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def display_url(url: str) -> str:

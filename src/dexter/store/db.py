@@ -1,4 +1,5 @@
-"""Open `DEXTER_HOME/dexter.db`: WAL, foreign keys, schema migrated, errors that say what to do."""
+"""Open the store: `DEXTER_HOME/dexter.db` (WAL, foreign keys, schema migrated, errors that say
+what to do), or a Postgres server in team mode (`dexter.store.postgres`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from dexter.atomicfile import create_private, private_dir
 from dexter.errors import EXIT_USAGE
+from dexter.store.backend import Store
 from dexter.store.migrations import StoreError, apply_migrations
 
 DB_FILE_NAME = "dexter.db"
@@ -21,9 +22,11 @@ DB_FILE_NAME = "dexter.db"
 __all__ = [
     "DB_FILE_NAME",
     "HomeNotWritable",
+    "SqliteStore",
     "Store",
     "StoreError",
     "now_iso",
+    "open_sqlite",
     "open_store",
     "prepare_database_file",
     "storage_failure",
@@ -85,13 +88,17 @@ def now_iso(at: datetime | None = None) -> str:
     return moment.isoformat(timespec="microseconds")
 
 
-class Store:
+class SqliteStore(Store):
     """One connection shared by the process. A lock serialises use because tools may record from
     worker threads; SQLite's own locking (WAL + busy timeout) handles other processes."""
+
+    backend = "sqlite"
+    errors = (sqlite3.Error,)
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self.applied_now: list[int] = []
         self._lock = threading.RLock()
 
     @contextmanager
@@ -113,25 +120,26 @@ class Store:
         with self._lock:
             self.conn.close()
 
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    def describe(self) -> str:
+        return f"SQLite {self.path}"
 
 
-def open_store(home: Path, *, create: bool = True) -> Store:
-    """Open (creating and migrating as needed) the database in `home`.
+def open_store(home: Path, *, create: bool = True, url: str | None = None) -> Store:
+    """Open (creating and migrating as needed) the database in `home`, or the Postgres database
+    at `url` (team mode; see `dexter.store.database_url.database_target`).
 
-    With `create=False` a missing database raises FileNotFoundError instead of being created, so
-    read-only commands on a fresh home leave nothing behind.
+    With `create=False` a missing SQLite file raises FileNotFoundError instead of being created,
+    so read-only commands on a fresh home leave nothing behind.
     """
-    path = home / DB_FILE_NAME
+    if url is not None:
+        from dexter.store.postgres import open_postgres
+
+        return open_postgres(url)
+    return open_sqlite(home / DB_FILE_NAME, create=create)
+
+
+def open_sqlite(path: Path, *, create: bool = True) -> SqliteStore:
+    """Open (creating and migrating as needed) the SQLite database file `path`."""
     if not create and not path.is_file():
         raise FileNotFoundError(path)
     if create:
@@ -146,7 +154,7 @@ def open_store(home: Path, *, create: bool = True) -> Store:
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        apply_migrations(conn, path)
+        applied = apply_migrations(conn, path)
     except StoreError:
         conn.close()
         raise
@@ -164,4 +172,6 @@ def open_store(home: Path, *, create: bool = True) -> Store:
             f"rename it to {path.name}.broken) and Dexter will start a new one; it never deletes "
             "the file itself."
         ) from exc
-    return Store(conn, path)
+    store = SqliteStore(conn, path)
+    store.applied_now = applied
+    return store

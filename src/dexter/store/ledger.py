@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from dexter.models.types import Usage
+from dexter.store.backend import insert_id
 from dexter.store.db import Store, now_iso
 from dexter.store.prices import Price, price_for
 
@@ -92,11 +93,16 @@ class UsageRow(UsageTotals):
 _MODEL_SUMS = """
     COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
     COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(reasoning_tokens), 0),
-    COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_input_tokens, 0) END), 0),
-    COALESCE(SUM(CASE WHEN reported THEN 0 ELSE COALESCE(estimated_output_tokens, 0) END), 0),
-    COUNT(*), COALESCE(SUM(NOT ok), 0), COALESCE(SUM(NOT reported), 0),
-    SUM(cost_usd), COALESCE(SUM(cost_usd IS NULL), 0)
+    COALESCE(SUM(CASE WHEN reported <> 0 THEN 0 ELSE COALESCE(estimated_input_tokens, 0) END), 0),
+    COALESCE(SUM(CASE WHEN reported <> 0 THEN 0 ELSE COALESCE(estimated_output_tokens, 0) END), 0),
+    COUNT(*), COALESCE(SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END), 0),
+    COALESCE(SUM(CASE WHEN reported = 0 THEN 1 ELSE 0 END), 0),
+    SUM(cost_usd), COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0)
 """
+
+# Flags are 0/1 integers on both backends: counted with CASE, which Postgres (no sum of
+# booleans) and SQLite both take.
+_FAILED = "COALESCE(SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END), 0)"
 
 _GROUP_SQL: dict[ReportBy, str] = {
     "model": "provider || ':' || model",
@@ -110,8 +116,13 @@ _GROUP_SQL: dict[ReportBy, str] = {
 }
 
 
-def _where(session_id: str | None, run_id: str | None) -> tuple[str, list[str]]:
+def _where(
+    session_id: str | None, run_id: str | None, principal_id: str | None = None
+) -> tuple[str, list[str]]:
     clauses, params = [], []
+    if principal_id is not None:
+        clauses.append(f"({_GROUP_SQL['principal']}) = ?")
+        params.append(principal_id)
     if session_id is not None:
         clauses.append("session_id = ?")
         params.append(session_id)
@@ -180,7 +191,8 @@ class Ledger:
         cost = price.cost(counted) if price is not None else None
         usage = usage or Usage()
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            return insert_id(
+                conn,
                 "INSERT INTO model_calls (session_id, run_id, at, provider, model, phase, tool, "
                 "input_tokens, output_tokens, cached_tokens, reasoning_tokens, "
                 "estimated_input_tokens, estimated_output_tokens, reported, ok, error, cost_usd) "
@@ -205,7 +217,6 @@ class Ledger:
                     cost,
                 ),
             )
-            return int(cursor.lastrowid or 0)
 
     def record_tool_call(
         self,
@@ -228,7 +239,8 @@ class Ledger:
         else:
             args_json = json.dumps(args, ensure_ascii=False, default=str)
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            return insert_id(
+                conn,
                 "INSERT INTO tool_calls (session_id, run_id, call_id, at, tool, args_json, ok, "
                 "error, duration_ms, result_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -244,13 +256,20 @@ class Ledger:
                     result_chars,
                 ),
             )
-            return int(cursor.lastrowid or 0)
 
-    def totals(self, session_id: str | None = None, run_id: str | None = None) -> UsageTotals:
-        where, params = _where(session_id, run_id)
+    def totals(
+        self,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        *,
+        principal_id: str | None = None,
+    ) -> UsageTotals:
+        """Sums over everything, or one session's, run's or principal's calls."""
+        where, params = _where(session_id, run_id, principal_id)
         model_row = self.store.query(f"SELECT {_MODEL_SUMS} FROM model_calls{where}", params)[0]
         tool_row = self.store.query(
-            f"SELECT COUNT(*), COALESCE(SUM(NOT ok), 0) FROM tool_calls{where}", params
+            f"SELECT COUNT(*), {_FAILED} FROM tool_calls{where}",
+            params,
         )[0]
         return UsageTotals(
             **_totals_fields(tuple(model_row)),
@@ -258,12 +277,15 @@ class Ledger:
             failed_tool_calls=tool_row[1],
         )
 
-    def report(self, by: ReportBy, session_id: str | None = None) -> list[UsageRow]:
-        """Model-call sums grouped by `by`, biggest token users first (days in date order)."""
+    def report(
+        self, by: ReportBy, session_id: str | None = None, *, principal_id: str | None = None
+    ) -> list[UsageRow]:
+        """Model-call sums grouped by `by`, biggest token users first (days in date order);
+        with `principal_id`, only the calls of that principal's sessions."""
         if by not in _GROUP_SQL:
             raise ValueError(f"report by must be one of {', '.join(REPORT_KEYS)}, not {by!r}")
         group = _GROUP_SQL[by]
-        where, params = _where(session_id, None)
+        where, params = _where(session_id, None, principal_id)
         rows: dict[str, dict[str, Any]] = {}
         for row in self.store.query(
             f"SELECT {group}, {_MODEL_SUMS} FROM model_calls{where} GROUP BY 1", params
@@ -273,8 +295,7 @@ class Ledger:
             # The tool_calls table has the same columns for these groupings, bar the NULL tool.
             tool_group = "tool" if by == "tool" else _GROUP_SQL[by]
             for row in self.store.query(
-                f"SELECT {tool_group}, COUNT(*), COALESCE(SUM(NOT ok), 0) FROM tool_calls{where} "
-                "GROUP BY 1",
+                f"SELECT {tool_group}, COUNT(*), {_FAILED} FROM tool_calls{where} GROUP BY 1",
                 params,
             ):
                 fields = rows.setdefault(row[0], {})

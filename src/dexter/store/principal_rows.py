@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
+from typing import Any
 
 
 def record_principal(
-    conn: sqlite3.Connection, principal_id: str, kind: str, display_name: str, *, at: str
+    conn: Any, principal_id: str, kind: str, display_name: str, *, at: str
 ) -> None:
     """First contact creates the row; later ones refresh when it was seen and, if the platform
     gave one, its name."""

@@ -1,6 +1,6 @@
 """The model response cache's rows (table from migration 7): one finished turn per request hash.
 
-Blocking SQLite calls: callers run them off the event loop (models/cache.py does).
+Blocking database calls: callers run them off the event loop (models/cache.py does).
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ class ResponseCache:
     def put(self, key: str, model: str, response: dict[str, Any]) -> None:
         with self.store.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO model_responses (key, model, response_json, created_at) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO model_responses (key, model, response_json, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET model = excluded.model, "
+                "response_json = excluded.response_json, created_at = excluded.created_at, "
+                "hits = 0",
                 (key, model, json.dumps(response, ensure_ascii=False), now_iso()),
             )
 

@@ -11,6 +11,7 @@ from typing import Any
 from dexter.errors import EXIT_USAGE
 from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
+from dexter.store.backend import insert_id
 from dexter.store.db import Store, now_iso
 from dexter.store.migrations import StoreError
 from dexter.store.principal_rows import record_principal
@@ -240,7 +241,7 @@ class SessionStore:
         """Most recently updated first; `include_empty=False` leaves out sessions without a single
         turn (one started and quit before a question); `principal_id`: only theirs."""
         where = (
-            " WHERE 1"
+            " WHERE 1=1"
             if include_empty
             else " WHERE EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)"
         )
@@ -340,7 +341,8 @@ class SessionStore:
         stamp = now_iso()
         checked = json.dumps(verification, ensure_ascii=False) if verification is not None else None
         with self.store.transaction() as conn:
-            cursor = conn.execute(
+            turn_id = insert_id(
+                conn,
                 "INSERT INTO turns (session_id, run_id, started_at, query, answer, status, "
                 "iterations, duration_ms, input_tokens, output_tokens, cached_tokens, "
                 "reasoning_tokens, verification_json) "
@@ -371,7 +373,7 @@ class SessionStore:
                 "(SELECT principal_id FROM sessions WHERE id = ?)",
                 (stamp, session_id),
             )
-            return int(cursor.lastrowid or 0)
+            return turn_id
 
     def turns(self, session_id: str) -> builtins.list[TurnInfo]:
         rows = self.store.query(

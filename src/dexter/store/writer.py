@@ -6,6 +6,8 @@ busy timeout and then crash the run, answer and all. Instead the recorder hands 
 this writer: one background thread with its own connection applies them in order, retrying
 while the database is busy. What still cannot be written when the writer is closed (the process
 is ending) goes to `journal.jsonl` in the Dexter home, replayed the next time the store opens.
+In team mode a Postgres server that cannot be reached fails the write the same way, so what
+could not be written while it was away is journalled too, and replayed once it is back.
 
 When neither the database nor the journal takes a write (a full disk), it is held in memory and
 tried again before each later write and once more at close, so a long-running process saves it
@@ -32,8 +34,9 @@ from dexter.atomicfile import open_private, private_dir
 from dexter.models.types import Usage
 from dexter.principal import OPERATOR_ID
 from dexter.processes import process_alive
-from dexter.store.db import Store, open_store
+from dexter.store.db import SqliteStore, Store, open_store
 from dexter.store.ledger import Ledger
+from dexter.store.migrations import StoreError
 from dexter.store.prices import Price
 from dexter.store.sessions import SessionStore
 
@@ -112,9 +115,17 @@ class StoreWriter:
         home: Path,
         prices: Mapping[str, Price] | None = None,
         *,
+<<<<<<< HEAD
         sleep: Callable[[float], object] | None = None,
+=======
+        sleep: Callable[[float], None] = time.sleep,
+        database_url: str | None = None,
+>>>>>>> main
     ) -> None:
+        """`database_url`: the Postgres database of team mode (None: the SQLite file in `home`);
+        the journal is in `home` either way."""
         self.home = home
+        self.database_url = database_url
         self.prices = dict(prices or {})
         self.journal = home / JOURNAL_NAME
         self._closing = threading.Event()
@@ -135,6 +146,7 @@ class StoreWriter:
         # until it has stopped.
         self._held: list[Write] = []
         self.failure: OSError | None = None
+        self._behind = False
 
     # ------------------------------------------------------------------ API
 
@@ -210,10 +222,14 @@ class StoreWriter:
                         continue
                     store = store or self._open()
                     self._retry_held(store)
+                    self._catch_up(store)
                     self._apply(store, write)
                 except Exception:  # a write that cannot be applied must not stop the others
                     log.debug("could not record %s; journalled", write.kind, exc_info=True)
                     self._journal(write)
+                    # A shared server that was away: what waits in the journal goes first once
+                    # it is back, in order, without waiting for the next start.
+                    self._behind = self.database_url is not None
                 finally:
                     self._done()
         finally:
@@ -224,6 +240,14 @@ class StoreWriter:
             if store is not None:
                 store.close()
 
+    def _catch_up(self, store: Store) -> None:
+        if not self._behind:
+            return
+        replay_journal(store, self.home, self.prices)
+        self._behind = self.journal.exists()
+        if self._behind:  # the server is still away: this write goes to the journal as well
+            raise StoreError("the journal could not be replayed yet")
+
     def _retry_held(self, store: Store) -> None:
         held, self._held = self._held, []
         for write in held:
@@ -233,8 +257,9 @@ class StoreWriter:
                 self._journal(write)
 
     def _open(self) -> Store:
-        store = open_store(self.home)
-        store.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        store = open_store(self.home, url=self.database_url)
+        if isinstance(store, SqliteStore):
+            store.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return store
 
     def _apply(self, store: Store, write: Write) -> None:
@@ -295,6 +320,7 @@ def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None 
     go to a fresh journal instead of being overwritten, and two processes never replay the same
     records. A claim left by a process that died mid-replay is picked up again."""
     claims = _claim_journals(home)
+    refused = (sqlite3.Error, *getattr(store, "errors", ()))
     applied = 0
     for claim in claims:
         lines = claim.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -309,7 +335,7 @@ def replay_journal(store: Store, home: Path, prices: Mapping[str, Price] | None 
                 applied += 1
             except (ValueError, KeyError, TypeError):
                 log.warning("dropping an unreadable journal line: %.80s", line)
-            except sqlite3.Error:
+            except refused:
                 kept.append(line)
         if kept:
             # Appended, like any other journalled record, for the next open to try again.

@@ -205,9 +205,9 @@ class WatchStore:
         with self.store.transaction() as conn:
             for f in filings:
                 conn.execute(
-                    "INSERT OR IGNORE INTO watch_filings (watch_id, accession, ticker, cik, form, "
+                    "INSERT INTO watch_filings (watch_id, accession, ticker, cik, form, "
                     "filing_date, items, primary_document, state, detected_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'detected', ?)",
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'detected', ?) ON CONFLICT DO NOTHING",
                     (
                         watch_id,
                         f.accession,

@@ -47,11 +47,13 @@ from dexter.data.singleflight import SingleFlight
 if TYPE_CHECKING:
     import httpx2
 
+    from dexter.data.ratelimit import Limiter
     from dexter.data.sec.facts import FactsIndex
     from dexter.data.sec.filing_docs import DocumentEntry, DocumentText, FilingDocuments
     from dexter.data.sec.fulltext import SearchPage
     from dexter.data.sec.submissions import SubmissionsPage
     from dexter.data.sec.tickers import TickerTable
+    from dexter.data.shared_cache import SharedBodyCache
 
 T = TypeVar("T")
 
@@ -67,6 +69,9 @@ MAX_FORM4_FILINGS = 40
 # Insider transactions are reported on Form 4 (within two business days) and Form 5 (the
 # annual catch-up); amendments (4/A, 5/A) are read too.
 OWNERSHIP_FORMS = ("4", "5")
+
+# The name of the SEC's limit and cache entries in the team database, shared by every client.
+SHARED_LIMIT_NAME = "sec"
 
 SEC_403_HINT = (
     "The SEC refuses requests without a declared user agent and blocks clients that send more "
@@ -126,12 +131,34 @@ class SecEdgarProvider:
                 PROVIDER,
                 headers={"User-Agent": agent, "Accept-Encoding": "gzip, deflate"},
                 rate_per_second=self._settings.sec_rate,
+                limiter=self._shared_limiter(),
                 cache=DiskCache(self._settings.cache_dir / "sec"),
+                shared_cache=self._shared_cache(),
                 transport=self._transport,
                 sleep=self._sleep,
                 error_hint=_hint,
             )
         return self._client
+
+    def _shared_limiter(self) -> Limiter | None:
+        """In team mode, the one SEC limit every process and machine on the database shares:
+        the SEC counts requests per user agent, not per worker."""
+        url = self._settings.team_database_url
+        if url is None:
+            return None
+        from dexter.data.shared_ratelimit import SharedRateLimiter
+
+        return SharedRateLimiter(url, SHARED_LIMIT_NAME, self._settings.sec_rate)
+
+    def _shared_cache(self) -> SharedBodyCache | None:
+        """In team mode, bodies fetched by any machine, behind this machine's disk cache: each
+        document costs the team's shared SEC budget once, not once per machine."""
+        url = self._settings.team_database_url
+        if url is None:
+            return None
+        from dexter.data.shared_cache import SharedBodyCache
+
+        return SharedBodyCache(url, SHARED_LIMIT_NAME)
 
     async def aclose(self) -> None:
         self._flights.cancel()
