@@ -115,12 +115,8 @@ class StoreWriter:
         home: Path,
         prices: Mapping[str, Price] | None = None,
         *,
-<<<<<<< HEAD
         sleep: Callable[[float], object] | None = None,
-=======
-        sleep: Callable[[float], None] = time.sleep,
         database_url: str | None = None,
->>>>>>> main
     ) -> None:
         """`database_url`: the Postgres database of team mode (None: the SQLite file in `home`);
         the journal is in `home` either way."""
