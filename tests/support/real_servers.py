@@ -219,16 +219,6 @@ def start_llama(tools: Tools, workdir: Path) -> ServerProcess:
         "chatml-function-calling",
         "--n_ctx",
         str(N_CTX),
-        # The server's default keeps every prompt token's logits (262,144 floats each, for
-        # logprobs Dexter never asks for): twice the CPU per prompt and 8 GB of memory.
-        "--logits_all",
-        "False",
-        # One thread: the other test worker has the other core, and two threads waiting on each
-        # other with one core between them spin (several times the CPU for the same prompt).
-        "--n_threads",
-        "1",
-        "--n_threads_batch",
-        "1",
         "--host",
         "127.0.0.1",
         "--port",
@@ -240,7 +230,10 @@ def start_llama(tools: Tools, workdir: Path) -> ServerProcess:
         "llama-cpp-python server",
         argv,
         workdir=workdir,
-        env=_quiet_environment(home),
+        # Its threads sleep while they wait for each other instead of spinning: the other test
+        # worker has the other core, and two spinning threads with one core between them take
+        # several times the CPU for the same prompt.
+        env=_quiet_environment(home, OMP_WAIT_POLICY="PASSIVE"),
         port=port,
         ready_path="/v1/models",
     )
