@@ -1,15 +1,24 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+# Bytecode caches on, whatever the shell says. Under PYTHONDONTWRITEBYTECODE every xdist worker
+# and every `dexter` subprocess compiles each module it imports from source again (about 0.8 s of
+# CPU for a CLI process's imports, against 0.2 s from cached bytecode), and pytest rewrites every
+# test module's asserts again (about 6 s a worker). The caches are __pycache__ folders, ignored by
+# git; subprocesses inherit the setting through the environment.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # `postgres_url`: a fresh database on a real Postgres with pgvector, per test.
-from tests.support.postgres import postgres_url  # noqa: F401
-from tests.support.wire_server import WireServer, running_server
+from tests.support.postgres import postgres_url  # noqa: E402, F401
+from tests.support.wire_server import WireServer, running_server  # noqa: E402
 
 
 @pytest.fixture
@@ -106,12 +115,35 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # Modules whose tests must all run on one xdist worker, as one group: the real-server tests
 # share one llama.cpp server and one LiteLLM proxy per run; the finance unit set's per-area tests
 # share one run of its thousand-odd cases (run on both workers, it would cost the suite twice);
-# the browser tests of `dexter web` share one server and one Chromium.
-_ONE_WORKER_MODULES = (
-    "tests/test_real_servers.py::",
-    "tests/test_finance_units.py::",
-    "tests/test_web_browser.py::",
-    "tests/test_web_views.py::",
+# the browser tests of `dexter web` share one server and one Chromium. So are modules whose
+# module-scoped fixtures do seconds of work (a research run, workbooks recalculated, the
+# embedding model loaded, mirror servers): split across both workers, each worker would do it
+# again. Started first (the scheduler sends bigger groups first), they leave the single tests to
+# even out the workers' ends.
+_ONE_WORKER_MODULES = tuple(
+    f"tests/{name}.py::"
+    for name in (
+        "test_real_servers",
+        "test_finance_units",
+        "test_web_browser",
+        "test_web_views",
+        "test_figure_answers",
+        "test_model_comps",
+        "test_model_dcf",
+        "test_model_three_statement",
+        "test_model_from_session",
+        "test_reports",
+        "test_sec_segments",
+        "test_memory_embeddings",
+        "test_memory_tools",
+        "test_eval_splits",
+        "test_eval_repeatable",
+        "test_verification_e2e",
+        "test_watch",
+        "test_openbb",
+        "test_store_contract",
+        "test_workspace",
+    )
 )
 
 

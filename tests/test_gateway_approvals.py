@@ -26,6 +26,7 @@ from dexter.gateway.dispatch import ChatTurn, RunOutcome
 from dexter.gateway.service import GatewayService, build_service
 from dexter.gateway.types import ApprovalOption, InboundMessage
 from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
+from dexter.httpclient import async_client
 from dexter.permissions.gate import ApprovalAnswer
 from tests.support.fake_neonize import JID, text_message
 from tests.support.fake_slack import BOT_USER_ID, TEAM_ID, serve_slack, until
@@ -239,7 +240,7 @@ async def test_whatsapp_cloud_asks_with_numbers_and_takes_the_asker_s_reply(
         def texts() -> list[str]:
             return [str(g["text"]["body"]) for g in graph if g.get("type") == "text"]
 
-        async with httpx2.AsyncClient() as http:
+        async with async_client() as http:
             body = _webhook("remember my broker", "15551234567", "wamid.Q1")
             await http.post(url, content=body, headers=_signed(body))
             await wa_until(lambda: any("Reply 1" in t for t in texts()), "the question")

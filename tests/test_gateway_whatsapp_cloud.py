@@ -15,6 +15,7 @@ import httpx2
 
 from dexter.gateway.types import InboundMessage
 from dexter.gateway.whatsapp_cloud import WhatsAppCloudChannel
+from dexter.httpclient import async_client
 from tests.support.gateway_console import gateway_console
 
 SECRET = "app-secret-123"
@@ -131,7 +132,7 @@ async def test_webhook_verifies_signs_and_normalises() -> None:
     await hooks.up.wait()
     url = f"http://127.0.0.1:{channel.bound_port}/webhook"
     try:
-        async with httpx2.AsyncClient() as client:
+        async with async_client() as client:
             ok = await client.get(
                 url,
                 params={
@@ -255,7 +256,7 @@ async def test_a_malformed_message_is_skipped_in_one_line_and_its_neighbours_are
             url = f"http://127.0.0.1:{channel.bound_port}/webhook"
             first = change({"messages": [*MALFORMED_MESSAGES.values(), message_from("1555", "a")]})
             second = change({"messages": [message_from("1666", "b")]})
-            async with httpx2.AsyncClient() as client:
+            async with async_client() as client:
                 for payload in (first, *MALFORMED_PAYLOADS, second):
                     body = json.dumps(payload).encode()
                     response = await client.post(url, content=body, headers=signed(body))
@@ -291,7 +292,7 @@ async def closed_by_server(connection: Idle) -> bool:
 
 async def post_signed(url: str, payload: dict[str, object]) -> httpx2.Response:
     body = json.dumps(payload).encode()
-    async with httpx2.AsyncClient() as client:
+    async with async_client() as client:
         return await client.post(url, content=body, headers=signed(body))
 
 

@@ -10,6 +10,7 @@ banned-api rules' job.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,13 +43,24 @@ def _imports(tree: ast.AST, module: str, is_package: bool, *, typing: bool) -> I
             yield from _imports(node, module, is_package, typing=typing)
 
 
+@functools.cache
+def _parsed() -> dict[str, tuple[ast.AST, bool]]:
+    """Every module's syntax tree and whether it is a package, parsed once for all the tests."""
+    return {
+        _module_name(path): (
+            ast.parse(path.read_text(encoding="utf-8")),
+            path.name == "__init__.py",
+        )
+        for path in SRC.rglob("*.py")
+    }
+
+
 def _graph(*, typing: bool = False) -> dict[str, set[str]]:
-    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    parsed = _parsed()
     graph: dict[str, set[str]] = {}
-    for name, path in paths.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        found = _imports(tree, name, path.name == "__init__.py", typing=typing)
-        graph[name] = {target for target in found if target in paths and target != name}
+    for name, (tree, is_package) in parsed.items():
+        found = _imports(tree, name, is_package, typing=typing)
+        graph[name] = {target for target in found if target in parsed and target != name}
     return graph
 
 

@@ -24,6 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from dexter.agent.events import Done, Event
+from dexter.httpclient import async_client
 from dexter.mcp.server import Served, build_server
 from dexter.mcp.transport import MCP_PATH, bind, http_app
 from dexter.permissions.gate import SimplePolicy
@@ -110,7 +111,7 @@ def serving(host: str, **options: Any) -> Iterator[Running]:
 
 
 async def post(running: Running, headers: dict[str, str]) -> httpx2.Response:
-    async with httpx2.AsyncClient() as client:
+    async with async_client() as client:
         return await client.post(running.url, json=INITIALIZE, headers=HEADERS | headers)
 
 
@@ -203,7 +204,7 @@ async def test_dexter_mcp_serve_on_127_0_0_2_checks_host_and_origin(tmp_path: Pa
     async with cli_server(tmp_path, "--host", "127.0.0.2", "--no-research") as url:
         authority = url.split("//", 1)[1].split("/", 1)[0]
         port = int(authority.rsplit(":", 1)[1])
-        async with httpx2.AsyncClient() as client:
+        async with async_client() as client:
             rebound = await client.post(
                 url, json=INITIALIZE, headers=HEADERS | {"host": f"attacker.example:{port}"}
             )

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from dexter.cli.open_runtime import open_runtime
+from dexter.httpclient import async_client
 from dexter.mcp.config import McpServerConfig
 from dexter.mcp.tools import McpToolset
 from dexter.mcp.transport import choose_token, is_loopback
@@ -200,7 +200,7 @@ async def test_http_server_requires_its_token_and_serves_with_it(
 ) -> None:
     env = {**server_env, "DEXTER_MCP_TOKEN": "s3cret-token"}
     async with http_server(env, "--require-token") as url:
-        async with httpx2.AsyncClient() as http:
+        async with async_client() as http:
             hello: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             refused = await http.post(url, json=hello)
             wrong = await http.post(url, json=hello, headers={"authorization": "Bearer nope"})

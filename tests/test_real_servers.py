@@ -266,6 +266,19 @@ class FirstRoundCallsCalculate(Runtime):
         return ForceFirstTool(super().client(spec), "calculate")
 
 
+def cap_output(tokens: int = 64) -> None:
+    """A user's own output cap, as a provider setting, for cases whose answer is not checked: a
+    270M model given the window's quarter (2,048 tokens) can ramble for minutes on 2 cores, and
+    through LiteLLM its forced call's arguments run to the cap (cut, and refused as invalid JSON,
+    whatever the cap), at about a tenth of a second a token."""
+    home = Path(os.environ["DEXTER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    cap = {"maxOutputTokens": tokens}
+    (home / "settings.json").write_text(
+        json.dumps({"providers": {"openai": cap, "anthropic": cap}}), encoding="utf-8"
+    )
+
+
 def test_a_tool_round_then_an_answer(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model calls `calculate`, Dexter runs it and sends the call and its result back, and
     the model's second round ends the run as an answer. That round used to die: llama-cpp-python
@@ -275,14 +288,7 @@ def test_a_tool_round_then_an_answer(endpoint: Endpoint, monkeypatch: pytest.Mon
     What the answer says is not checked: this format's template drops tool results, so the model
     never sees the result, and a 270M model often writes nothing after a tool call."""
     endpoint.apply(monkeypatch)
-    # The answer is not checked, and a 270M model given the window's quarter (2,048 tokens) can
-    # ramble for minutes on 2 cores: a user's own cap, as a provider setting, keeps it short.
-    home = Path(os.environ["DEXTER_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    cap = {"maxOutputTokens": 200}
-    (home / "settings.json").write_text(
-        json.dumps({"providers": {"openai": cap, "anthropic": cap}}), encoding="utf-8"
-    )
+    cap_output()
 
     async def run() -> list[Event]:
         async with FirstRoundCallsCalculate(load_settings()) as runtime:
@@ -317,6 +323,7 @@ def test_an_over_long_prompt_is_recovered_as_an_overflow(
     (llama-cpp-python streams an empty 200, LiteLLM an empty message), Dexter recognises the
     overflow, drops the old turn and answers, instead of retrying a request that cannot fit."""
     endpoint.apply(monkeypatch)
+    cap_output()
     table = pasted_figures(11_000)
     history = [
         UserMessage(f"Here are the segment figures:\n{table}\nKeep them in mind."),

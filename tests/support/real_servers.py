@@ -230,7 +230,10 @@ def start_llama(tools: Tools, workdir: Path) -> ServerProcess:
         "llama-cpp-python server",
         argv,
         workdir=workdir,
-        env=_quiet_environment(home),
+        # Its threads sleep while they wait for each other instead of spinning: the other test
+        # worker has the other core, and two spinning threads with one core between them take
+        # several times the CPU for the same prompt.
+        env=_quiet_environment(home, OMP_WAIT_POLICY="PASSIVE"),
         port=port,
         ready_path="/v1/models",
     )

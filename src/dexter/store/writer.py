@@ -24,7 +24,6 @@ import logging
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -116,7 +115,7 @@ class StoreWriter:
         home: Path,
         prices: Mapping[str, Price] | None = None,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         database_url: str | None = None,
     ) -> None:
         """`database_url`: the Postgres database of team mode (None: the SQLite file in `home`);
@@ -125,7 +124,10 @@ class StoreWriter:
         self.database_url = database_url
         self.prices = dict(prices or {})
         self.journal = home / JOURNAL_NAME
-        self._sleep = sleep
+        self._closing = threading.Event()
+        # A pause between retries ends at once when the writer is closed: a process leaving
+        # while another holds the database journals at once instead of sleeping out its pause.
+        self._sleep = sleep or self._closing.wait
         self._queue: queue.Queue[Write | None] = queue.Queue()
         self._pending = 0
         # Writes are applied in submission order: write n is done once `_completed >= n`.
@@ -135,7 +137,6 @@ class StoreWriter:
         self._lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
-        self._closing = threading.Event()
         self._thread: threading.Thread | None = None
         # Writes neither the database nor the journal took, in order; only the thread touches it
         # until it has stopped.
