@@ -34,9 +34,28 @@ def revenue(request: ModelRequest) -> Reply:
     return Reply(text="Apple's revenue in FY2024 was **$391,035 million** [S1].")
 
 
+NOTE = "notes/aapl.md"
+
+
+def save_note(request: ModelRequest) -> Reply:
+    if not tool_results(request):
+        return Reply(tool_calls=[("write_file", {"path": NOTE, "content": "AAPL FY2024\n"})])
+    return Reply(text="Saved the note.")
+
+
+def clarify(request: ModelRequest) -> Reply:
+    if not tool_results(request):
+        options = [{"label": "Annual"}, {"label": "Quarterly"}]
+        question = {"question": "Annual or quarterly figures?", "options": options}
+        return Reply(tool_calls=[("ask_user_question", question)])
+    return Reply(text=f"You chose: {tool_results(request)[0].content}")
+
+
 SCRIPT = Script(
     [
         ("revenue", revenue),
+        ("note", save_note),
+        ("margins", clarify),
         ("slowly", lambda request: Reply(text="Working on it" + PAUSE + " and done.")),
     ]
 )
@@ -137,6 +156,42 @@ def events(client: httpx2.Client, run: dict[str, Any], until: str = "end") -> It
                 yield name, data
                 if name == until:
                     return
+
+
+def test_the_worker_asks_for_approval_and_a_clarification_through_the_database(
+    team: TeamWebServer,
+) -> None:
+    operator = httpx2.Client(base_url=team.base, timeout=20)
+    assert operator.get(team.login_url()).status_code == 303
+    page = operator.get("/", headers={"accept": "text/html"})
+    found = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+    assert found
+    csrf = {"x-csrf-token": found.group(1)}
+
+    run = ask(operator, found.group(1), "Save a note on Apple")
+    stream = events(operator, run)
+    approval = next(data for name, data in stream if name == "approval")
+    assert approval["tool"] == "write_file" and NOTE in json.dumps(approval["args"])
+    assert approval["choices"] == ["once", "run", "always", "deny"]
+    url = f"/runs/{run['run']}/approvals/{approval['id']}"
+    assert operator.post(url, data={"answer": "always!"}, headers=csrf).status_code == 409
+    assert operator.post(url, data={"answer": "once"}, headers=csrf).status_code == 200
+    assert operator.post(url, data={"answer": "deny"}, headers=csrf).status_code == 409
+    rest = list(stream)
+    settled = next(data for name, data in rest if name == "approval_settled")
+    assert settled["answer"] == "allow_once"
+    assert any(name == "tool_end" and data["tool"] == "write_file" for name, data in rest)
+    assert next(data for name, data in rest if name == "done")["status"] == "answered"
+    assert (team.root / NOTE).read_text() == "AAPL FY2024\n"
+
+    run = ask(operator, found.group(1), "Show Apple's margins")
+    stream = events(operator, run)
+    question = next(data for name, data in stream if name == "question")
+    assert question["question"] == "Annual or quarterly figures?"
+    url = f"/runs/{run['run']}/questions/{question['id']}"
+    assert operator.post(url, data={"selected": "Quarterly"}, headers=csrf).status_code == 200
+    done = next(data for name, data in stream if name == "done")
+    assert "Quarterly" in done["html"]
 
 
 def test_a_queued_question_streams_from_the_worker_and_cancel_reaches_it(
