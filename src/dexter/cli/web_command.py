@@ -70,7 +70,8 @@ def run_web_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
             f"refusing to serve on {args.host} without a password: anyone who can reach it could "
             "use your keys and files. Add an account (`dexter web --hash-password`, then "
             '"web": {"users": {"NAME": {"passwordHash": "…", "operator": true}}} in '
-            f"{settings.settings_path}), or serve on 127.0.0.1."
+            f"{settings.settings_path}, or that users object in DEXTER_WEB_USERS), or serve on "
+            "127.0.0.1."
         )
     sock = bind(args.host, args.port)
     return serve(settings, accounts, sock, model=args.web_model or args.model, out=out)
