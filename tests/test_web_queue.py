@@ -245,6 +245,13 @@ def test_a_queued_question_streams_from_the_worker_and_cancel_reaches_it(
     for name, data in stream:
         if name == "answer" and "Working on it" in data["html"]:
             break
+    # One run at a time per session, whichever process is asked.
+    again = ana.post(
+        "/ask",
+        data={"question": "hello", "session": slow["session"]},
+        headers={"accept": "application/json", "x-csrf-token": csrf},
+    )
+    assert again.status_code == 409
     answer = ana.post(f"/runs/{slow['run']}/cancel", headers={"x-csrf-token": csrf})
     assert answer.json() == {"cancelled": True}
     rest = [name for name, _ in stream]

@@ -31,8 +31,9 @@ CREATE TABLE IF NOT EXISTS dexter_run_log_runs (
     cancel_requested  boolean NOT NULL DEFAULT false,
     finished_at       timestamptz
 );
-CREATE INDEX IF NOT EXISTS dexter_run_log_runs_open
-    ON dexter_run_log_runs (key) WHERE finished_at IS NULL;
+-- One open run per conversation, however close together two questions come.
+CREATE UNIQUE INDEX IF NOT EXISTS dexter_run_log_runs_open
+    ON dexter_run_log_runs (key) WHERE finished_at IS NULL AND NOT cancel_requested;
 CREATE TABLE IF NOT EXISTS dexter_run_log_items (
     id      bigserial PRIMARY KEY,
     run_id  text NOT NULL REFERENCES dexter_run_log_runs ON DELETE CASCADE,
@@ -102,9 +103,9 @@ class RunLog:
         """Record a new run; False (nothing recorded) while another run of `key` is open."""
         rows = await self._rows(
             "INSERT INTO dexter_run_log_runs (run_id, kind, principal_id, key, question)"
-            " SELECT %s, %s, %s, %s, %s WHERE NOT EXISTS (SELECT 1 FROM dexter_run_log_runs"
-            " WHERE key = %s AND finished_at IS NULL AND NOT cancel_requested) RETURNING run_id",
-            (run_id, kind, principal_id, key, question, key),
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (key)"
+            " WHERE finished_at IS NULL AND NOT cancel_requested DO NOTHING RETURNING run_id",
+            (run_id, kind, principal_id, key, question),
         )
         return bool(rows)
 
