@@ -177,6 +177,15 @@ def serve(
     print(f"Log in (this link works once): {base}/login?token={served.state.token.value}", file=out)
     if accounts.any_password:
         print("Or log in with a name and password from settings.json.", file=out)
+    from dexter.store.database_url import database_target, display_url
+
+    team = database_target(settings)
+    if team.is_postgres and team.url is not None:
+        print(
+            f"Team mode ({display_url(team.url)}): questions go on the queue; "
+            "`dexter worker` answers them.",
+            file=out,
+        )
     keyed = "" if served.openbb_keyed else " (no key set: it answers no query; see README)"
     print(f"OpenBB Workspace custom agent: {served.openbb_url}{keyed}", file=out)
     print("Ctrl+C stops it.", file=out, flush=True)

@@ -6,6 +6,9 @@ questions, or cancel it. One run at a time per session (a second question waits 
 to finish). The agent of a session is kept between questions, so a follow-up continues the
 conversation without reloading it; building one is blocking work (the store, tools, skills) and
 happens on one builder thread, off the event loop.
+
+In team mode `dexter.web.queued.QueuedRunHub` replaces `RunHub`: the team's workers answer, and
+the views reach runs through `find`, `find_running` and `request_cancel` either way.
 """
 
 from __future__ import annotations
