@@ -27,7 +27,7 @@ import yaml
 from dexter.permissions.secrets import is_secret_name
 
 ROOT = Path(__file__).resolve().parents[1]
-DEXTER_SERVICES = ("migrate", "worker", "gateway", "scheduler")
+DEXTER_SERVICES = ("migrate", "worker", "gateway", "scheduler", "web")
 HEALTH = ["dexter", "doctor", "--health"]
 
 
@@ -200,6 +200,14 @@ def test_every_service_is_there_with_its_health_check() -> None:
     assert migrate["restart"] == "no" and migrate["healthcheck"] == {"disable": True}
     assert migrate["depends_on"]["db"]["condition"] == "service_healthy"
     assert services["worker"]["deploy"]["replicas"] == 2
+    # The browser app: optional, on every address (password accounts only), checked over HTTP.
+    web = services["web"]
+    assert web["profiles"] == ["web"] and web["restart"] == "unless-stopped"
+    assert web["command"][:3] == ["web", "--host", "0.0.0.0"]
+    assert "http://127.0.0.1:8765/login" in " ".join(web["healthcheck"]["test"])
+    assert environment(web) == environment(services["worker"]) | {
+        "DEXTER_WEB_USERS_FILE": "/run/secrets/web_users"
+    }
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

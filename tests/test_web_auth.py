@@ -325,3 +325,24 @@ def test_a_login_left_idle_ends() -> None:
     now[0] = 200
     logins.start(OPERATOR)  # starting another forgets the idle one
     assert kept.id not in logins._by_id
+
+
+def test_accounts_from_a_compose_secret_join_and_replace_the_files(tmp_path: Path) -> None:
+    home = tmp_path / ".dexter"
+    web_settings(home)  # ana and bob in settings.json
+    carol = hash_password("carol-password", n=2**10)
+    secret = tmp_path / "web_users.json"
+    secret.write_text(json.dumps({"Carol": {"passwordHash": carol, "operator": True},
+                                  "bob": {"passwordHash": carol, "name": "Robert"}}))  # fmt: skip
+    environ = {"DEXTER_HOME": str(home), "DEXTER_WEB_USERS_FILE": str(secret)}
+    accounts = load_accounts(load_settings(cwd=tmp_path, environ=environ)).by_name
+    assert sorted(accounts) == ["ana", "bob", "carol"]
+    assert accounts["carol"].principal.is_operator
+    assert accounts["bob"].principal.display_name == "Robert"
+    assert accounts["bob"].password_hash == carol
+    secret.write_text('{"dave": {"operator": true}}')
+    with pytest.raises(ConfigError, match=r'DEXTER_WEB_USERS account "dave": passwordHash'):
+        load_accounts(load_settings(cwd=tmp_path, environ=environ))
+    secret.write_text("[1]")
+    with pytest.raises(ConfigError, match="DEXTER_WEB_USERS must be a JSON object"):
+        load_accounts(load_settings(cwd=tmp_path, environ=environ))

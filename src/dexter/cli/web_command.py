@@ -69,7 +69,8 @@ def run_web_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
             f"refusing to serve on {args.host} without a password: anyone who can reach it could "
             "use your keys and files. Add an account (`dexter web --hash-password`, then "
             '"web": {"users": {"NAME": {"passwordHash": "…", "operator": true}}} in '
-            f"{settings.settings_path}), or serve on 127.0.0.1."
+            f"{settings.settings_path}, or that users object in DEXTER_WEB_USERS), or serve on "
+            "127.0.0.1."
         )
     sock = bind(args.host, args.port)
     return serve(settings, accounts, sock, model=args.web_model or args.model, out=out)
@@ -176,6 +177,15 @@ def serve(
     print(f"Log in (this link works once): {base}/login?token={served.state.token.value}", file=out)
     if accounts.any_password:
         print("Or log in with a name and password from settings.json.", file=out)
+    from dexter.store.database_url import database_target, display_url
+
+    team = database_target(settings)
+    if team.is_postgres and team.url is not None:
+        print(
+            f"Team mode ({display_url(team.url)}): questions go on the queue; "
+            "`dexter worker` answers them.",
+            file=out,
+        )
     keyed = "" if served.openbb_keyed else " (no key set: it answers no query; see README)"
     print(f"OpenBB Workspace custom agent: {served.openbb_url}{keyed}", file=out)
     print("Ctrl+C stops it.", file=out, flush=True)

@@ -16,12 +16,12 @@ def add_worker_parsers(commands: Any) -> None:
 
     worker = commands.add_parser(
         "worker",
-        help="run chat turns and scheduled jobs from the team's queue (team mode)",
-        description="Takes runs that `dexter gateway run` and `dexter daemon` enqueue on the "
-        "team's Postgres database (DEXTER_DATABASE_URL) and runs them; start as many as you "
-        "like, on any machine. One chat's messages are answered in order; different chats in "
-        "parallel. A run whose worker dies is run again by another worker, and its answer is "
-        "sent once. SIGTERM lets running runs finish first.",
+        help="run chat turns, scheduled jobs and web questions from the team's queue (team mode)",
+        description="Takes runs that `dexter gateway run`, `dexter daemon` and `dexter web` "
+        "enqueue on the team's Postgres database (DEXTER_DATABASE_URL) and runs them; start "
+        "as many as you like, on any machine. One chat's messages are answered in order; "
+        "different chats in parallel. A run whose worker dies is run again by another "
+        "worker, and its answer is sent once. SIGTERM lets running runs finish first.",
     )
     worker.add_argument(
         "--concurrency",
@@ -32,8 +32,8 @@ def add_worker_parsers(commands: Any) -> None:
     )
     worker.add_argument(
         "--only",
-        choices=("chat", "schedule"),
-        help="take only chat turns or only scheduled jobs (default: both)",
+        choices=("chat", "schedule", "web"),
+        help="take only chat turns, scheduled jobs or web questions (default: all)",
     )
     worker.set_defaults(command_run=lazy("run_worker_command"))
 
@@ -93,8 +93,9 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
     from dexter.gateway.queued import chat_handler
     from dexter.gateway.runs import RuntimeRunner
     from dexter.store.database_url import display_url
+    from dexter.web.queued import web_handler
     from dexter.work.engine import PgQueue
-    from dexter.work.queue import CHAT, DEFAULT_CONCURRENCY, KINDS, SCHEDULE, Limits
+    from dexter.work.queue import CHAT, DEFAULT_CONCURRENCY, KINDS, SCHEDULE, WEB, Limits
 
     signals = StopSignals(asyncio.Event())
     signals.install()
@@ -113,6 +114,7 @@ async def _work(settings: Any, url: str, args: argparse.Namespace) -> int:
                 # A chat user's job runs as them, with what gateway.json grants them.
                 job_principals(lambda owner: principal_for_job(runtime.store, owner), gateway.get),
             ),
+            WEB: web_handler(runtime, url),
         }
         # The first run's one-time costs (imports, skills, tool schemas) are paid before any
         # run waits for them.

@@ -6,6 +6,9 @@ questions, or cancel it. One run at a time per session (a second question waits 
 to finish). The agent of a session is kept between questions, so a follow-up continues the
 conversation without reloading it; building one is blocking work (the store, tools, skills) and
 happens on one builder thread, off the event loop.
+
+In team mode `dexter.web.queued.QueuedRunHub` replaces `RunHub`: the team's workers answer, and
+the views reach runs through `find`, `find_running` and `request_cancel` either way.
 """
 
 from __future__ import annotations
@@ -191,6 +194,14 @@ class LiveRun:
         future.set_result(answer)
         return True
 
+    async def answer_approval(self, key: str, choice: str) -> bool:
+        """The page's answer to an approval; False when it is not open or not offered (a run
+        on a worker takes it through the database: `dexter.web.queued`)."""
+        return self.settle_approval(key, choice)
+
+    async def answer_question(self, key: str, answer: Answer) -> bool:
+        return self.settle_question(key, answer)
+
     # ------------------------------------------------------------------ events
 
     async def take(self, event: Event) -> None:
@@ -281,6 +292,22 @@ class _SessionAgent:
         if self.current is None:
             return Answer(declined=True)
         return await self.current.ask(question)
+
+
+async def answer_into(session: Session, live: LiveRun) -> None:
+    """Run `live.question` in `session`, every event into `live`; a cancel or a failure ends
+    the log with what happened."""
+    try:
+        async for event in session.run(live.question):
+            await live.take(event)
+    except asyncio.CancelledError:
+        await live.add({"type": "cancelled"})
+    except Exception as error:  # the page says what happened; the server keeps serving
+        await live.add({"type": "failed", "error": described(error)})
+    finally:
+        # The page offers the answer's export next: its turn must be in the database.
+        with contextlib.suppress(Exception):
+            await session.recorder.settled(5.0)
 
 
 def described(error: Exception) -> str:
@@ -377,17 +404,9 @@ class RunHub:
 
     async def _drive(self, holder: _SessionAgent, live: LiveRun) -> None:
         try:
-            async for event in holder.session.run(live.question):
-                await live.take(event)
-        except asyncio.CancelledError:
-            await live.add({"type": "cancelled"})
-        except Exception as error:  # the page says what happened; the server keeps serving
-            await live.add({"type": "failed", "error": described(error)})
+            await answer_into(holder.session, live)
         finally:
             holder.current = None
-            # The page offers the answer's export next: its turn must be in the database.
-            with contextlib.suppress(Exception):
-                await holder.session.recorder.settled(5.0)
             live.finished = True
             await live._notify()
 
@@ -396,6 +415,18 @@ class RunHub:
             return False
         live.task.cancel()
         return True
+
+    # What the views call; a hub whose runs are on the team's workers (`dexter.web.queued`)
+    # finds them in the database and cancels them there.
+
+    async def find(self, run_id: str) -> LiveRun | None:
+        return self.get(run_id)
+
+    async def find_running(self, session_id: str) -> LiveRun | None:
+        return self.running_in(session_id)
+
+    async def request_cancel(self, live: LiveRun) -> bool:
+        return self.cancel(live)
 
     async def aclose(self) -> None:
         for live in list(self.runs.values()):
@@ -408,4 +439,4 @@ class RunHub:
             self._pool = None
 
 
-__all__ = ["APPROVAL_CHOICES", "LiveRun", "RunBusy", "RunHub", "done_item"]
+__all__ = ["APPROVAL_CHOICES", "LiveRun", "RunBusy", "RunHub", "answer_into", "done_item"]

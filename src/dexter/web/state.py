@@ -29,7 +29,16 @@ class WebState:
     hub: RunHub = field(init=False)
 
     def __post_init__(self) -> None:
-        self.hub = RunHub(self.runtime, model=self.model)
+        from dexter.store.database_url import database_target
+
+        target = database_target(self.runtime.settings)
+        if target.is_postgres and target.url is not None:
+            # Team mode: questions go on the queue and the team's workers answer them.
+            from dexter.web.queued import QueuedRunHub
+
+            self.hub = QueuedRunHub(self.runtime, target.url, model=self.model)
+        else:
+            self.hub = RunHub(self.runtime, model=self.model)
 
 
 def web_state(request: Any) -> WebState:

@@ -216,6 +216,7 @@ async def install(url: str) -> None:
     """Create the queue's tables in `url` unless they are there (idempotent; safe to race)."""
     from dexter.store.pg import connect
     from dexter.work.outbox import SCHEMA as OUTBOX_SCHEMA
+    from dexter.work.runlog import SCHEMA as RUNLOG_SCHEMA
 
     def apply() -> None:
         schema = _procrastinate().schema.SchemaManager.get_schema()
@@ -226,6 +227,7 @@ async def install(url: str) -> None:
                 if found is None or found["t"] is None:
                     conn.execute(schema)
                 conn.execute(OUTBOX_SCHEMA)
+                conn.execute(RUNLOG_SCHEMA)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
 

@@ -14,11 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# Queues by kind of work: chat turns and scheduled jobs do not wait behind each other's backlog
-# in `dexter status`, and a worker may serve only some of them.
+# Queues by kind of work: chat turns, scheduled jobs and web questions do not wait behind each
+# other's backlog in `dexter status`, and a worker may serve only some of them.
 CHAT = "chat"
 SCHEDULE = "schedule"
-KINDS = (CHAT, SCHEDULE)
+# Questions asked in `dexter web`, streamed back to the page through `work.runlog`.
+WEB = "web"
+KINDS = (CHAT, SCHEDULE, WEB)
 
 DEFAULT_CONCURRENCY = 4
 

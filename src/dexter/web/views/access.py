@@ -54,8 +54,8 @@ async def owned_session(
     return info
 
 
-def owned_run(request: Request, run_id: str) -> LiveRun:
-    live = web_state(request).hub.get(run_id)
+async def owned_run(request: Request, run_id: str) -> LiveRun:
+    live = await web_state(request).hub.find(run_id)
     if live is None:
         raise HTTPException(404, "That run is over and no longer kept; reload the session.")
     if live.principal_id != login_of(request).principal.id:

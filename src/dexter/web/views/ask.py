@@ -76,7 +76,7 @@ def run_view(live: LiveRun) -> dict[str, Any]:
 
 
 async def run_events(request: Request) -> Response:
-    live = owned_run(request, request.path_params["run_id"])
+    live = await owned_run(request, request.path_params["run_id"])
     try:
         start = int(request.headers.get("last-event-id", "-1")) + 1
     except ValueError:
@@ -123,29 +123,29 @@ async def _either(first: Awaitable[None], second: Awaitable[None]) -> bool:
 
 
 async def cancel_run(request: Request) -> Response:
-    live = owned_run(request, request.path_params["run_id"])
-    cancelled = web_state(request).hub.cancel(live)
+    live = await owned_run(request, request.path_params["run_id"])
+    cancelled = await web_state(request).hub.request_cancel(live)
     return JSONResponse({"cancelled": cancelled})
 
 
 async def answer_approval(request: Request) -> Response:
-    live = owned_run(request, request.path_params["run_id"])
+    live = await owned_run(request, request.path_params["run_id"])
     form = await request.form()
-    taken = live.settle_approval(request.path_params["key"], str(form.get("answer") or ""))
+    taken = await live.answer_approval(request.path_params["key"], str(form.get("answer") or ""))
     if not taken:
         raise HTTPException(409, "That approval is no longer open, or the answer is not offered.")
     return JSONResponse({"ok": True})
 
 
 async def answer_question(request: Request) -> Response:
-    live = owned_run(request, request.path_params["run_id"])
+    live = await owned_run(request, request.path_params["run_id"])
     form = await request.form()
     answer = Answer(
         selected=tuple(str(v) for v in form.getlist("selected")),
         text=str(form.get("text") or "").strip(),
         declined=bool(form.get("declined")),
     )
-    if not live.settle_question(request.path_params["key"], answer):
+    if not await live.answer_question(request.path_params["key"], answer):
         raise HTTPException(409, "That question is no longer open.")
     return JSONResponse({"ok": True})
 

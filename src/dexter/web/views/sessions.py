@@ -113,7 +113,8 @@ async def session_page(request: Request) -> Response:
         return [_turn(t, home) for t in SessionStore(state.runtime.store).turns(info.id)]
 
     turns = await state.hub.blocking(transcript)
-    live = state.hub.get(request.query_params.get("run", "")) or state.hub.running_in(info.id)
+    asked = request.query_params.get("run", "")
+    live = (await state.hub.find(asked) if asked else None) or await state.hub.find_running(info.id)
     if live is not None and (live.session_id != info.id or live.finished):
         live = None
     return page(
