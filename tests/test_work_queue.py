@@ -211,3 +211,56 @@ def test_a_retried_turn_finds_the_answer_its_first_run_left_in_the_session(
     assert answered_in_session(store, replace(turn, text="And AMD?")) is None
     later = replace(turn.message, timestamp=turn.message.timestamp + timedelta(minutes=5))
     assert answered_in_session(store, replace(turn, message=later)) is None
+
+
+class Flaky:
+    """A queue whose database does not answer the first `failures` times."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.requests: list[RunRequest] = []
+
+    async def enqueue(self, request: RunRequest) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("connection refused")
+        self.requests.append(request)
+
+
+class Told(Typing):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[str] = []
+
+    async def send(self, text: str) -> None:
+        self.sent.append(text)
+
+
+async def _no_wait(seconds: float) -> None:
+    return None
+
+
+def test_a_message_survives_the_database_being_away_for_a_moment() -> None:
+    queue, reply = Flaky(failures=3), Told()
+    dispatcher = QueueDispatcher(queue, sleep=_no_wait)
+
+    async def go() -> None:
+        await dispatcher.submit(a_turn(), reply)
+        await dispatcher.join()
+
+    asyncio.run(go())
+    assert len(queue.requests) == 1 and reply.sent == [] and reply.typed == 1
+
+
+def test_a_message_the_queue_never_takes_is_not_lost_silently() -> None:
+    queue, reply = Flaky(failures=100), Told()
+    dispatcher = QueueDispatcher(queue, sleep=_no_wait)
+
+    async def go() -> None:
+        await dispatcher.submit(a_turn(), reply)
+        await dispatcher.join()
+
+    asyncio.run(go())
+    assert queue.requests == [] and reply.typed == 0
+    [told] = reply.sent
+    assert "couldn't take that message" in told and "send it again" in told

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -100,11 +100,28 @@ def turn_from_payload(session_key: str, payload: dict[str, Any]) -> ChatTurn:
 # --------------------------------------------------------------------------- front door
 
 
+# A database away for a moment (a failover, a restart) should not lose a message: enqueueing is
+# tried again after these pauses (about 15 s in all) before the person is told to resend.
+ENQUEUE_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)
+NOT_TAKEN = (
+    "Sorry, I couldn't take that message: the team's database did not answer. "
+    "Please send it again in a minute."
+)
+
+
 class QueueDispatcher:
     """`Dispatcher` that enqueues: the gateway stays responsive whatever the workers do."""
 
-    def __init__(self, queue: WorkQueue) -> None:
+    def __init__(
+        self,
+        queue: WorkQueue,
+        *,
+        pauses: tuple[float, ...] = ENQUEUE_PAUSES,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.queue = queue
+        self._pauses = pauses
+        self._sleep = sleep
         self._typing: set[asyncio.Task[None]] = set()
 
     def busy(self, session_key: str) -> bool:
@@ -112,15 +129,26 @@ class QueueDispatcher:
 
     async def submit(self, turn: ChatTurn, reply: Replier) -> None:
         principal = turn.principal
-        await self.queue.enqueue(
-            RunRequest(
-                kind=CHAT,
-                run_id=turn.message.dedupe_key,
-                principal_id=principal.id if principal else "",
-                key=turn.session_key,
-                payload=turn_payload(turn),
-            )
+        request = RunRequest(
+            kind=CHAT,
+            run_id=turn.message.dedupe_key,
+            principal_id=principal.id if principal else "",
+            key=turn.session_key,
+            payload=turn_payload(turn),
         )
+        for pause in (*self._pauses, None):
+            try:
+                await self.queue.enqueue(request)
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if pause is None:
+                    log.error("message %s not queued: %s", request.run_id, exc)
+                    await reply.send(NOT_TAKEN)
+                    return
+                log.warning("queueing message %s failed (%s); trying again", request.run_id, exc)
+                await self._sleep(pause)
         # One "typing…" says the message was taken; the answer may come from another machine.
         task = asyncio.create_task(_typing_once(reply))
         self._typing.add(task)
