@@ -431,3 +431,24 @@ async def test_the_home_folder_is_too_wide_to_map_unasked(
     with pytest.raises(ToolFailure, match="is your whole home folder: too wide to map"):
         await tools["workspace_map"].run(WorkspaceMapArgs(), ToolContext())
     assert not (tmp_path / "home" / "workspace").exists()  # nothing was indexed
+
+
+def test_a_files_public_interface_comes_before_its_private_helpers(tmp_path: Path) -> None:
+    root = tmp_path / "research"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / "dcf.py").write_text(
+        "def _discount(rate: float) -> float:\n    return rate\n\n"
+        "class _Cache:\n    def get(self) -> None: ...\n\n"
+        "class Model:\n    def value(self) -> float: ...\n    def _helper(self) -> None: ...\n\n"
+        "def wacc(beta: float) -> float:\n    return beta\n"
+    )
+    opened = Workspace(root, tmp_path / "home")
+    try:
+        text = opened.refresh().render_map("what does the dcf model compute", 400).text
+    finally:
+        opened.close()
+    lines = [line.strip() for line in text.splitlines() if line.startswith("  ")]
+    public = ["class Model:", "def value(self) -> float: ...", "def wacc(beta: float) -> float:"]
+    assert [line for line in lines if line in public or "_" in line.split("(")[0]][:3] == public, (
+        text
+    )

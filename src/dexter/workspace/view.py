@@ -244,7 +244,22 @@ class Snapshot:
             for t in self.tags_by_file.get(path, [])
             if t.role == "def" and t.kind in (CLASS, FUNCTION, METHOD)
         ]
-        defs.sort(key=lambda t: (t.name not in (named or ()), t.line))
+        defs.sort(key=lambda t: t.line)
+        # Public names first (a private helper is not an interface), keeping each class with
+        # its methods; a private class's methods are private with it.
+        hidden: set[int] = set()
+        in_private_class = False
+        for t in defs:
+            private = t.name.startswith("_") and not (
+                t.name.startswith("__") and t.name.endswith("__")
+            )
+            if t.kind == METHOD:
+                private = private or in_private_class
+            else:
+                in_private_class = private and t.kind == CLASS
+            if private:
+                hidden.add(id(t))
+        defs.sort(key=lambda t: (t.name not in (named or ()), id(t) in hidden, t.line))
         lines = [("  " if t.kind == METHOD else "") + (t.detail or t.name) for t in defs]
         return lines or list(row.outline) or ["(no definitions)"]
 
