@@ -406,6 +406,11 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
                     await c.post(
                         "/query", json={**body, "workspace_options": {"dexter-api-key": "no"}}
                     ),
+                    # Past the size parsed inline: the key option is found off the event loop.
+                    await c.post(
+                        "/query",
+                        json={**body, "padding": "x" * 100_000, "workspace_options": option},
+                    ),
                     await c.options("/query", headers=preflight_headers),
                     await c.post(
                         "/query", json=body, headers={**AUTH, "Origin": "https://evil.example"}
@@ -422,6 +427,7 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
         api_key,
         by_option,
         wrong_option,
+        large_by_option,
         preflight,
         other_site,
         workspace,
@@ -434,6 +440,7 @@ def test_queries_without_the_key_or_from_another_site_are_refused(home: Path) ->
     assert api_key.status_code == 200
     assert by_option.status_code == 200 and "get_widget_data" in by_option.text
     assert wrong_option.status_code == 401
+    assert large_by_option.status_code == 200 and "get_widget_data" in large_by_option.text
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == "https://pro.openbb.co"
     assert "authorization" in preflight.headers["access-control-allow-headers"]

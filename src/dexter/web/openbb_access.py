@@ -7,6 +7,7 @@ preflight.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -21,6 +22,8 @@ KEY_ENV = "DEXTER_OPENBB_API_KEY"
 # The agent's text option in Workspace that can carry the key (declared in /agents.json).
 API_KEY_OPTION = "dexter-api-key"
 API_KEY_LABEL = "Dexter API key"
+# Bodies above this size are parsed on a worker thread while looking for the key option.
+INLINE_PARSE_LIMIT = 64 * 1024
 
 
 async def _refuse(
@@ -86,7 +89,12 @@ class KeyGuard:
                     send, 413, "too_large", f"the request is over {self.max_body:,} bytes"
                 )
                 return
-            given = _option_key(body)
+            # Parsed before anyone is known to hold the key: a large body is parsed off the
+            # event loop, so a stranger's megabytes cannot stall every other page.
+            if len(body) > INLINE_PARSE_LIMIT:
+                given = await asyncio.to_thread(_option_key, body)
+            else:
+                given = _option_key(body)
             receive = _replaying(body, receive)
         if given is None or not hmac.compare_digest(given, self._key):
             await _refuse(
