@@ -164,3 +164,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return str(super()._split_scope(nodeid))
 
     return ModuleGroups(config, log)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than there are cores. Much of the suite waits rather than
+    computes (subprocesses starting, servers answering, a browser rendering, the llama.cpp
+    server evaluating a prompt while its test waits), so with one worker a core the cores sit
+    idle for part of the run; a third worker fills them."""
+    return (os.cpu_count() or 1) + 1
