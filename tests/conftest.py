@@ -147,6 +147,32 @@ _ONE_WORKER_MODULES = tuple(
 )
 
 
+# Modules with single tests of several seconds (processes, Chromium, a sandboxed corpus, a store
+# held locked), not grouped: moved to the front of the collection so that the scheduler, which
+# hands out the groups first and then single tests in collection order, starts them early and
+# leaves the quick tests to even out the workers' ends. Left where they are alphabetically, the
+# 50-message worker test (13 s) was among the last to start and ended the run alone.
+_EARLY_MODULES = tuple(
+    f"tests/{name}.py::"
+    for name in (
+        "test_work_process",
+        "test_interactive_app",
+        "test_browser",
+        "test_browser_guard",
+        "test_store_busy",
+        "test_sandbox",
+        "test_mcp_client",
+        "test_shell_corpus",
+        "test_sec_shared_limit",
+        "test_install",
+    )
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(_EARLY_MODULES))
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup`, with each of `_ONE_WORKER_MODULES` as one group.
 
