@@ -147,6 +147,32 @@ _ONE_WORKER_MODULES = tuple(
 )
 
 
+# Modules with single tests of several seconds (processes, Chromium, a sandboxed corpus, a store
+# held locked), not grouped: moved to the front of the collection so that the scheduler, which
+# hands out the groups first and then single tests in collection order, starts them early and
+# leaves the quick tests to even out the workers' ends. Left where they are alphabetically, the
+# 50-message worker test (13 s) was among the last to start and ended the run alone.
+_EARLY_MODULES = tuple(
+    f"tests/{name}.py::"
+    for name in (
+        "test_work_process",
+        "test_interactive_app",
+        "test_browser",
+        "test_browser_guard",
+        "test_store_busy",
+        "test_sandbox",
+        "test_mcp_client",
+        "test_shell_corpus",
+        "test_sec_shared_limit",
+        "test_install",
+    )
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(_EARLY_MODULES))
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup`, with each of `_ONE_WORKER_MODULES` as one group.
 
@@ -164,3 +190,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return str(super()._split_scope(nodeid))
 
     return ModuleGroups(config, log)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: one worker more than this process may use cores. Much of the suite waits rather
+    than computes (subprocesses starting, servers answering, Chromium rendering, the llama.cpp
+    server evaluating a prompt while its test waits), so with one worker a core the cores sit
+    idle for part of the run (2 workers on 2 cores: 236 s of CPU in 224 s); a third worker fills
+    those gaps (141 s). A fourth gained nothing more. PYTEST_XDIST_AUTO_NUM_WORKERS still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
