@@ -18,12 +18,20 @@ import pytest
 from dexter.models.scripted import Reply
 from dexter.models.types import ModelRequest, UserMessage
 from dexter.tools.web.browser import find_chromium, playwright_installed
-from tests.support.web import PASSWORDS, PAUSE, Script, WebServer, tool_results, web_server
+from tests.support.web import (
+    PASSWORDS,
+    PAUSE,
+    Script,
+    WebServer,
+    chromium,
+    tool_results,
+    web_server,
+)
 
 if not playwright_installed() or find_chromium() is None:
     pytest.skip("no Chromium and Playwright here", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 # One worker runs the module (tests/conftest.py's _ONE_WORKER_MODULES): its server and browser
 # start once.
@@ -82,20 +90,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=find_chromium(), args=args)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

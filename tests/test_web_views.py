@@ -18,12 +18,12 @@ import pytest
 from dexter.models.scripted import Reply
 from dexter.models.types import ModelRequest
 from dexter.tools.web.browser import find_chromium, playwright_installed
-from tests.support.web import Script, WebServer, tool_results, web_server
+from tests.support.web import Script, WebServer, chromium, tool_results, web_server
 
 if not playwright_installed() or find_chromium() is None:
     pytest.skip("no Chromium and Playwright here", allow_module_level=True)
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 # One worker runs the module (tests/conftest.py's _ONE_WORKER_MODULES): its server and browser
 # start once.
@@ -64,20 +64,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=find_chromium(), args=args)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def _login(browser: Browser, server: WebServer, **options: Any) -> BrowserContext:

@@ -203,3 +203,34 @@ __all__ = [
     "tool_results",
     "web_server",
 ]
+
+
+# Chromium as the browser tests run it: headless, no sandbox (root in CI), and none of the
+# background traffic this machine's closed network refuses.
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """The system Chromium under Playwright, closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    from dexter.tools.web.browser import find_chromium
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=find_chromium(), args=list(CHROMIUM_ARGS)
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
